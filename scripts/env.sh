@@ -1,0 +1,21 @@
+# Shared by scripts/run.sh and scripts/test.sh: make .venv with tidings installed.
+# Re-running is cheap: pip only acts when pyproject.toml changed.
+set -eu
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3.11}
+command -v "$PY" >/dev/null 2>&1 || PY=python3
+extras=${1:-}
+if [ ! -x .venv/bin/python ]; then
+    "$PY" -m venv .venv
+fi
+stamp=".venv/.installed-${extras:-base}"
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    # The system pip (23.x) cannot resolve some sets of these libraries.
+    .venv/bin/python -m pip install -q --upgrade pip
+    if [ -n "$extras" ]; then
+        .venv/bin/python -m pip install -q -e ".[$extras]"
+    else
+        .venv/bin/python -m pip install -q -e .
+    fi
+    touch "$stamp"
+fi

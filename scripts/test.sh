@@ -1,0 +1,9 @@
+#!/bin/sh
+# Set up and run the whole test suite: lint, types, layer contracts, tests.
+# Usage: sh scripts/test.sh [extra pytest arguments]
+set -eu
+. "$(dirname "$0")/env.sh" dev
+.venv/bin/ruff check src tests benchmarks
+.venv/bin/mypy
+.venv/bin/lint-imports
+exec .venv/bin/python -m pytest "$@"

@@ -1,0 +1,113 @@
+"""The one exception tree of tidings.
+
+Every error a caller may want to handle derives from :class:`TidingsError`, so
+the CLI and the web layer can turn any of them into a one-line message without
+ever showing a traceback. Errors about a URL carry it; errors about a source
+carry its id. Driver and library errors are wrapped with ``raise ... from``.
+
+The tree lives at layer 0 so that every layer can catch, say, a
+:class:`FetchError` without importing ``tidings.net``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+
+class TidingsError(Exception):
+    """Root of every error tidings raises on purpose."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigError(TidingsError):
+    """A setting, a source config or a command argument is not acceptable."""
+
+
+class NotFoundError(TidingsError):
+    """A source, item or file that was asked for does not exist."""
+
+
+class StorageError(TidingsError):
+    """The database could not do what was asked (wraps driver errors)."""
+
+
+class ParseError(TidingsError):
+    """A document could not be read as what it claims to be (feed, JSON, OPML)."""
+
+    def __init__(self, message: str, url: str | None = None) -> None:
+        super().__init__(message)
+        self.url = url
+
+
+class BudgetExhaustedError(TidingsError):
+    """Our own spending limit was reached; not a failure of the source (R-SCHED-3)."""
+
+
+# --------------------------------------------------------------------------- fetch
+
+
+class FetchError(TidingsError):
+    """An outbound request failed. ``url`` is the URL that was being fetched."""
+
+    #: short machine-readable kind, stored in fetch runs and shown in --json
+    kind = "fetch"
+
+    def __init__(self, url: str, message: str) -> None:
+        super().__init__(message)
+        self.url = url
+
+
+class BlockedAddressError(FetchError):
+    """The URL's scheme, host or resolved address is not allowed (SSRF guard)."""
+
+    kind = "blocked"
+
+
+class TooManyRedirectsError(FetchError):
+    """More redirects than allowed, or a redirect loop."""
+
+    kind = "redirects"
+
+
+class BodyTooLargeError(FetchError):
+    """The (decompressed) body exceeded the byte cap."""
+
+    kind = "too_large"
+
+
+class FetchTimeoutError(FetchError):
+    """The request's total time budget ran out (DNS, redirects and body together)."""
+
+    kind = "timeout"
+
+
+class ConnectError(FetchError):
+    """The connection could not be made or broke off (DNS, TCP, TLS, protocol)."""
+
+    kind = "connect"
+
+
+class HTTPStatusError(FetchError):
+    """The server answered with an error status (4xx/5xx).
+
+    ``retry_after`` is the instant the server asked us to wait for, when it did.
+    """
+
+    kind = "http"
+
+    def __init__(
+        self,
+        url: str,
+        message: str,
+        status: int,
+        retry_after: datetime | None = None,
+    ) -> None:
+        super().__init__(url, message)
+        self.status = status
+        self.retry_after = retry_after

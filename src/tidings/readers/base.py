@@ -1,0 +1,63 @@
+"""The reader contract: one module per source kind, none of them touches storage.
+
+A reader gets the source (with its cursor), the guarded HTTP client and the
+clock, and returns candidate items plus the new cursor. The pipeline decides
+what is stored and saves the cursor only after the batch is stored. Because a
+reader's only I/O is the fetcher it is handed, every reader can be tested with
+recorded responses and re-run over the raw archive (``parse_raw``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+from tidings.model import ItemData, RawResponse, Source, SourceKind
+
+if TYPE_CHECKING:
+    from tidings.net import Fetcher
+
+
+@dataclass(frozen=True, slots=True)
+class ReadContext:
+    source: Source
+    fetcher: Fetcher
+    now: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResult:
+    """What one reader run produced. ``cursor`` replaces the source's cursor."""
+
+    items: tuple[ItemData, ...] = ()
+    cursor: Mapping[str, Any] = field(default_factory=dict)
+    not_modified: bool = False
+    raw: tuple[RawResponse, ...] = ()
+    http_status: int | None = None
+    bytes: int = 0
+    final_url: str | None = None
+    title: str = ""  # the feed's own title
+    site_url: str | None = None
+    not_before: datetime | None = None  # caching hints (R-RSS-7): never fetch earlier
+    warnings: tuple[str, ...] = ()
+    pages: int = 1
+
+
+class Reader(Protocol):
+    kind: SourceKind
+    #: config keys this kind accepts (R-SCHED-2); anything else is rejected
+    config_keys: frozenset[str]
+
+    def validate_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """Return the normalized config or raise ConfigError naming the bad key."""
+        ...
+
+    async def read(self, ctx: ReadContext) -> ReadResult:
+        """Fetch and parse; raise FetchError/ParseError/ConfigError on failure."""
+        ...
+
+    def parse_raw(self, source: Source, raw: RawResponse) -> ReadResult:
+        """Parse an archived response again, with no network (R-EXTRACT-5)."""
+        ...

@@ -1,0 +1,1 @@
+"""Storage: the Storage protocol and its implementations. All SQL lives here."""

@@ -1,0 +1,131 @@
+"""Allow-list sanitizing of every HTML body we store (R-EXTRACT-3).
+
+Runs on the collection hot path (every feed item body), so the whole job is a
+single ``nh3.clean`` call: one Rust parse and serialise, no lxml pass. The only
+Python work is a per-attribute callback that vets inline ``style`` values,
+because nh3's own style filter keeps values such as ``expression(...)``.
+
+Policy: structure and typography survive; anything that executes, loads
+active content, submits data or overrides the reader's colours does not.
+``data:`` URLs are refused everywhere (images included): a stored body should
+reference files, and data URIs are a common smuggling route for SVG script.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+from urllib.parse import urlsplit
+
+import nh3
+
+_TAGS = frozenset(
+    {
+        "a", "abbr", "acronym", "article", "aside", "b", "bdi", "bdo", "blockquote", "br",
+        "caption", "center", "cite", "code", "col", "colgroup", "data", "dd", "del",
+        "details", "dfn", "div", "dl", "dt", "em", "figcaption", "figure", "footer",
+        "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "i", "img", "ins",
+        "kbd", "li", "mark", "ol", "p", "pre", "q", "rp", "rt", "rtc", "ruby", "s",
+        "samp", "section", "small", "span", "strike", "strong", "sub", "summary", "sup",
+        "table", "tbody", "td", "tfoot", "th", "thead", "time", "tr", "tt", "u", "ul",
+        "var", "wbr",
+    }
+)  # fmt: skip
+
+# Elements dropped together with everything inside them: their content is code,
+# active content or form furniture, never article text. A <form> itself is only
+# unwrapped: some CMSs wrap the whole page in one, article included.
+_DROP_WITH_CONTENT = frozenset(
+    {
+        "script", "style", "template", "noscript", "iframe", "frame", "frameset",
+        "object", "embed", "applet", "svg", "math", "button", "select",
+        "textarea", "input", "canvas", "audio", "video", "head", "title",
+    }
+)  # fmt: skip
+
+_TABLE_CELL = {"colspan", "rowspan", "headers", "scope", "align"}
+_ATTRIBUTES: dict[str, set[str]] = {
+    "*": {"title", "lang", "dir", "style"},
+    "a": {"href", "hreflang"},
+    "img": {"src", "alt", "width", "height", "data-original-src"},
+    "td": _TABLE_CELL,
+    "th": _TABLE_CELL,
+    "ol": {"start", "reversed", "type"},
+    "li": {"value"},
+    "time": {"datetime"},
+    "data": {"value"},
+    "del": {"cite", "datetime"},
+    "ins": {"cite", "datetime"},
+    "q": {"cite"},
+    "blockquote": {"cite"},
+    "col": {"span"},
+    "colgroup": {"span"},
+    "bdo": {"dir"},
+}
+
+_URL_SCHEMES = frozenset({"http", "https", "mailto"})
+
+# Inline style properties that carry structure, not colour or placement.
+_STYLE_KEEP = frozenset(
+    {
+        "font-weight", "font-style", "font-variant", "text-align", "text-decoration",
+        "text-indent", "text-transform", "line-height", "vertical-align", "white-space",
+        "letter-spacing", "word-spacing", "list-style-type", "direction", "unicode-bidi",
+    }
+)  # fmt: skip
+# A value made of words, numbers, units, commas and quotes: no parentheses (no
+# expression(), url(), var()), no backslash escapes, no colons or semicolons.
+_SAFE_STYLE_VALUE = re.compile(r"^[\w\s.,%#+\-'\"]*$")
+
+
+def _clean_style(value: str) -> str | None:
+    kept: list[str] = []
+    for declaration in value.split(";"):
+        name, sep, val = declaration.partition(":")
+        if not sep:
+            continue
+        name = name.strip().lower()
+        val = val.strip()
+        if name in _STYLE_KEEP and val and _SAFE_STYLE_VALUE.match(val):
+            kept.append(f"{name}: {val}")
+    return "; ".join(kept) if kept else None
+
+
+def _attribute_filter(tag: str, attr: str, value: str) -> str | None:
+    if attr == "style":
+        return _clean_style(value)
+    return value
+
+
+def _relative_policy(
+    base_url: str | None,
+) -> Literal["pass_through"] | tuple[Literal["rewrite_with_base"], str]:
+    if base_url:
+        parts = urlsplit(base_url)
+        if parts.scheme in ("http", "https") and parts.netloc:
+            return ("rewrite_with_base", base_url)
+    return "pass_through"
+
+
+def sanitize_html(html: str, base_url: str | None = None) -> str:
+    """Return ``html`` reduced to the allow-list, safe to render in our pages.
+
+    With ``base_url`` (an absolute http(s) URL) relative links and image
+    sources are made absolute against it; without one they pass unchanged.
+    Links get ``rel="noopener noreferrer"``.
+    """
+    if not html:
+        return ""
+    return str(
+        nh3.clean(
+            html,
+            tags=set(_TAGS),
+            clean_content_tags=set(_DROP_WITH_CONTENT),
+            attributes=_ATTRIBUTES,
+            attribute_filter=_attribute_filter,
+            strip_comments=True,
+            link_rel="noopener noreferrer",
+            url_schemes=set(_URL_SCHEMES),
+            url_relative=_relative_policy(base_url),
+        )
+    )

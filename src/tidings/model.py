@@ -144,6 +144,26 @@ class Item:
 
 
 @dataclass(frozen=True, slots=True)
+class ItemState:
+    """What the dedup decisions need to know about an existing item (from storage)."""
+
+    id: int
+    key: str
+    source_id: str
+    title: str
+    summary: str
+    body: str | None
+    body_state: BodyState
+    content_hash: str | None
+    version_hashes: frozenset[str]
+    revisions: int
+    published_at: datetime | None
+    discovered_at: datetime
+    url: str | None = None
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class RawResponse:
     """A fetched response kept for re-parsing (R-EXTRACT-5)."""
 

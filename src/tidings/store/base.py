@@ -28,11 +28,15 @@ from tidings.model import (
     BodyState,
     FetchRun,
     Item,
+    ItemState,
     RawResponse,
     RunCounts,
     SearchHit,
     Source,
 )
+
+#: kept for readability in signatures: what lookup_items returns
+StoredState = ItemState
 
 # ----------------------------------------------------------------- write models
 
@@ -88,26 +92,6 @@ class UpsertBatch:
     creates: Sequence[NewItem] = ()
     revisions: Sequence[Revision] = ()
     discoveries: Sequence[Discovery] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class StoredState:
-    """What the dedup decisions need to know about an existing item."""
-
-    id: int
-    key: str
-    source_id: str
-    title: str
-    summary: str
-    body: str | None
-    body_state: BodyState
-    content_hash: str | None
-    version_hashes: frozenset[str]
-    revisions: int
-    published_at: datetime | None
-    discovered_at: datetime
-    url: str | None = None
-    raw: Mapping[str, Any] = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------ read models

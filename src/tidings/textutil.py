@@ -1,0 +1,44 @@
+"""Small pure text helpers shared by identity, store, readers and extract."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_WS = re.compile(r"[\s\u3000]+")
+_FFFD_RUN = re.compile("\ufffd{2,}")
+
+# CJK Unified Ideographs (+ extension A, compatibility), kana, hangul.
+_CJK_RANGES = (
+    (0x3040, 0x30FF),  # hiragana, katakana
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7AF),  # hangul syllables
+    (0xF900, 0xFAFF),
+    (0x20000, 0x2FA1F),
+)
+
+
+def is_cjk(ch: str) -> bool:
+    """True for a character written without spaces between words (CJK scripts)."""
+    code = ord(ch)
+    return any(lo <= code <= hi for lo, hi in _CJK_RANGES)
+
+
+def has_cjk(text: str) -> bool:
+    return any(is_cjk(ch) for ch in text)
+
+
+def collapse_ws(text: str) -> str:
+    """One space for any run of whitespace (U+3000 included), trimmed."""
+    return _WS.sub(" ", text).strip()
+
+
+def collapse_fffd(text: str) -> str:
+    """Runs of U+FFFD (replacement characters) become one (R-HTTP-5)."""
+    return _FFFD_RUN.sub("\ufffd", text)
+
+
+def is_punct(ch: str) -> bool:
+    """ASCII and CJK punctuation and symbols (Unicode categories P* and S*)."""
+    return unicodedata.category(ch)[0] in "PS"

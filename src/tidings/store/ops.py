@@ -1,0 +1,108 @@
+"""What the scheduler and the operations reports ask of storage (R-SCHED-5, R-OPS).
+
+Part of the :class:`tidings.store.base.Storage` protocol, kept in its own
+module because these are bulk figures over every source at once (one query
+per figure, not one per source: 100,000 sources must stay cheap) rather than
+the per-object reads and writes of the core protocol. Semantics as in
+``base``: aware UTC datetimes in and out, atomic calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from tidings.model import FetchRun
+
+
+@dataclass(frozen=True, slots=True)
+class RunTotals:
+    """One source's fetch runs summed over a window."""
+
+    source_id: str
+    runs: int
+    failed: int
+    found: int
+    filtered: int
+    created: int
+
+
+@dataclass(frozen=True, slots=True)
+class Diversity:
+    """Items a source owns in a window and how many distinct titles they carry."""
+
+    source_id: str
+    items: int
+    distinct_titles: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReprintEdge:
+    """``repeater`` listed ``items`` stories that ``original`` had first."""
+
+    original: str
+    repeater: str
+    items: int
+
+
+class OpsQueries(Protocol):
+    def new_item_counts(self, now: datetime, days: int) -> dict[str, tuple[int, ...]]:
+        """Non-backfill items each source created per day, ``days`` buckets ending at ``now``.
+
+        Bucket ``i`` (oldest first) holds items discovered in
+        ``[now - (days - i) days, now - (days - i - 1) days)``. Sources with
+        no items in the window are absent.
+        """
+        ...
+
+    def run_totals(self, since: datetime) -> dict[str, RunTotals]:
+        """Finished fetch runs per source that started at or after ``since``."""
+        ...
+
+    def last_runs(self) -> dict[str, FetchRun]:
+        """The latest fetch run of every source that has one."""
+        ...
+
+    def diversity(self, since: datetime) -> dict[str, Diversity]:
+        """Items owned per source discovered since ``since``, and their distinct title prints."""
+        ...
+
+    def reprint_edges(self, since: datetime) -> list[ReprintEdge]:
+        """Who repeats whom since ``since`` (R-OPS-2).
+
+        A story is "had first" by the source of the earliest item of its title
+        fingerprint group; a source repeats it by owning another item with that
+        fingerprint or by listing the original item itself (a discovery).
+        """
+        ...
+
+    def new_item_ids(self, after_id: int, limit: int) -> list[int]:
+        """Ids above ``after_id`` of non-backfill items, ascending (webhook delivery)."""
+        ...
+
+    def max_item_id(self) -> int:
+        """The highest item id so far, 0 for an empty archive."""
+        ...
+
+    def get_mark(self, name: str) -> str | None:
+        """A named scheduler bookmark (webhook watermark, last weekly report)."""
+        ...
+
+    def swap_mark(self, name: str, expected: str | None, value: str) -> bool:
+        """Set the bookmark only if it still holds ``expected``; True if this call won.
+
+        Two runners on one database use this to do a once-only job once.
+        """
+        ...
+
+    def set_intervals(self, intervals: Mapping[str, int]) -> int:
+        """Set many sources' ``interval_min`` in one transaction; returns rows changed."""
+        ...
+
+    def release_sources(self, source_ids: Sequence[str], now: datetime) -> int:
+        """Give up in-flight work: runs still ``running`` for these sources become
+        ``abandoned`` and the sources are due again at ``now`` (their lease is
+        lifted), in one transaction. Returns how many runs were abandoned."""
+        ...

@@ -34,6 +34,7 @@ from tidings.model import (
     SearchHit,
     Source,
 )
+from tidings.store.ops import OpsQueries
 
 #: kept for readability in signatures: what lookup_items returns
 StoredState = ItemState
@@ -157,7 +158,7 @@ class ArchiveStats:
 # --------------------------------------------------------------------- protocol
 
 
-class Storage(Protocol):
+class Storage(OpsQueries, Protocol):
     """Storage as the rest of tidings sees it. See the module docstring."""
 
     # -- lifecycle

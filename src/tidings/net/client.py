@@ -1,0 +1,339 @@
+"""The Fetcher: the one place tidings sends outbound HTTP requests (SPEC section 3).
+
+A request is a series of hops (the first URL, then each redirect). Every hop
+waits for a slot of its host (politeness), then spends from one time budget
+that covers DNS, connecting, every redirect and the whole body; waiting for a
+slot is not counted, so a busy host cannot time out requests that never
+started. Share one Fetcher per process: the per-host limits live in it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any
+
+import anyio
+import httpcore
+import httpx
+
+from tidings.errors import (
+    BlockedAddressError,
+    BodyTooLargeError,
+    ConnectError,
+    FetchError,
+    FetchTimeoutError,
+    HTTPStatusError,
+    TooManyRedirectsError,
+)
+from tidings.net.addresses import allow_list_from_settings
+from tidings.net.backend import AddressRefusedError, GuardedBackend, checked_addresses
+from tidings.net.body import BodyError, CapExceededError, read_capped
+from tidings.net.politeness import HostLimiter, parse_retry_after
+from tidings.net.resolver import ResolveError, Resolver, SystemResolver
+from tidings.net.routing import uses_proxy
+from tidings.net.transport import direct_client, proxy_client
+from tidings.net.types import Response
+from tidings.settings import Settings
+
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+_NO_BODY_STATUSES = frozenset({204, 304})
+_PRIVATE_HEADERS = ("authorization", "cookie", "proxy-authorization")
+
+
+@dataclass
+class _Budget:
+    """Seconds left for one request; spent only while a hop actually runs."""
+
+    total: float
+    used: float = 0.0
+
+    @asynccontextmanager
+    async def spend(self) -> AsyncIterator[None]:
+        remaining = self.total - self.used
+        if remaining <= 0:
+            raise TimeoutError
+        start = time.monotonic()
+        try:
+            with anyio.fail_after(remaining):
+                yield
+        finally:
+            self.used += time.monotonic() - start
+
+
+@dataclass
+class _Hop:
+    method: str
+    url: httpx.URL
+    headers: dict[str, str]
+    json: Any = None
+
+
+@dataclass
+class _Answer:
+    status: int
+    reason: str
+    headers: dict[str, str]
+    content: bytes = b""
+    location: str | None = None
+
+
+@dataclass
+class _Request:
+    """What one ``fetch`` call asked for, carried through its hops."""
+
+    url: str
+    cap: int
+    budget: _Budget
+    proxy: bool | None
+    raise_for_status: bool
+    redirects: list[str] = field(default_factory=list)
+    current: str = ""  # the hop being sent, for error messages
+
+
+class Fetcher:
+    """Guarded, polite HTTP client; use one per process (``async with`` or ``aclose``).
+
+    ``resolver`` replaces the system resolver (tests answer with private or
+    changing addresses). ``network_backend`` is what opens sockets once the
+    guard approved an address (tests pass one that records dials).
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        resolver: Resolver | None = None,
+        network_backend: httpcore.AsyncNetworkBackend | None = None,
+    ) -> None:
+        self.settings = settings
+        self.allow = allow_list_from_settings(settings)
+        self.limiter = HostLimiter(settings.per_host_concurrency, settings.per_host_delay)
+        self._resolver = resolver or SystemResolver()
+        self._backend = GuardedBackend(self._resolver, self.allow, network_backend)
+        self._direct = direct_client(self._backend, settings.user_agent)
+        self._proxied = (
+            proxy_client(settings.egress_proxy, settings.user_agent)
+            if settings.egress_proxy
+            else None
+        )
+
+    @property
+    def connections_opened(self) -> int:
+        """Direct connections dialed so far (after the guard approved them)."""
+        return self._backend.connections_opened
+
+    async def __aenter__(self) -> Fetcher:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._direct.aclose()
+        if self._proxied is not None:
+            await self._proxied.aclose()
+
+    async def fetch(
+        self,
+        url: str,
+        *,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        max_bytes: int | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - the whole request's budget
+        referer: str | None = None,
+        raise_for_status: bool = True,
+        method: str = "GET",
+        json: Any = None,
+        proxy: bool | None = None,
+    ) -> Response:
+        """Fetch ``url`` through the guard and return the final answer.
+
+        304 comes back as a Response (``not_modified``); 4xx/5xx raise
+        :class:`HTTPStatusError` unless ``raise_for_status`` is False. Every
+        failure is a :class:`FetchError` whose message names the URL.
+        """
+        request = _Request(
+            url=url,
+            cap=self.settings.http_max_bytes if max_bytes is None else max_bytes,
+            budget=_Budget(self.settings.http_timeout if timeout is None else timeout),
+            proxy=proxy,
+            raise_for_status=raise_for_status,
+        )
+        sent = {k.lower(): v for k, v in (headers or {}).items()}
+        sent.pop("accept-encoding", None)  # the body reader decodes only what it announced
+        if etag:
+            sent["if-none-match"] = etag
+        if last_modified:
+            sent["if-modified-since"] = last_modified
+        if referer:
+            sent["referer"] = referer
+        try:
+            hop = _Hop(method.upper(), _parse_url(url), sent, json)
+            return await self._follow(request, hop)
+        except FetchError:
+            raise
+        except Exception as exc:
+            raise _translate(exc, request) from exc
+
+    async def _follow(self, request: _Request, hop: _Hop) -> Response:
+        seen = {str(hop.url)}
+        limit = self.settings.http_max_redirects
+        while True:
+            answer = await self._send(request, hop)
+            if answer.location is None:
+                return self._finish(request, hop, answer)
+            request.redirects.append(str(hop.url))
+            target = _parse_url(str(hop.url.join(answer.location)))
+            if len(request.redirects) > limit:
+                raise TooManyRedirectsError(
+                    request.url, f"{request.url}: more than {limit} redirects (next: {target})"
+                )
+            if str(target) in seen:
+                raise TooManyRedirectsError(
+                    request.url, f"{request.url}: redirect loop at {target}"
+                )
+            seen.add(str(target))
+            hop = _next_hop(hop, target, answer.status)
+
+    async def _send(self, request: _Request, hop: _Hop) -> _Answer:
+        host = hop.url.host
+        request.current = str(hop.url)
+        via_proxy = self._proxied is not None and uses_proxy(host, self.settings, request.proxy)
+        client = self._proxied if via_proxy and self._proxied is not None else self._direct
+        async with self.limiter.slot(host), request.budget.spend():
+            if via_proxy:  # the proxy resolves for us, so check the target here
+                await checked_addresses(host, hop.url.port or _default_port(hop.url),
+                                        self._resolver, self.allow)
+            outgoing = client.build_request(
+                hop.method, hop.url, headers=hop.headers, json=hop.json,
+                timeout=request.budget.total - request.budget.used + 1,
+            )
+            response = await client.send(outgoing, stream=True)
+            try:
+                return await self._answer(request, hop, response)
+            finally:
+                await response.aclose()
+
+    async def _answer(self, request: _Request, hop: _Hop, response: httpx.Response) -> _Answer:
+        answer = _Answer(response.status_code, response.reason_phrase, _flat(response.headers))
+        location = answer.headers.get("location")
+        if answer.status in REDIRECT_STATUSES and location:
+            answer.location = location
+            return answer
+        skip_body = (
+            hop.method == "HEAD"
+            or answer.status in _NO_BODY_STATUSES
+            or (answer.status >= 400 and request.raise_for_status)
+        )
+        if not skip_body:
+            encoding = answer.headers.get("content-encoding", "")
+            answer.content = await read_capped(response.aiter_raw(), encoding, request.cap)
+        return answer
+
+    def _finish(self, request: _Request, hop: _Hop, answer: _Answer) -> Response:
+        final = str(hop.url)
+        now = datetime.now(UTC)
+        if answer.status >= 400 and request.raise_for_status:
+            retry_after = parse_retry_after(answer.headers.get("retry-after", ""), now)
+            where = final if final == request.url else f"{request.url} (via {final})"
+            raise HTTPStatusError(
+                request.url,
+                f"{where}: HTTP {answer.status} {answer.reason}".rstrip(),
+                answer.status,
+                retry_after,
+            )
+        return Response(
+            url=request.url,
+            final_url=final,
+            status=answer.status,
+            headers=answer.headers,
+            content=answer.content,
+            fetched_at=now,
+            elapsed=request.budget.used,
+            redirects=tuple(request.redirects),
+        )
+
+
+#: SPEC section 3 calls the one entry point ``guarded_fetch``: it is ``Fetcher.fetch``
+guarded_fetch = Fetcher.fetch
+
+
+def retry_after(resp: Response, now: datetime) -> datetime | None:
+    """The instant a response's ``Retry-After`` asks for (for ``raise_for_status=False``)."""
+    return parse_retry_after(resp.headers.get("retry-after", ""), now)
+
+
+def _parse_url(url: str) -> httpx.URL:
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError, ValueError) as exc:
+        raise FetchError(url, f"{url}: not a valid URL ({exc})") from exc
+    if parsed.scheme not in {"http", "https"}:
+        raise BlockedAddressError(url, f"{url}: refused: only http and https URLs are fetched")
+    if not parsed.host:
+        raise FetchError(url, f"{url}: not a valid URL (no host)")
+    return parsed
+
+
+def _default_port(url: httpx.URL) -> int:
+    return 443 if url.scheme == "https" else 80
+
+
+def _next_hop(hop: _Hop, target: httpx.URL, status: int) -> _Hop:
+    """The request a redirect asks for: 303 (and 301/302 after POST) become GET."""
+    method, body = hop.method, hop.json
+    if (status == 303 and method != "HEAD") or (status in {301, 302} and method == "POST"):
+        method, body = "GET", None
+    headers = dict(hop.headers)
+    if (target.scheme, target.host, target.port) != (hop.url.scheme, hop.url.host, hop.url.port):
+        for name in _PRIVATE_HEADERS:
+            headers.pop(name, None)
+    return _Hop(method, target, headers, body)
+
+
+def _flat(headers: httpx.Headers) -> dict[str, str]:
+    flat: dict[str, str] = {}
+    for name, value in headers.multi_items():
+        key = name.lower()
+        flat[key] = f"{flat[key]}, {value}" if key in flat else value
+    return flat
+
+
+def _translate(exc: Exception, request: _Request) -> FetchError:
+    """Any failure below the fetcher as one line a user can act on."""
+    url = request.url
+    if isinstance(exc, AddressRefusedError):
+        where = url if request.current in {"", url} else f"{url} (redirected to {request.current})"
+        return BlockedAddressError(url, f"{where}: refused: {exc}")
+    if isinstance(exc, TimeoutError | httpx.TimeoutException):
+        return FetchTimeoutError(
+            url,
+            f"{url}: no complete answer within {request.budget.total:g} s "
+            "(DNS, redirects and body together)",
+        )
+    if isinstance(exc, CapExceededError):
+        return BodyTooLargeError(
+            url, f"{url}: body larger than {request.cap} bytes (raise max_bytes if it is expected)"
+        )
+    if isinstance(exc, ResolveError):
+        return ConnectError(url, f"{url}: {exc}")
+    if isinstance(exc, BodyError):
+        return FetchError(url, f"{url}: {exc}")
+    if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
+        return FetchError(url, f"{url}: not a valid URL ({exc})")
+    if isinstance(exc, httpx.HTTPError):
+        detail = str(exc) or type(exc).__name__
+        return ConnectError(url, f"{url}: connection failed ({detail})")
+    raise exc

@@ -1,0 +1,96 @@
+"""Being a polite client (R-HTTP-8): per-host concurrency, spacing, Retry-After.
+
+The limiter lives in the :class:`~tidings.net.client.Fetcher`, so everything
+that shares a Fetcher shares the limits; one Fetcher per process is the rule.
+Hosts do not wait for each other: every host has its own gate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
+
+#: spacing is stretched by a random 0..JITTER share so requests do not fall in lockstep
+JITTER = 0.5
+_MAX_IDLE_GATES = 4096
+_MAX_RETRY_AFTER = 366 * 24 * 3600  # beyond a year the number is a bug, not a plan
+
+
+@dataclass
+class _Gate:
+    slots: asyncio.Semaphore
+    next_start: float = 0.0
+    users: int = 0
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+class HostLimiter:
+    """At most ``concurrency`` requests per host, starts spaced ``delay`` s apart (+ jitter)."""
+
+    def __init__(self, concurrency: int, delay: float, *, jitter: float = JITTER) -> None:
+        self.concurrency = max(1, concurrency)
+        self.delay = max(0.0, delay)
+        self.jitter = jitter
+        self._gates: dict[str, _Gate] = {}
+
+    @asynccontextmanager
+    async def slot(self, host: str) -> AsyncIterator[None]:
+        """Hold one of ``host``'s slots for the duration of the block."""
+        gate = self._gate(host.lower())
+        gate.users += 1
+        try:
+            async with gate.slots:
+                await self._space(gate)
+                yield
+        finally:
+            gate.users -= 1
+
+    async def _space(self, gate: _Gate) -> None:
+        if self.delay <= 0:
+            return
+        async with gate.lock:
+            now = time.monotonic()
+            start = max(now, gate.next_start)
+            gate.next_start = start + self.delay * (1 + random.uniform(0, self.jitter))
+        if start > now:
+            await asyncio.sleep(start - now)
+
+    def _gate(self, host: str) -> _Gate:
+        gate = self._gates.get(host)
+        if gate is None:
+            if len(self._gates) >= _MAX_IDLE_GATES:
+                self._prune()
+            gate = self._gates[host] = _Gate(asyncio.Semaphore(self.concurrency))
+        return gate
+
+    def _prune(self) -> None:
+        now = time.monotonic()
+        for host, gate in list(self._gates.items()):
+            if gate.users == 0 and gate.next_start <= now:
+                del self._gates[host]
+
+
+def parse_retry_after(value: str, now: datetime) -> datetime | None:
+    """The instant a ``Retry-After`` header asks us to wait for (UTC), or None.
+
+    Both forms are accepted: delta seconds and an HTTP date. A date in the past
+    means "now"; garbage means the header is ignored. ``now`` is UTC-aware.
+    """
+    text = value.strip()
+    if not text:
+        return None
+    if text.isdigit():
+        return now + timedelta(seconds=min(int(text), _MAX_RETRY_AFTER))
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(when.astimezone(UTC), now)

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 
 from tidings.model import Health
+from tidings.net import parse_retry_after
 
 BACKOFF_CAP_MIN = 360
 BUDGET_RETRY_MIN = 15
@@ -83,7 +84,7 @@ def caching_not_before(
         hints.append(now + timedelta(seconds=max_age - _int_or_zero(h.get("age"))))
     elif (expires := _http_date(h.get("expires"))) is not None:
         hints.append(expires)
-    if (retry := retry_after_at(h.get("retry-after"), now)) is not None:
+    if (retry := parse_retry_after(h.get("retry-after", ""), now)) is not None:
         hints.append(retry)
     if ttl_min:
         hints.append(now + timedelta(minutes=ttl_min))
@@ -91,16 +92,6 @@ def caching_not_before(
     if latest <= now:
         return None
     return min(latest, now + timedelta(minutes=HINT_CAP_MIN))
-
-
-def retry_after_at(value: str | None, now: datetime) -> datetime | None:
-    """A Retry-After header (seconds or an HTTP date) as an instant; None if absent or bad."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return now + timedelta(seconds=int(value))
-    return _http_date(value)
 
 
 def _max_age(cache_control: str) -> int | None:

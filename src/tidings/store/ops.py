@@ -40,10 +40,16 @@ class Diversity:
 
 @dataclass(frozen=True, slots=True)
 class ReprintEdge:
-    """``repeater`` listed ``items`` stories that ``original`` had first."""
+    """``repeater`` carried ``items`` stories that ``original`` had first.
+
+    ``via`` is ``"title"`` when the repeater owns its own copy (same title
+    fingerprint, another URL) and ``"listing"`` when it listed the original
+    item itself (a discovery).
+    """
 
     original: str
     repeater: str
+    via: str
     items: int
 
 
@@ -105,4 +111,9 @@ class OpsQueries(Protocol):
         """Give up in-flight work: runs still ``running`` for these sources become
         ``abandoned`` and the sources are due again at ``now`` (their lease is
         lifted), in one transaction. Returns how many runs were abandoned."""
+        ...
+
+    def abandon_stale_runs(self, started_before: datetime, now: datetime) -> int:
+        """Runs still ``running`` that started before ``started_before`` belong to a
+        dead process (no run outlives its source's lease): mark them abandoned."""
         ...

@@ -31,16 +31,16 @@ firsts AS (
     WHERE rn = 1
 ),
 edges AS (
-    SELECT f.source_id AS original, r.source_id AS repeater
+    SELECT f.source_id AS original, r.source_id AS repeater, 'title' AS via
     FROM recent r JOIN firsts f ON f.title_fp = r.title_fp
     WHERE r.source_id != f.source_id
     UNION ALL
-    SELECT i.source_id, d.source_id
+    SELECT i.source_id, d.source_id, 'listing'
     FROM discoveries d JOIN items i ON i.id = d.item_id
     WHERE d.source_id != i.source_id AND d.seen_at >= :since
 )
-SELECT original, repeater, count(*) FROM edges
-GROUP BY original, repeater ORDER BY count(*) DESC, original, repeater
+SELECT original, repeater, via, count(*) FROM edges
+GROUP BY original, repeater, via ORDER BY count(*) DESC, original, repeater, via
 """
 
 
@@ -137,3 +137,11 @@ class OpsMixin:
                 conn.execute(f"UPDATE sources SET next_fetch_at = ? WHERE id IN ({place})",  # noqa: S608
                              (to_us(now), *part))
         return abandoned
+
+    def abandon_stale_runs(self, started_before: datetime, now: datetime) -> int:
+        with self._db.write() as conn:
+            return conn.execute(
+                "UPDATE fetch_runs SET outcome = ?, finished_at = ? "
+                "WHERE outcome = ? AND started_at < ?",
+                (RunOutcome.ABANDONED.value, to_us(now), RunOutcome.RUNNING.value,
+                 to_us(started_before))).rowcount

@@ -76,6 +76,7 @@ class Revision:
     item_id: int
     fields: ItemFields
     counts_as_revision: bool = True  # False for a baseline hash (R-DEDUP-5)
+    revised_at: datetime | None = None  # becomes updated_at and the version's time; None: now
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +209,14 @@ class Storage(OpsQueries, Protocol):
     def lookup_items(self, keys: Sequence[str]) -> dict[str, StoredState]: ...
     def tombstoned(self, keys: Sequence[str]) -> set[str]: ...
     def apply_upserts(self, batch: UpsertBatch) -> dict[str, int]:
-        """Apply one batch atomically; returns identity key -> item id for created items."""
+        """Apply one batch atomically; returns identity key -> item id for created items.
+
+        A create whose key was stored meanwhile (another runner won the race)
+        becomes a discovery of the stored item by the creating source, and one
+        whose key is tombstoned is dropped: neither is in the result. A revision
+        or discovery naming a missing item raises NotFoundError (nothing applied).
+        Discoveries keep one row per (item, source) with first and last seen times.
+        """
         ...
 
     def known_urls(self, urls: Sequence[str]) -> set[str]:

@@ -1,0 +1,145 @@
+"""Connections: one writer guarded by a lock, one reader per thread.
+
+SQLite in WAL mode lets readers work on a snapshot while one writer commits, so
+the web layer never waits for collection. Writers must still take turns; doing
+that with a Python lock (instead of letting connections race for the file lock
+and retry on ``SQLITE_BUSY``) keeps write latency predictable. Every public
+method runs in exactly one transaction, which is what makes calls atomic.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from tidings.errors import ConfigError, NotFoundError, StorageError
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_PRAGMAS = (
+    "PRAGMA journal_mode = WAL",
+    "PRAGMA busy_timeout = 10000",
+    "PRAGMA foreign_keys = ON",
+    "PRAGMA synchronous = NORMAL",
+    "PRAGMA cache_size = -65536",
+    "PRAGMA temp_store = MEMORY",
+)
+
+
+def to_us(value: datetime) -> int:
+    """An aware datetime as integer microseconds since the epoch (exact, sortable)."""
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ConfigError(f"naive datetime {value.isoformat()} given to storage; use UTC")
+    delta = value - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def opt_us(value: datetime | None) -> int | None:
+    return None if value is None else to_us(value)
+
+
+def from_us(value: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=value)
+
+
+def opt_dt(value: int | None) -> datetime | None:
+    return None if value is None else from_us(value)
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
+                           timeout=10.0)
+    for pragma in _PRAGMAS:
+        conn.execute(pragma)
+    return conn
+
+
+class Database:
+    """The connections of one SQLite file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._writer = connect(path)
+        self._write_lock = threading.Lock()
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+        self._closed = False
+
+    def close(self) -> None:
+        with self._write_lock, self._readers_lock:
+            if self._closed:
+                return
+            self._closed = True
+            for conn in self._readers:
+                conn.close()
+            self._readers.clear()
+            self._writer.execute("PRAGMA optimize")
+            self._writer.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StorageError(f"storage {self.path} is closed")
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (BEGIN IMMEDIATE), committed whole or rolled back."""
+        with self._write_lock:
+            self._check_open()
+            conn = self._writer
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException as exc:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise StorageError(f"database write failed: {exc}") from exc
+                raise
+
+    def _reader(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            with self._readers_lock:
+                self._check_open()
+                conn = connect(self.path)
+                conn.execute("PRAGMA query_only = ON")
+                self._readers.append(conn)
+            self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction on this thread's connection: one consistent snapshot."""
+        self._check_open()
+        conn = self._reader()
+        try:
+            conn.execute("BEGIN")
+            yield conn
+        except sqlite3.Error as exc:
+            raise StorageError(f"database read failed: {exc}") from exc
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")
+
+
+def one(conn: sqlite3.Connection, sql: str, params: tuple[object, ...], what: str) -> tuple[
+        object, ...]:
+    """The single row ``sql`` returns, or NotFoundError naming ``what``."""
+    row = conn.execute(sql, params).fetchone()
+    if row is None:
+        raise NotFoundError(f"{what} not found")
+    return tuple(row)
+
+
+def chunks(values: list[str] | list[int], size: int = 900) -> Iterator[list[object]]:
+    for start in range(0, len(values), size):
+        yield list(values[start:start + size])
+
+
+def marks(n: int) -> str:
+    return ",".join("?" * n)

@@ -1,0 +1,97 @@
+"""Search: newest first (FTS rowid order) or ranked (bm25), with highlighted snippets."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from tidings.model import SearchHit
+from tidings.store.base import ItemQuery, SearchQuery
+from tidings.store.sqlite._db import Database, to_us
+from tidings.store.sqlite._reading import ITEM_COLUMNS, item_from_row, timeline_filters
+from tidings.store.textindex import (
+    exclusion_expression,
+    highlighter,
+    html_to_text,
+    match_expression,
+    snippet,
+)
+
+#: bm25 weights of the indexed columns (title, body): a title hit counts more
+_WEIGHTS = "10.0, 1.0"
+_US = 1_000_000
+
+
+def _filters(q: SearchQuery) -> tuple[list[str], list[Any]]:
+    return timeline_filters(ItemQuery(source_id=q.source_id, author=q.author, since=q.since,
+                                      until=q.until))
+
+
+def _rowid_bounds(conn: sqlite3.Connection, q: SearchQuery) -> tuple[list[str], list[Any]]:
+    """Bounds on the FTS rowid (a sort time, nudged up by at most a little)."""
+    where: list[str] = []
+    params: list[Any] = []
+    if q.since is not None:
+        where.append("item_search.rowid >= ?")
+        params.append(to_us(q.since))
+    if q.before is not None:
+        row = conn.execute("SELECT search_rowid FROM items WHERE id = ?",
+                           (q.before[1],)).fetchone()
+        where.append("item_search.rowid < ?")
+        params.append(row[0] if row and row[0] is not None else to_us(q.before[0]))
+    return where, params
+
+
+class SearchMixin:
+    _db: Database
+
+    def search(self, query: SearchQuery) -> list[SearchHit]:
+        expr = match_expression(query.terms, query.title_terms, query.excluded)
+        with self._db.read() as conn:
+            rows = (self._filtered(conn, query) if expr is None
+                    else self._matched(conn, query, expr))
+        pattern = highlighter((*query.terms, *query.title_terms))
+        hits = []
+        for row in rows:
+            item = item_from_row(row)
+            text = html_to_text(item.body or item.summary) or item.title
+            hits.append(SearchHit(item=item, snippet=snippet(text, pattern),
+                                  rank=float(row[-1])))
+        return hits
+
+    @staticmethod
+    def _matched(conn: sqlite3.Connection, q: SearchQuery, expr: str) -> list[Any]:
+        where, params = _filters(q)
+        if q.ranked:
+            score = f"-bm25(item_search, {_WEIGHTS})"
+            order = "ORDER BY 1 DESC"
+            bounds, bparams = _rowid_bounds(conn, SearchQuery(since=q.since))
+        else:
+            score = "0.0"
+            order = "ORDER BY item_search.rowid DESC"
+            bounds, bparams = _rowid_bounds(conn, q)
+        clauses = ["item_search MATCH ?", *bounds, *where]
+        sql = (f"SELECT {score}, {ITEM_COLUMNS} FROM item_search "  # noqa: S608
+               "JOIN items i ON i.search_rowid = item_search.rowid "
+               "LEFT JOIN sources s ON s.id = i.source_id "
+               f"WHERE {' AND '.join(clauses)} {order} LIMIT ?")
+        rows = conn.execute(sql, (expr, *bparams, *params, max(0, q.limit))).fetchall()
+        return [(*r[1:], r[0]) for r in rows]
+
+    @staticmethod
+    def _filtered(conn: sqlite3.Connection, q: SearchQuery) -> list[Any]:
+        """A query without words: the filters alone, newest first (negations apply)."""
+        where, params = timeline_filters(ItemQuery(
+            source_id=q.source_id, author=q.author, since=q.since, until=q.until,
+            before=q.before))
+        excluded = exclusion_expression(q.excluded)
+        if excluded is not None:
+            where.append("(i.search_rowid IS NULL OR i.search_rowid NOT IN "
+                         "(SELECT rowid FROM item_search WHERE item_search MATCH ?))")
+            params.append(excluded)
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        rows = conn.execute(
+            f"SELECT {ITEM_COLUMNS}, 0.0 FROM items i LEFT JOIN sources s ON s.id = i.source_id "  # noqa: S608
+            f"{clause} ORDER BY i.sort_time DESC, i.id DESC LIMIT ?",
+            (*params, max(0, q.limit))).fetchall()
+        return list(rows)

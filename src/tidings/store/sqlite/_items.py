@@ -1,0 +1,209 @@
+"""Items, the write side: the primitives ``upsert_item`` is built on.
+
+The pipeline decides (create, revise, rediscover); this module only looks up what
+the decision needs and applies a whole batch in one transaction, with
+``executemany`` so that a listing of sixty items costs one round of statements.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from tidings.errors import ConfigError, NotFoundError
+from tidings.model import BodyState, ItemState
+from tidings.store.base import Discovery, ItemFields, NewItem, Revision, UpsertBatch
+from tidings.store.sqlite._db import Database, chunks, from_us, marks, opt_dt, opt_us, to_us
+from tidings.store.sqlite._search import unindex
+
+_INSERT = (
+    "INSERT INTO items (id, key, source_id, url, title, summary, body, body_state, "
+    "published_at, discovered_at, updated_at, sort_time, author, categories, images, raw, "
+    "content_hash, title_fp, backfill) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_REVISE = (
+    "UPDATE items SET url = ?, title = ?, summary = ?, body = ?, body_state = ?, "
+    "published_at = ?, updated_at = ?, sort_time = ?, author = ?, categories = ?, "
+    "images = ?, raw = ?, content_hash = ?, title_fp = ?, revisions = revisions + ?, "
+    "search_dirty = 1 WHERE id = ?"
+)
+_DISCOVER = (
+    "INSERT INTO discoveries (item_id, source_id, seen_at, last_seen_at) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (item_id, source_id) DO UPDATE SET "
+    "seen_at = min(seen_at, excluded.seen_at), "
+    "last_seen_at = max(last_seen_at, excluded.last_seen_at)"
+)
+_STATE_COLUMNS = (
+    "id, key, source_id, title, summary, body, body_state, content_hash, revisions, "
+    "published_at, discovered_at, url, raw"
+)
+
+
+def _json(values: Any) -> str:
+    return json.dumps(values, ensure_ascii=False, separators=(",", ":"))
+
+
+def _field_values(f: ItemFields) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """The stored content columns: (url .. published_at), (author .. title_fp)."""
+    head = (f.url, f.title, f.summary, f.body, BodyState(f.body_state).value,
+            opt_us(f.published_at))
+    tail = (f.author, _json(list(f.categories)), _json(list(f.images)), _json(dict(f.raw)),
+            f.content_hash, f.title_fp)
+    return head, tail
+
+
+def _create_row(item_id: int, n: NewItem) -> tuple[Any, ...]:
+    head, tail = _field_values(n.fields)
+    discovered = to_us(n.discovered_at)
+    published = head[5]
+    sort_time = discovered if published is None else published
+    return (item_id, n.key, n.source_id, *head, discovered, discovered, sort_time, *tail,
+            int(n.backfill))
+
+
+def _revision_row(r: Revision, now: int) -> tuple[Any, ...]:
+    head, tail = _field_values(r.fields)
+    updated = now if r.revised_at is None else to_us(r.revised_at)
+    return (*head, updated, head[5], *tail, int(r.counts_as_revision), r.item_id)
+
+
+class ItemsWriteMixin:
+    _db: Database
+
+    def lookup_items(self, keys: Sequence[str]) -> dict[str, ItemState]:
+        out: dict[str, ItemState] = {}
+        with self._db.read() as conn:
+            for part in chunks(list(dict.fromkeys(keys))):
+                rows = conn.execute(f"SELECT {_STATE_COLUMNS} FROM items WHERE key IN "  # noqa: S608
+                                    f"({marks(len(part))})", part).fetchall()
+                hashes = _versions(conn, [r[0] for r in rows])
+                for r in rows:
+                    out[r[1]] = ItemState(
+                        id=r[0], key=r[1], source_id=r[2], title=r[3], summary=r[4],
+                        body=r[5], body_state=BodyState(r[6]), content_hash=r[7],
+                        version_hashes=frozenset(hashes.get(r[0], ())), revisions=r[8],
+                        published_at=opt_dt(r[9]), discovered_at=from_us(r[10]), url=r[11],
+                        raw=json.loads(r[12]))
+        return out
+
+    def tombstoned(self, keys: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        with self._db.read() as conn:
+            for part in chunks(list(dict.fromkeys(keys))):
+                found.update(r[0] for r in conn.execute(
+                    f"SELECT key FROM tombstones WHERE key IN ({marks(len(part))})", part))  # noqa: S608
+        return found
+
+    def known_urls(self, urls: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        with self._db.read() as conn:
+            for part in chunks(list(dict.fromkeys(urls))):
+                found.update(r[0] for r in conn.execute(
+                    f"SELECT url FROM items WHERE url IN ({marks(len(part))})", part))  # noqa: S608
+        return found
+
+    def apply_upserts(self, batch: UpsertBatch) -> dict[str, int]:
+        _check_batch(batch)
+        with self._db.write() as conn:
+            created, existing = _create(conn, batch.creates)
+            _revise(conn, batch.revisions)
+            ids = {**existing, **created}
+            late = [Discovery(n.source_id, n.discovered_at, key=n.key)
+                    for n in batch.creates if n.key in existing]
+            _discover(conn, [*batch.discoveries, *late], ids)
+            return created
+
+
+def _check_batch(batch: UpsertBatch) -> None:
+    keys = [n.key for n in batch.creates]
+    if len(set(keys)) != len(keys):
+        raise ConfigError("an upsert batch creates the same identity key twice")
+    if any(not k for k in keys):
+        raise ConfigError("an upsert batch creates an item with an empty identity key")
+    for d in batch.discoveries:
+        if d.item_id is None and not d.key:
+            raise ConfigError("a discovery needs an item id or an identity key")
+
+
+def _versions(conn: sqlite3.Connection, item_ids: list[int]) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    for part in chunks(item_ids):
+        for item_id, h in conn.execute(
+                f"SELECT item_id, hash FROM versions WHERE item_id IN ({marks(len(part))})",  # noqa: S608
+                part):
+            out.setdefault(item_id, []).append(h)
+    return out
+
+
+def _ids_for_keys(conn: sqlite3.Connection, keys: list[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for part in chunks(keys):
+        out.update(conn.execute(
+            f"SELECT key, id FROM items WHERE key IN ({marks(len(part))})", part).fetchall())  # noqa: S608
+    return out
+
+
+def _create(conn: sqlite3.Connection, creates: Sequence[NewItem]
+            ) -> tuple[dict[str, int], dict[str, int]]:
+    """Insert the new items; returns (created key -> id, already stored key -> id)."""
+    if not creates:
+        return {}, {}
+    keys = [n.key for n in creates]
+    existing = _ids_for_keys(conn, keys)
+    dead: set[str] = set()
+    for part in chunks(keys):
+        dead.update(r[0] for r in conn.execute(
+            f"SELECT key FROM tombstones WHERE key IN ({marks(len(part))})", part))  # noqa: S608
+    fresh = [n for n in creates if n.key not in existing and n.key not in dead]
+    (next_id,) = conn.execute(
+        "SELECT max(coalesce((SELECT max(id) FROM items), 0), "
+        "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'items'), 0)) + 1").fetchone()
+    created = {n.key: next_id + i for i, n in enumerate(fresh)}
+    conn.executemany(_INSERT, [_create_row(created[n.key], n) for n in fresh])
+    conn.executemany(
+        "INSERT OR IGNORE INTO versions (item_id, hash, seen_at) VALUES (?, ?, ?)",
+        [(created[n.key], n.fields.content_hash, to_us(n.discovered_at))
+         for n in fresh if n.fields.content_hash])
+    return created, existing
+
+
+def _revise(conn: sqlite3.Connection, revisions: Sequence[Revision]) -> None:
+    if not revisions:
+        return
+    ids = list(dict.fromkeys(r.item_id for r in revisions))
+    found = {r[0] for part in chunks(ids) for r in conn.execute(
+        f"SELECT id FROM items WHERE id IN ({marks(len(part))})", part)}  # noqa: S608
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise NotFoundError(f"item {missing[0]} not found (revision)")
+    unindex(conn, ids)
+    now = to_us(datetime.now(UTC))
+    conn.executemany(_REVISE, [_revision_row(r, now) for r in revisions])
+    conn.executemany(
+        "INSERT OR IGNORE INTO versions (item_id, hash, seen_at) VALUES (?, ?, ?)",
+        [(r.item_id, r.fields.content_hash, now if r.revised_at is None else to_us(r.revised_at))
+         for r in revisions if r.fields.content_hash])
+
+
+def _discover(conn: sqlite3.Connection, discoveries: Sequence[Discovery],
+              ids: dict[str, int]) -> None:
+    if not discoveries:
+        return
+    unknown = [d.key for d in discoveries if d.item_id is None and d.key not in ids]
+    if unknown:
+        ids = {**ids, **_ids_for_keys(conn, [k for k in unknown if k])}
+    rows = []
+    for d in discoveries:
+        item_id = d.item_id if d.item_id is not None else ids.get(d.key or "")
+        if item_id is None:
+            raise NotFoundError(f"item {d.key!r} not found (discovery)")
+        seen = to_us(d.seen_at)
+        rows.append((item_id, d.source_id, seen, seen))
+    try:
+        conn.executemany(_DISCOVER, rows)
+    except sqlite3.IntegrityError as exc:
+        raise NotFoundError(f"a discovery names a missing item ({exc})") from exc

@@ -1,0 +1,190 @@
+"""The schema as literal SQL, in numbered, append-only migrations.
+
+A migration is never edited once released: a database records how many it has
+applied (``PRAGMA user_version``) and ``migrate`` runs the rest, each in its own
+transaction, when storage is opened. Times are integer microseconds since the
+epoch (UTC), which sort and compare as numbers and round-trip exactly.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from tidings.errors import StorageError
+
+_V1 = """
+CREATE TABLE sources (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    url TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL DEFAULT '',
+    config TEXT NOT NULL DEFAULT '{}',
+    visibility TEXT NOT NULL,
+    interval_min INTEGER NOT NULL,
+    next_fetch_at INTEGER,
+    fail_count INTEGER NOT NULL DEFAULT 0,
+    health TEXT NOT NULL,
+    cursor TEXT NOT NULL DEFAULT '{}',
+    cost_class TEXT NOT NULL,
+    identity_mode TEXT NOT NULL,
+    priority INTEGER NOT NULL DEFAULT 0,
+    muted_reason TEXT,
+    created_at INTEGER NOT NULL,
+    last_success_at INTEGER,
+    last_error TEXT,
+    site_url TEXT
+);
+CREATE INDEX sources_due ON sources (next_fetch_at);
+
+CREATE TABLE fetch_runs (
+    id INTEGER PRIMARY KEY,
+    source_id TEXT NOT NULL REFERENCES sources (id) ON DELETE CASCADE,
+    started_at INTEGER NOT NULL,
+    finished_at INTEGER,
+    outcome TEXT NOT NULL,
+    found INTEGER NOT NULL DEFAULT 0,
+    created INTEGER NOT NULL DEFAULT 0,
+    revised INTEGER NOT NULL DEFAULT 0,
+    rediscovered INTEGER NOT NULL DEFAULT 0,
+    filtered INTEGER NOT NULL DEFAULT 0,
+    pages INTEGER NOT NULL DEFAULT 0,
+    backlog INTEGER NOT NULL DEFAULT 0,
+    reused INTEGER NOT NULL DEFAULT 0,
+    error TEXT,
+    http_status INTEGER,
+    bytes INTEGER NOT NULL DEFAULT 0,
+    warnings TEXT NOT NULL DEFAULT '[]'
+);
+CREATE INDEX fetch_runs_source ON fetch_runs (source_id, started_at);
+CREATE INDEX fetch_runs_started ON fetch_runs (started_at);
+CREATE INDEX fetch_runs_running ON fetch_runs (outcome) WHERE outcome = 'running';
+
+-- Items keep their owner's id even when the source is deleted: no foreign key.
+CREATE TABLE items (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    key TEXT NOT NULL UNIQUE,
+    source_id TEXT NOT NULL,
+    url TEXT,
+    title TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    body TEXT,
+    body_state TEXT NOT NULL,
+    published_at INTEGER,
+    discovered_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    sort_time INTEGER NOT NULL,
+    author TEXT NOT NULL DEFAULT '',
+    categories TEXT NOT NULL DEFAULT '[]',
+    images TEXT NOT NULL DEFAULT '[]',
+    raw TEXT NOT NULL DEFAULT '{}',
+    content_hash TEXT,
+    title_fp TEXT NOT NULL DEFAULT '',
+    backfill INTEGER NOT NULL DEFAULT 0,
+    revisions INTEGER NOT NULL DEFAULT 0,
+    read INTEGER NOT NULL DEFAULT 0,
+    starred INTEGER NOT NULL DEFAULT 0,
+    -- the item's rowid in the search index while it is indexed (see _search.py)
+    search_rowid INTEGER,
+    search_dirty INTEGER NOT NULL DEFAULT 1
+);
+CREATE INDEX items_sort ON items (sort_time, id);
+CREATE INDEX items_source_sort ON items (source_id, sort_time, id);
+CREATE INDEX items_source_discovered ON items (source_id, discovered_at);
+CREATE INDEX items_author_sort ON items (author, sort_time, id) WHERE author != '';
+CREATE INDEX items_url ON items (url) WHERE url IS NOT NULL;
+CREATE INDEX items_title_fp ON items (title_fp) WHERE title_fp != '';
+CREATE INDEX items_unread ON items (sort_time, id) WHERE read = 0;
+CREATE INDEX items_starred ON items (sort_time, id) WHERE starred = 1;
+CREATE INDEX items_backfill ON items (backfill) WHERE backfill = 1;
+CREATE INDEX items_search_dirty ON items (id) WHERE search_dirty = 1;
+CREATE UNIQUE INDEX items_search_rowid ON items (search_rowid)
+    WHERE search_rowid IS NOT NULL;
+
+CREATE TABLE versions (
+    item_id INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+    hash TEXT NOT NULL,
+    seen_at INTEGER NOT NULL,
+    PRIMARY KEY (item_id, hash)
+) WITHOUT ROWID;
+
+-- One row per (item, source): when that source first and last listed the item.
+CREATE TABLE discoveries (
+    item_id INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+    source_id TEXT NOT NULL,
+    seen_at INTEGER NOT NULL,
+    last_seen_at INTEGER NOT NULL,
+    PRIMARY KEY (item_id, source_id)
+) WITHOUT ROWID;
+
+CREATE TABLE tombstones (
+    key TEXT PRIMARY KEY,
+    deleted_at INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE raw_responses (
+    id INTEGER PRIMARY KEY,
+    url TEXT NOT NULL,
+    final_url TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    headers TEXT NOT NULL,
+    fetched_at INTEGER NOT NULL,
+    source_id TEXT,
+    item_key TEXT,
+    encoding TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    body BLOB NOT NULL
+);
+CREATE INDEX raw_fetched ON raw_responses (fetched_at);
+CREATE INDEX raw_source ON raw_responses (source_id, fetched_at);
+CREATE INDEX raw_item_key ON raw_responses (item_key, fetched_at) WHERE item_key IS NOT NULL;
+
+CREATE TABLE meta (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+"""
+
+# The search index: contentless FTS5 fed by the pre-tokenizer of tidings.store.textindex.
+_V2 = """
+CREATE VIRTUAL TABLE item_search USING fts5 (
+    title, body, content = '', tokenize = 'unicode61 remove_diacritics 2'
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply the migrations this database lacks; returns the resulting version."""
+    (current,) = conn.execute("PRAGMA user_version").fetchone()
+    if current > len(MIGRATIONS):
+        raise StorageError(
+            f"database schema version {current} is newer than this tidings "
+            f"({len(MIGRATIONS)}); upgrade tidings")
+    for number, script in enumerate(MIGRATIONS[current:], start=current + 1):
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for statement in _statements(script):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {number}")
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            conn.execute("ROLLBACK")
+            raise StorageError(f"schema migration {number} failed: {exc}") from exc
+    return len(MIGRATIONS)
+
+
+def _statements(script: str) -> list[str]:
+    """Split a script on statement ends (executescript would commit on its own)."""
+    out: list[str] = []
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        if line.lstrip().startswith("--"):
+            continue
+        buf += line
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        out.append(buf.strip())
+    return out

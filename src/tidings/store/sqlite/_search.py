@@ -1,0 +1,97 @@
+"""The search index: contentless FTS5 over pre-tokenized text (see textindex).
+
+The FTS rowid of an item is not its id but its sort time in microseconds
+(nudged up by one until unique), kept in ``items.search_rowid``. FTS5 walks a
+doclist in rowid order and stops at LIMIT, so "newest first" costs a few pages
+even for a term in half the archive, and date ranges become rowid ranges.
+
+A contentless table stores no text, so removing an entry needs the tokens that
+were indexed: ``unindex`` re-derives them from the item row, which is why any
+change to an item's title or body must call it *before* the row changes. An
+item with ``search_dirty = 1`` waits for ``index_pending``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from tidings.store.sqlite._db import Database, chunks, marks
+from tidings.store.textindex import TOKENIZER_VERSION, document
+
+_DELETE = ("INSERT INTO item_search (item_search, rowid, title, body) "
+           "VALUES ('delete', ?, ?, ?)")
+
+
+def unindex(conn: sqlite3.Connection, item_ids: Sequence[int]) -> None:
+    """Take these items out of the index and mark them for re-indexing."""
+    for part in chunks(list(item_ids)):
+        rows = conn.execute(
+            "SELECT id, search_rowid, title, body, summary FROM items "  # noqa: S608
+            f"WHERE id IN ({marks(len(part))}) AND search_rowid IS NOT NULL", part).fetchall()
+        if not rows:
+            continue
+        conn.executemany(_DELETE, [(r[1], *document(r[2], r[3], r[4])) for r in rows])
+        conn.executemany("UPDATE items SET search_rowid = NULL, search_dirty = 1 WHERE id = ?",
+                         [(r[0],) for r in rows])
+
+
+def check_tokenizer(conn: sqlite3.Connection) -> None:
+    """Rebuild the index from scratch when it was built by another tokenizer version."""
+    row = conn.execute("SELECT value FROM meta WHERE name = 'search_tokenizer'").fetchone()
+    if row is not None and row[0] == TOKENIZER_VERSION:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("INSERT INTO item_search (item_search) VALUES ('delete-all')")
+        conn.execute("UPDATE items SET search_rowid = NULL, search_dirty = 1 "
+                     "WHERE search_rowid IS NOT NULL OR search_dirty = 0")
+        conn.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('search_tokenizer', ?)",
+                     (TOKENIZER_VERSION,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _allocate(conn: sqlite3.Connection, wanted: list[int]) -> list[int]:
+    """A unique FTS rowid for each wanted sort time, each as close above it as possible."""
+    taken: set[int] = set()
+    out: list[int] = []
+    probe = "SELECT 1 FROM items WHERE search_rowid = ?"
+    for start in wanted:
+        value = start
+        while value in taken or conn.execute(probe, (value,)).fetchone() is not None:
+            value += 1
+        taken.add(value)
+        out.append(value)
+    return out
+
+
+class SearchIndexMixin:
+    _db: Database
+
+    def index_pending(self, limit: int = 5000) -> int:
+        with self._db.write() as conn:
+            rows = conn.execute(
+                "SELECT id, sort_time, title, body, summary, search_rowid FROM items "
+                "WHERE search_dirty = 1 ORDER BY id LIMIT ?", (limit,)).fetchall()
+            if not rows:
+                return 0
+            stale = [r[0] for r in rows if r[5] is not None]
+            if stale:
+                unindex(conn, stale)
+            rowids = _allocate(conn, [r[1] for r in rows])
+            conn.executemany(
+                "INSERT INTO item_search (rowid, title, body) VALUES (?, ?, ?)",
+                [(rowid, *document(r[2], r[3], r[4])) for rowid, r in zip(rowids, rows,
+                                                                           strict=True)])
+            conn.executemany(
+                "UPDATE items SET search_rowid = ?, search_dirty = 0 WHERE id = ?",
+                [(rowid, r[0]) for rowid, r in zip(rowids, rows, strict=True)])
+            return len(rows)
+
+    def unindexed_count(self) -> int:
+        with self._db.read() as conn:
+            (n,) = conn.execute("SELECT count(*) FROM items WHERE search_dirty = 1").fetchone()
+            return int(n)

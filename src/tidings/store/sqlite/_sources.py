@@ -1,0 +1,141 @@
+"""Sources: the things we read, and the scheduler's claim on them."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import fields, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from tidings.errors import ConfigError, NotFoundError
+from tidings.model import CostClass, Health, IdentityMode, Source, SourceKind, Visibility
+from tidings.store.sqlite._db import Database, marks, opt_dt, opt_us, to_us
+
+_COLUMNS = (
+    "id, kind, url, title, config, visibility, interval_min, next_fetch_at, fail_count, "
+    "health, cursor, cost_class, identity_mode, priority, muted_reason, created_at, "
+    "last_success_at, last_error, site_url"
+)
+_FIELDS = frozenset(f.name for f in fields(Source))
+
+
+def source_from_row(row: Sequence[Any]) -> Source:
+    return Source(
+        id=row[0], kind=SourceKind(row[1]), url=row[2], title=row[3],
+        config=json.loads(row[4]), visibility=Visibility(row[5]), interval_min=row[6],
+        next_fetch_at=opt_dt(row[7]), fail_count=row[8], health=Health(row[9]),
+        cursor=json.loads(row[10]), cost_class=CostClass(row[11]),
+        identity_mode=IdentityMode(row[12]), priority=row[13], muted_reason=row[14],
+        created_at=opt_dt(row[15]), last_success_at=opt_dt(row[16]), last_error=row[17],
+        site_url=row[18],
+    )
+
+
+def _source_params(s: Source) -> tuple[Any, ...]:
+    created = s.created_at or datetime.now(UTC)
+    return (
+        s.id, str(SourceKind(s.kind)), s.url, s.title, json.dumps(dict(s.config)),
+        str(Visibility(s.visibility)), s.interval_min, opt_us(s.next_fetch_at), s.fail_count,
+        str(Health(s.health)), json.dumps(dict(s.cursor)), str(CostClass(s.cost_class)),
+        str(IdentityMode(s.identity_mode)), s.priority, s.muted_reason, to_us(created),
+        opt_us(s.last_success_at), s.last_error, s.site_url,
+    )
+
+
+def _check_free(conn: sqlite3.Connection, source: Source, own_id: str | None) -> None:
+    if own_id is None and conn.execute(
+            "SELECT 1 FROM sources WHERE id = ?", (source.id,)).fetchone():
+        raise ConfigError(f"source id {source.id!r} is already taken")
+    row = conn.execute("SELECT id FROM sources WHERE url = ?", (source.url,)).fetchone()
+    if row and row[0] != own_id:
+        raise ConfigError(f"source URL {source.url} is already used by source {row[0]!r}")
+
+
+class SourcesMixin:
+    _db: Database
+
+    def add_source(self, source: Source) -> Source:
+        if not source.id:
+            raise ConfigError("a source needs a non-empty id")
+        with self._db.write() as conn:
+            _check_free(conn, source, None)
+            params = _source_params(source)
+            conn.execute(f"INSERT INTO sources ({_COLUMNS}) VALUES ({marks(len(params))})",  # noqa: S608
+                         params)
+            return self._get_source(conn, source.id)
+
+    @staticmethod
+    def _get_source(conn: sqlite3.Connection, source_id: str) -> Source:
+        row = conn.execute(f"SELECT {_COLUMNS} FROM sources WHERE id = ?",  # noqa: S608
+                           (source_id,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"source {source_id!r} not found")
+        return source_from_row(row)
+
+    def get_source(self, source_id: str) -> Source:
+        with self._db.read() as conn:
+            return self._get_source(conn, source_id)
+
+    def find_source_by_url(self, url: str) -> Source | None:
+        with self._db.read() as conn:
+            row = conn.execute(f"SELECT {_COLUMNS} FROM sources WHERE url = ?",  # noqa: S608
+                               (url,)).fetchone()
+            return None if row is None else source_from_row(row)
+
+    def list_sources(self) -> list[Source]:
+        with self._db.read() as conn:
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM sources ORDER BY id").fetchall()  # noqa: S608
+        return [source_from_row(r) for r in rows]
+
+    def update_source(self, source_id: str, changes: Mapping[str, Any]) -> Source:
+        unknown = sorted(set(changes) - (_FIELDS - {"id"}))
+        if unknown:
+            raise ConfigError(f"cannot set source field(s): {', '.join(unknown)}")
+        with self._db.write() as conn:
+            current = self._get_source(conn, source_id)
+            try:
+                updated = replace(current, **changes)
+                params = _source_params(updated)
+            except (TypeError, ValueError) as exc:
+                raise ConfigError(f"source {source_id!r}: bad change ({exc})") from exc
+            _check_free(conn, updated, source_id)
+            assignments = ", ".join(f"{c.strip()} = ?" for c in _COLUMNS.split(",")[1:])
+            conn.execute(f"UPDATE sources SET {assignments} WHERE id = ?",  # noqa: S608
+                         (*params[1:], source_id))
+            return self._get_source(conn, source_id)
+
+    def delete_source(self, source_id: str) -> None:
+        with self._db.write() as conn:
+            if conn.execute("DELETE FROM sources WHERE id = ?", (source_id,)).rowcount == 0:
+                raise NotFoundError(f"source {source_id!r} not found")
+
+    def claim_due_sources(
+        self, now: datetime, limit: int, lease_until: datetime,
+        only: Sequence[str] | None = None,
+    ) -> list[Source]:
+        if limit <= 0:
+            return []
+        if only is not None:
+            where = f"id IN ({marks(len(only))})" if only else "0"
+            params: tuple[Any, ...] = tuple(only)
+        else:
+            where = "(next_fetch_at IS NULL OR next_fetch_at <= ?)"
+            params = (to_us(now),)
+        with self._db.write() as conn:
+            # never fetched counts as the most overdue of all
+            rows = conn.execute(
+                f"SELECT id FROM sources WHERE muted_reason IS NULL AND {where} "  # noqa: S608
+                "ORDER BY priority DESC, coalesce(next_fetch_at, -1) ASC, id LIMIT ?",
+                (*params, limit)).fetchall()
+            ids = [r[0] for r in rows]
+            if not ids:
+                return []
+            before = {i: conn.execute("SELECT coalesce(next_fetch_at, -1), priority "
+                                      "FROM sources WHERE id = ?", (i,)).fetchone()
+                      for i in ids}
+            conn.execute(f"UPDATE sources SET next_fetch_at = ? WHERE id IN ({marks(len(ids))})",  # noqa: S608
+                         (to_us(lease_until), *ids))
+            ids.sort(key=lambda i: (before[i][0], -before[i][1], i))
+            return [self._get_source(conn, i) for i in ids]

@@ -133,13 +133,14 @@ def test_not_due_and_muted_sources_are_never_picked() -> None:
 def test_ties_break_by_priority_then_id() -> None:
     sources = [src("b"), src("a"), src("c", priority=1)]
     assert [s.id for s in plan.pick_due(sources, NOW)] == ["c", "a", "b"]
+    assert [s.id for s in plan.pick_due(sources, NOW, limit=1)] == ["c"]
 
 
 def test_a_starred_source_gets_in_when_the_tick_is_full() -> None:
     sources = [src(f"s{i:02d}", due_min_ago=60 + i) for i in range(45)]
     sources.append(src("starred", due_min_ago=1, priority=5))
     picked = [s.id for s in plan.pick_due(sources, NOW)]
-    assert picked[0] == "starred"
+    assert picked[-1] == "starred"  # chosen first, started last: it is the least overdue
     assert len(picked) == 40
     assert "s00" not in picked  # the least overdue ordinary sources wait a tick
 

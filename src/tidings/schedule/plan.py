@@ -74,12 +74,14 @@ def pick_due(
 ) -> list[Source]:
     """The sources one tick takes, in the order storage must return them.
 
-    This is the reference the SQL of ``Storage.claim_due_sources`` is tested
-    against; the runner itself asks storage, which picks and leases atomically.
+    Chosen by :func:`due_key`, then started longest-overdue first. This is the
+    reference the SQL of ``Storage.claim_due_sources`` is tested against; the
+    runner itself asks storage, which picks and leases atomically.
     """
     if limit <= 0:
         return []
-    return sorted((s for s in sources if is_due(s, now)), key=due_key)[:limit]
+    chosen = sorted((s for s in sources if is_due(s, now)), key=due_key)[:limit]
+    return sorted(chosen, key=lambda s: (s.next_fetch_at or _EPOCH, -s.priority, s.id))
 
 
 def tick_capacity(in_flight: int, concurrency: int, per_tick: int = MAX_PER_TICK) -> int:

@@ -1,0 +1,56 @@
+"""Backups (R-STORE-5): a consistent copy per day, rotated to 14 daily + 12 monthly."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime
+from pathlib import Path
+
+from tidings.store.base import Storage
+
+_NAME = re.compile(r"^tidings-(\d{4}-\d{2}-\d{2})\.sqlite3$")
+
+
+def backup_name(day: date) -> str:
+    return f"tidings-{day.isoformat()}.sqlite3"
+
+
+def make_backup(storage: Storage, backup_dir: Path, now: datetime, *, keep_daily: int = 14,
+                keep_monthly: int = 12) -> Path:
+    """Write today's backup (replacing an earlier one from today) and rotate the rest."""
+    dest = storage.backup(backup_dir / backup_name(now.date()))
+    rotate_backups(backup_dir, now, keep_daily=keep_daily, keep_monthly=keep_monthly)
+    return dest
+
+
+def rotate_backups(backup_dir: Path, now: datetime, keep_daily: int = 14,
+                   keep_monthly: int = 12) -> list[Path]:
+    """Delete backups beyond the newest ``keep_daily`` days and the newest backup of each
+    of the latest ``keep_monthly`` months; returns what was deleted.
+
+    Counting files rather than days since ``now`` means a machine that was off for a
+    month still keeps its last backups. Files dated after ``now`` (a clock that went
+    back) are kept and not counted; files with other names are never touched.
+    """
+    dated: list[tuple[date, Path]] = []
+    for path in backup_dir.glob("tidings-*.sqlite3"):
+        m = _NAME.match(path.name)
+        if m is None:
+            continue
+        try:
+            day = date.fromisoformat(m.group(1))
+        except ValueError:
+            continue
+        if day <= now.date():
+            dated.append((day, path))
+    dated.sort(reverse=True)
+    keep = {path for _, path in dated[:max(keep_daily, 0)]}
+    months: dict[tuple[int, int], Path] = {}
+    for day, path in dated:
+        months.setdefault((day.year, day.month), path)
+    for month in sorted(months, reverse=True)[:max(keep_monthly, 0)]:
+        keep.add(months[month])
+    deleted = [path for _, path in dated if path not in keep]
+    for path in deleted:
+        path.unlink(missing_ok=True)
+    return deleted

@@ -59,6 +59,17 @@ class Settings:
     tracking_params: tuple[str, ...] = _h(
         "Extra query parameters dropped by URL normalization.", default=())
     raw_retention_days: int = _h("Days raw responses are kept.", default=90)
+    # --- scheduler and operations (R-SCHED-1/5, R-OPS-3/4)
+    tick_seconds: float = _h("Seconds between scheduler ticks.", default=60.0)
+    sources_per_tick: int = _h("Most sources one scheduler tick starts.", default=40)
+    adapt_intervals_at: str = _h("Local time (HH:MM) of the daily interval recomputation.",
+                                 default="04:20")
+    timezone: str = _h("IANA time zone for daily and weekly jobs; empty: the system's.",
+                       default="")
+    memory_limit_mb: int = _h("Resident memory that makes `serve` restart itself; 0: never.",
+                              default=800)
+    shutdown_grace_seconds: float = _h(
+        "Seconds a stopping scheduler lets running fetches finish.", default=20.0)
     # --- web (R-UI, R-API)
     host: str = _h("Address `tidings serve` listens on.", default="127.0.0.1")
     port: int = _h("Port `tidings serve` listens on.", default=8080)

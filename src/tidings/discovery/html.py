@@ -1,0 +1,248 @@
+"""Feed candidates declared or linked in an HTML page (R-DISC-1), no I/O.
+
+Scoring, in points (higher is better):
+
+* a full standard declaration - ``<link rel="alternate">`` with an RSS, Atom,
+  RDF or JSON Feed media type and an ``href`` - scores 10;
+* a generic or vendor media type (``text/xml``, ``application/x-atom+xml``,
+  ``application/json`` with a feed-like address) loses 1-2;
+* a ``<link>`` without ``rel=alternate`` loses 3; an untyped alternate link
+  with a feed-like address scores 6;
+* ``<a>`` links: 5 for a feed-like address, +1 for a feed media type, +1 for
+  text such as "RSS"; 3 when only the text says "RSS"/"Atom"/"订阅";
+* an ``href`` containing ``comment``, ``rpc`` or ``rsd`` loses 5 (comment
+  feeds, XML-RPC and RSD endpoints are not the site feed); a title naming
+  comments loses 3 (WordPress per-post comment feeds have a neutral address);
+* known platforms (see :mod:`platforms`) score 12 for their main feed.
+
+The same feed found several ways (after URL normalization) is listed once
+with its best score.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from urllib.parse import urlsplit
+
+from lxml import etree
+from lxml import html as lxml_html
+
+from tidings.discovery.platforms import platform_feeds
+from tidings.identity import normalize_url, resolve_url
+from tidings.model import FeedCandidate
+from tidings.textutil import collapse_ws
+
+__all__ = ["Found", "collect_candidates", "find_feeds_in_html", "guess_type", "looks_like_feed_url"]
+
+FULL_DECLARATION = 10
+
+# media type -> (feed type, deduction)
+_LINK_TYPES: dict[str, tuple[str, int]] = {
+    "application/rss+xml": ("rss", 0),
+    "application/atom+xml": ("atom", 0),
+    "application/feed+json": ("json", 0),
+    "application/rdf+xml": ("rdf", 0),
+    "application/x-rss+xml": ("rss", 1),
+    "application/x.atom+xml": ("atom", 1),
+    "application/x-atom+xml": ("atom", 1),
+    "application/x-netcdf": ("rss", 2),  # old Netscape RSS 0.91 servers
+    "text/xml": ("rss", 2),
+    "application/xml": ("rss", 2),
+    "text/rss+xml": ("rss", 1),
+    "application/json": ("json", 2),
+}
+_GENERIC_TYPES = frozenset({"text/xml", "application/xml", "application/json"})
+_FEED_SEGMENTS = frozenset(
+    {"feed", "feeds", "rss", "rss2", "atom", "index.xml", "feed.xml", "rss.xml", "atom.xml"}
+    | {
+        "index.rss",
+        "index.atom",
+        "rdf",
+        "feed.json",
+        "feed.atom",
+        "feed.rss",
+        "rss.php",
+        "index.rdf",
+    }
+)
+_FEED_SUFFIXES = (".rss", ".atom", ".rdf")
+_FEED_QUERY = re.compile(r"(?:^|&)(?:feed|format|type|output)=(?:rss2?|atom|rdf|json)\b", re.I)
+_FEED_WORDS = re.compile(r"\b(?:rss|atom|feed|json\s*feed)\b|订阅|訂閱|rss\s*源", re.IGNORECASE)
+_COMMENT_TITLE = re.compile(r"comment|评论|評論|留言", re.IGNORECASE)
+_BAD_HREF = ("comment", "rpc", "rsd")
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A candidate with where it came from: ``link``, ``a`` or ``platform``."""
+
+    candidate: FeedCandidate
+    origin: str
+
+    @property
+    def declared(self) -> bool:
+        """Stated by the page or known for the platform (not a guess from an <a>)."""
+        return self.origin in ("link", "platform")
+
+
+def guess_type(url: str) -> str:
+    """rss / atom / json / rdf from the address alone (for links without a type)."""
+    low = url.lower()
+    if "atom" in low:
+        return "atom"
+    if "json" in low:
+        return "json"
+    if ".rdf" in low or "rdf" in urlsplit(low).query:
+        return "rdf"
+    return "rss"
+
+
+def looks_like_feed_url(url: str) -> bool:
+    """Whether the address alone says "feed" (``/feed``, ``*.rss``, ``?feed=rss2``...)."""
+    parts = urlsplit(url)
+    path = parts.path.lower().rstrip("/")
+    last = path.rpartition("/")[2]
+    if last in _FEED_SEGMENTS or last.endswith(_FEED_SUFFIXES):
+        return True
+    if "/feeds/posts/" in path:  # Blogger
+        return True
+    host = (parts.hostname or "").lower()
+    if host.startswith("feeds.") or "feedburner" in host:
+        return True
+    if last.endswith(".xml") and any(w in last for w in ("feed", "rss", "atom")):
+        return True
+    return bool(_FEED_QUERY.search(parts.query))
+
+
+def _penalty(url: str, title: str) -> int:
+    low = url.lower()
+    points = 5 * sum(1 for bad in _BAD_HREF if bad in low)
+    if "comment" not in low and _COMMENT_TITLE.search(title):
+        points += 3
+    return points
+
+
+def _parse(html: str) -> etree._Element | None:
+    if not html.strip():
+        return None
+    parser = lxml_html.HTMLParser(encoding="utf-8", remove_comments=True)
+    try:
+        root = lxml_html.document_fromstring(html.encode("utf-8", "replace"), parser=parser)
+    except (etree.ParserError, ValueError):
+        return None
+    return root if isinstance(root, etree._Element) else None
+
+
+def _base_url(root: etree._Element, page_url: str) -> str:
+    """The document's ``<base href>`` (itself resolved against the page), else the page."""
+    for base in root.iter("base"):
+        href = base.get("href")
+        if href:
+            return resolve_url(page_url, href) or page_url
+    return page_url
+
+
+def _from_link(el: etree._Element, base: str) -> FeedCandidate | None:
+    href = el.get("href") or ""
+    rels = set((el.get("rel") or "").lower().split())
+    if rels & {"stylesheet", "icon", "meta", "preload", "canonical", "manifest", "pingback"}:
+        return None
+    url = resolve_url(base, href)
+    if url is None:
+        return None
+    media = (el.get("type") or "").split(";", 1)[0].strip().lower()
+    title = collapse_ws(el.get("title") or "")[:200]
+    if media:
+        known = _LINK_TYPES.get(media)
+        if known is None or (media in _GENERIC_TYPES and not looks_like_feed_url(url)):
+            return None
+        kind, deduction = known
+        score = FULL_DECLARATION - deduction
+    elif "alternate" in rels and looks_like_feed_url(url) and not el.get("hreflang"):
+        kind, score = guess_type(url), 6
+    else:
+        return None
+    if "alternate" not in rels:
+        score -= 3
+    return FeedCandidate(url=url, title=title, type=kind, score=score - _penalty(url, title))
+
+
+def _from_anchor(el: etree._Element, base: str) -> FeedCandidate | None:
+    url = resolve_url(base, el.get("href") or "")
+    if url is None:
+        return None
+    text = collapse_ws("".join(str(t) for t in el.itertext()) or el.get("title") or "")
+    if not text:
+        text = " ".join(img.get("alt") or "" for img in el.iter("img")).strip()
+    media = (el.get("type") or "").split(";", 1)[0].strip().lower()
+    wordy = bool(_FEED_WORDS.search(text)) and len(text) <= 40
+    if looks_like_feed_url(url):
+        score = 5 + (media in _LINK_TYPES) + wordy
+    elif wordy or (media in _LINK_TYPES and media not in _GENERIC_TYPES):
+        score = 3
+    else:
+        return None
+    kind = _LINK_TYPES[media][0] if media in _LINK_TYPES else guess_type(url)
+    title = text[:200]
+    return FeedCandidate(url=url, title=title, type=kind, score=score - _penalty(url, title))
+
+
+def _hints(root: etree._Element, base: str) -> dict[str, str]:
+    """What the page says about itself, for platform recognition."""
+    hints: dict[str, str] = {}
+    for el in root.iter("meta"):
+        name = el.get("itemprop") or el.get("property") or el.get("name")
+        if name and name not in hints:
+            hints[name] = el.get("content") or ""
+    for el in root.iter("link"):
+        if "canonical" in (el.get("rel") or "").lower().split():
+            hints["canonical"] = resolve_url(base, el.get("href") or "") or ""
+            break
+    return hints
+
+
+def collect_candidates(html: str, page_url: str) -> list[Found]:
+    """Every candidate with its origin, best first, one per normalized address."""
+    root = _parse(html)
+    found: list[Found] = []
+    hints: dict[str, str] = {}
+    if root is not None:
+        base = _base_url(root, page_url)
+        hints = _hints(root, base)
+        for el in root.iter("link", "a"):
+            maker = _from_link if el.tag == "link" else _from_anchor
+            cand = maker(el, base)
+            if cand is not None:
+                found.append(Found(cand, str(el.tag)))
+    platform = [
+        Found(FeedCandidate(url=f.url, title=f.title, type=f.type, score=f.score), "platform")
+        for f in platform_feeds(page_url, hints=hints, html=html)
+    ]
+    return _dedupe(platform + found, page_url)
+
+
+def _dedupe(found: list[Found], page_url: str) -> list[Found]:
+    page_key = normalize_url(page_url)
+    best: dict[str, Found] = {}
+    for item in found:
+        key = normalize_url(item.candidate.url)
+        if key == page_key:
+            continue
+        old = best.get(key)
+        if old is None:
+            best[key] = item
+            continue
+        winner, loser = (item, old) if item.candidate.score > old.candidate.score else (old, item)
+        if not winner.candidate.title and loser.candidate.title:
+            winner = Found(replace(winner.candidate, title=loser.candidate.title), winner.origin)
+        if loser.declared and not winner.declared:
+            winner = Found(winner.candidate, loser.origin)
+        best[key] = winner
+    # dicts keep first-seen order, and sorted() is stable: ties stay in page order
+    return sorted(best.values(), key=lambda f: -f.candidate.score)
+
+
+def find_feeds_in_html(html: str, page_url: str) -> list[FeedCandidate]:
+    """Feed candidates of a page, best first, deduplicated; never raises."""
+    return [found.candidate for found in collect_candidates(html, page_url)]

@@ -1,0 +1,156 @@
+"""The RSS reader: conditional GET, per-source request options, parse.
+
+R-RSS-1: validators are stored together with the final URL they came from; a
+304 from any other final URL is another server's answer about another
+document, so it is ignored and the feed is fetched unconditionally.
+R-RSS-9: user agent, cookie, extra headers and proxy come from the source's
+config; a 403 is retried once with the Accept headers a browser sends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from tidings.errors import ConfigError, FetchError, HTTPStatusError
+from tidings.model import RawResponse, Source, SourceKind
+from tidings.net.types import Response
+from tidings.readers.base import ReadContext, ReadResult
+from tidings.readers.rss.hints import not_before
+from tidings.readers.rss.parse import ParsedFeed, parse_feed
+
+#: keys every kind accepts; the pipeline interprets them (R-SCHED-2)
+COMMON_KEYS = frozenset(
+    {"filters", "url_allow", "url_rewrite", "summary_only", "extract", "detail"}
+)
+RSS_KEYS = frozenset({"user_agent", "cookie", "headers", "proxy"})
+
+FEED_ACCEPT = (
+    "application/rss+xml, application/atom+xml, application/feed+json, "
+    "application/rdf+xml;q=0.9, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.8"
+)
+#: what a browser sends; some servers answer 403 to anything else (R-RSS-9)
+BROWSER_HEADERS = {
+    "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,"
+    "image/avif,image/webp,*/*;q=0.8",
+    "Accept-Language": "en-US,en;q=0.9,zh-CN;q=0.8,zh;q=0.7",
+}
+CURSOR_KEYS = ("etag", "last_modified", "validators_url")
+
+
+class RssReader:
+    """Reader for RSS, Atom, RDF and JSON Feed sources (kind ``rss``)."""
+
+    kind = SourceKind.RSS
+    config_keys = RSS_KEYS | COMMON_KEYS
+
+    def validate_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(config) - self.config_keys)
+        if unknown:
+            raise ConfigError(
+                f"unknown config key {unknown[0]!r} for an rss source "
+                f"(allowed: {', '.join(sorted(self.config_keys))})"
+            )
+        out = dict(config)
+        for key in ("user_agent", "cookie"):
+            if key in out:
+                if not isinstance(out[key], str) or "\n" in out[key] or "\r" in out[key]:
+                    raise ConfigError(f"config key {key!r} must be a one-line string")
+                out[key] = out[key].strip()
+        if "headers" in out:
+            out["headers"] = _headers(out["headers"])
+        if "proxy" in out and not isinstance(out["proxy"], bool):
+            raise ConfigError("config key 'proxy' must be true or false")
+        return out
+
+    async def read(self, ctx: ReadContext) -> ReadResult:
+        source = ctx.source
+        config = self.validate_config(source.config)
+        etag, modified, saved_url = (source.cursor.get(k) for k in CURSOR_KEYS)
+        conditional = bool((etag or modified) and saved_url)
+        resp = await self._fetch(ctx, config, etag if conditional else None,
+                                 modified if conditional else None)
+        if resp.not_modified:
+            if resp.final_url == saved_url:
+                return ReadResult(
+                    cursor=dict(source.cursor), not_modified=True, http_status=304,
+                    final_url=resp.final_url,
+                    not_before=not_before(resp.headers, None, ctx.now),
+                )
+            # a 304 from another final URL says nothing about our document
+            resp = await self._fetch(ctx, config, None, None)
+            if resp.not_modified:
+                raise FetchError(resp.final_url, f"{resp.final_url}: 304 to an unconditional GET")
+        return self._result(source, resp, ctx.now)
+
+    def parse_raw(self, source: Source, raw: RawResponse) -> ReadResult:
+        feed = parse_feed(raw.body, url=raw.final_url or raw.url, headers=_lower(raw.headers))
+        return _from_feed(feed, cursor=dict(source.cursor), raw=(), status=raw.status,
+                          size=len(raw.body), final_url=raw.final_url, hint=None)
+
+    async def _fetch(
+        self, ctx: ReadContext, config: Mapping[str, Any], etag: str | None, modified: str | None
+    ) -> Response:
+        headers = _request_headers(config)
+        proxy = config.get("proxy")
+        try:
+            return await ctx.fetcher.fetch(ctx.source.url, etag=etag, last_modified=modified,
+                                           headers=headers, proxy=proxy)
+        except HTTPStatusError as exc:
+            if exc.status != 403:
+                raise
+        return await ctx.fetcher.fetch(ctx.source.url, etag=etag, last_modified=modified,
+                                       headers={**headers, **BROWSER_HEADERS}, proxy=proxy)
+
+    def _result(self, source: Source, resp: Response, now: datetime) -> ReadResult:
+        feed = parse_feed(resp.content, url=resp.final_url, headers=resp.headers)
+        cursor: dict[str, Any] = {}
+        if resp.etag or resp.last_modified:
+            cursor = {"etag": resp.etag, "last_modified": resp.last_modified,
+                      "validators_url": resp.final_url}
+        raw = RawResponse(url=source.url, final_url=resp.final_url, fetched_at=resp.fetched_at,
+                          status=resp.status, headers=dict(resp.headers), body=resp.content,
+                          source_id=source.id)
+        return _from_feed(feed, cursor=cursor, raw=(raw,), status=resp.status,
+                          size=len(resp.content), final_url=resp.final_url,
+                          hint=not_before(resp.headers, feed.ttl, now))
+
+
+def _from_feed(
+    feed: ParsedFeed, *, cursor: dict[str, Any], raw: tuple[RawResponse, ...], status: int,
+    size: int, final_url: str, hint: datetime | None,
+) -> ReadResult:
+    return ReadResult(
+        items=feed.items, cursor=cursor, raw=raw, http_status=status, bytes=size,
+        final_url=final_url, title=feed.title, site_url=feed.site_url, not_before=hint,
+        warnings=feed.warnings,
+    )
+
+
+def _request_headers(config: Mapping[str, Any]) -> dict[str, str]:
+    headers = {"Accept": FEED_ACCEPT}
+    headers.update(config.get("headers") or {})
+    if config.get("user_agent"):
+        headers["User-Agent"] = config["user_agent"]
+    if config.get("cookie"):
+        headers["Cookie"] = config["cookie"]
+    return headers
+
+
+def _headers(value: Any) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        raise ConfigError("config key 'headers' must be a table of header names to values")
+    out: dict[str, str] = {}
+    for name, val in value.items():
+        if not isinstance(name, str) or not name.strip() or not isinstance(val, str | int):
+            raise ConfigError(f"config key 'headers': bad header {name!r}")
+        text = str(val)
+        if any(c in name + text for c in "\r\n") or ":" in name:
+            raise ConfigError(f"config key 'headers': header {name!r} must be one line")
+        out[name.strip()] = text.strip()
+    return out
+
+
+def _lower(headers: Mapping[str, str]) -> dict[str, str]:
+    return {k.lower(): v for k, v in headers.items()}

@@ -1,0 +1,138 @@
+"""Making a broken XML feed well-formed enough for lxml (R-RSS-6).
+
+Only runs after a strict parse failed. The usual faults, in the order they are
+fixed: a wrong or missing encoding, garbage before the root, HTML entities that
+XML does not know (``&nbsp;``), bare ampersands, control characters.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from html.entities import html5
+
+from charset_normalizer import from_bytes
+
+from tidings.textutil import collapse_fffd
+
+_DECL_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._\-]+)["']""")
+_DECL_ENCODING_TEXT = re.compile(r"""^(\s*<\?xml[^>]*?)\s+encoding\s*=\s*["'][^"']*["']""")
+_LATE_DECL = re.compile(r"(?<=.)<\?xml\b[^>]*>", re.DOTALL)
+_UNQUOTED_ATTR = re.compile(r"""(<[A-Za-z][^<>"']*?\s[\w:.\-]+=)([^\s"'<>]+)""")
+_CDATA = re.compile(r"(<!\[CDATA\[.*?\]\]>)", re.DOTALL)
+# every "&" except the five XML entities and character references, which are fine
+_AMP = re.compile(
+    r"&(?!(?:amp|lt|gt|quot|apos|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});)"
+    r"(?:(#[xX][0-9a-fA-F]+|#[0-9]+|[A-Za-z][A-Za-z0-9]*)(;?))?"
+)
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_XML_ENTITIES = frozenset(("amp", "lt", "gt", "quot", "apos"))
+_ALIASES = {"gb2312": "gb18030", "gbk": "gb18030", "x-gbk": "gb18030", "gb_2312-80": "gb18030"}
+_BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16"))
+#: a UTF-8 document with at most this share of broken bytes is read as UTF-8
+MAX_BAD_UTF8_SHARE = 0.001
+
+
+def declared_encoding(data: bytes) -> str | None:
+    m = _DECL_ENCODING.match(data[:300])
+    return m.group(1).decode("ascii").lower() if m else None
+
+
+def codec_name(name: str | None) -> str | None:
+    """A Python codec for a charset label, widening gb2312/gbk to gb18030 (R-HTTP-5)."""
+    if not name:
+        return None
+    name = name.strip().strip("\"'").lower()
+    name = _ALIASES.get(name, name)
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def decode(data: bytes, header_charset: str | None) -> tuple[str, list[str]]:
+    """The document as text, plus warnings when its encoding label was wrong."""
+    for bom, bom_codec in _BOMS:
+        if data.startswith(bom):
+            return data.decode(bom_codec, "replace"), []
+    declared = declared_encoding(data)
+    tried: list[str] = []
+    for label in (declared, header_charset, "utf-8"):
+        name = codec_name(label)
+        if not name or name in tried:
+            continue
+        tried.append(name)
+        try:
+            text = data.decode(name)
+        except UnicodeDecodeError:
+            continue
+        return text, _label_warning(declared, name)
+    text = data.decode("utf-8", "replace")
+    if text.count("\ufffd") <= len(text) * MAX_BAD_UTF8_SHARE:
+        return collapse_fffd(text), ["some bytes are not valid UTF-8; replaced"]
+    best = from_bytes(data[:200_000]).best()
+    if best is not None and best.encoding:
+        codec = codec_name(best.encoding) or "utf-8"
+        return collapse_fffd(data.decode(codec, "replace")), _label_warning(declared, codec)
+    return collapse_fffd(text), ["encoding unknown; decoded as UTF-8 with replacements"]
+
+
+def _label_warning(declared: str | None, used: str) -> list[str]:
+    if declared and codec_name(declared) != used:
+        return [f"declared encoding {declared} is wrong; decoded as {used}"]
+    return []
+
+
+def repair(data: bytes, header_charset: str | None) -> tuple[bytes, list[str]]:
+    """Well-formed-as-possible UTF-8 bytes (without an encoding declaration)."""
+    text, warnings = decode(data, header_charset)
+    start = text.find("<")
+    if start > 0:
+        text = text[start:]
+    text = _DECL_ENCODING_TEXT.sub(r"\1", text, count=1)
+    text = _LATE_DECL.sub("", text)
+    if _UNQUOTED_ATTR.search(text):
+        text = _UNQUOTED_ATTR.sub(r'\1"\2"', text)
+        warnings.append("unquoted attribute values quoted")
+    if _CONTROL.search(text):
+        text = _CONTROL.sub("", text)
+        warnings.append("control characters removed")
+    fixed = _fix_entities(text)
+    if fixed != text:
+        warnings.append("undeclared entities or bare ampersands replaced")
+    return fixed.encode("utf-8"), warnings
+
+
+def _fix_entities(text: str) -> str:
+    if "&" not in text:
+        return text
+    parts = _CDATA.split(text)
+    for i in range(0, len(parts), 2):
+        if "&" in parts[i]:
+            parts[i] = _AMP.sub(_entity, parts[i])
+    return "".join(parts)
+
+
+def _entity(m: re.Match[str]) -> str:
+    name, semi = m.group(1), m.group(2)
+    if name is None:
+        return "&amp;"
+    if name[0] == "#":
+        return _char_ref(name) if semi else "&amp;" + name
+    if name in _XML_ENTITIES and semi:
+        return m.group(0)
+    # "&copy=1" in a URL is an ampersand, not an entity: only "name;" is decoded
+    chars = html5.get(name + ";") if semi else None
+    if chars is None:
+        return "&amp;" + name + semi
+    return "".join(f"&#{ord(c)};" for c in chars)
+
+
+def _char_ref(name: str) -> str:
+    try:
+        code = int(name[2:], 16) if name[1] in "xX" else int(name[1:])
+    except ValueError:
+        return "&amp;" + name + ";"
+    legal = code in (0x9, 0xA, 0xD) or 0x20 <= code <= 0xD7FF or 0xE000 <= code <= 0x10FFFF
+    return f"&#{code};" if legal and code not in (0xFFFE, 0xFFFF) else "\ufffd"

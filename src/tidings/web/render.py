@@ -1,0 +1,116 @@
+"""The Jinja environment and the small formatting helpers templates use.
+
+Autoescaping is on for every template; the only ``Markup`` values a template
+ever sees come from :mod:`tidings.web.body` (re-written HTML) and from
+:func:`sparkline` (numbers only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
+
+from tidings.model import Item
+from tidings.settings import VERSION
+from tidings.web.body import highlight, render_body, render_snippet
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+def item_time(item: Item) -> datetime:
+    """The time a reader cares about: when it was published, else when we saw it."""
+    return item.published_at or item.discovered_at
+
+
+def ago(when: datetime | None, now: datetime | None = None) -> str:
+    """Short relative time: ``now``, ``5m``, ``3h``, ``2d``, then a date."""
+    if when is None:
+        return "never"
+    now = now or datetime.now(UTC)
+    seconds = (now - when).total_seconds()
+    if seconds < 0:
+        return "soon" if seconds > -86400 else when.strftime("%Y-%m-%d")
+    if seconds < 60:
+        return "now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)}m"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)}h"
+    if seconds < 30 * 86400:
+        return f"{int(seconds // 86400)}d"
+    return when.strftime("%Y-%m-%d")
+
+
+def until(when: datetime | None, now: datetime | None = None) -> str:
+    """``in 12m`` for a future time (next fetch), ``due`` when it has passed."""
+    if when is None:
+        return "not scheduled"
+    now = now or datetime.now(UTC)
+    seconds = (when - now).total_seconds()
+    if seconds <= 0:
+        return "due"
+    if seconds < 3600:
+        return f"in {int(seconds // 60) or 1}m"
+    if seconds < 86400:
+        return f"in {int(seconds // 3600)}h"
+    return f"in {int(seconds // 86400)}d"
+
+
+def isotime(when: datetime | None) -> str:
+    return when.isoformat(timespec="seconds") if when else ""
+
+
+def fulltime(when: datetime | None) -> str:
+    return when.strftime("%Y-%m-%d %H:%M UTC") if when else ""
+
+
+def safe_href(url: str | None) -> str:
+    """Only http(s) links leave the page: a hostile feed may say ``javascript:``."""
+    if not url:
+        return ""
+    cleaned = url.strip()
+    return cleaned if cleaned.lower().startswith(("http://", "https://")) else ""
+
+
+def host(url: str | None) -> str:
+    return (urlsplit(url).hostname or "") if url else ""
+
+
+def sparkline(values: Sequence[int], width: int = 84, height: int = 20) -> Markup:
+    """Items per day as an inline SVG polyline (built from numbers only)."""
+    if not values:
+        return Markup("")
+    top = max(*values, 1)
+    step = width / max(len(values) - 1, 1)
+    points = " ".join(
+        f"{i * step:.1f},{height - 2 - (v / top) * (height - 4):.1f}" for i, v in enumerate(values)
+    )
+    label = ", ".join(str(int(v)) for v in values)
+    return Markup(  # noqa: S704 - numbers only
+        f'<svg class="spark" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+        f'role="img" aria-label="items per day: {label}">'
+        f'<polyline points="{points}" fill="none" stroke="currentColor" stroke-width="1.5"/>'
+        "</svg>"
+    )
+
+
+def make_env() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        auto_reload=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(ago=ago, until=until, isotime=isotime, fulltime=fulltime, host=host,
+                       safe_href=safe_href)
+    env.globals.update(
+        item_time=item_time, sparkline=sparkline, render_body=render_body,
+        render_snippet=render_snippet, highlight=highlight, version=VERSION,
+    )
+    return env

@@ -1,0 +1,221 @@
+"""The web application, and ``serve``: scheduler + reader in one process.
+
+Every response passes :class:`Guard`, which adds the security headers (a strict
+Content-Security-Policy: no inline script or style anywhere) and, while no
+admin password exists, turns away every client that is not this machine, and
+every request whose Host is not a loopback name (so a web page cannot reach
+the reader through DNS rebinding either).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.staticfiles import StaticFiles
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from tidings.app import Tidings
+from tidings.errors import ConfigError, NotFoundError, TidingsError
+from tidings.settings import VERSION, Settings
+from tidings.web import api, pages_read, pages_site, pages_sources
+from tidings.web.auth import host_header_name, is_loopback
+from tidings.web.context import LoginRequired, login_redirect, render
+from tidings.web.state import WebState
+
+log = logging.getLogger("tidings.web")
+STATIC = Path(__file__).parent / "static"
+
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https: http:; "
+    "connect-src 'self'; manifest-src 'self'; worker-src 'self'; font-src 'self'; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+_HEADERS = [
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"permissions-policy", b"camera=(), microphone=(), geolocation=(), interest-cohort=()"),
+]
+OPEN_REFUSAL = (
+    "tidings: no admin password is set, so only this machine may use this reader; "
+    "set one with `tidings set-password` (or TIDINGS_ADMIN_PASSWORD)\n"
+)
+
+
+class Guard:
+    """Security headers on every response; loopback-only while there is no password."""
+
+    def __init__(self, app: ASGIApp, state: WebState) -> None:
+        self.app = app
+        self.state = state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.state.mode == "open":
+            refusal = self._refuse(scope)
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                names = {k.lower() for k, _ in headers}
+                if b"content-security-policy" not in names:
+                    headers.append((b"content-security-policy", CSP.encode()))
+                headers.extend(h for h in _HEADERS if h[0] not in names)
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+    def _refuse(self, scope: Scope) -> Response | None:
+        client = scope.get("client")
+        if not client or not is_loopback(client[0]):
+            return Response(OPEN_REFUSAL, status_code=403, media_type="text/plain",
+                            headers={"Content-Security-Policy": CSP})
+        host = dict(scope.get("headers", [])).get(b"host", b"").decode("latin-1")
+        if host and not is_loopback(host_header_name(host)):
+            return Response("tidings: without a password only loopback host names are "
+                            "served (use http://127.0.0.1:PORT/)\n", status_code=421,
+                            media_type="text/plain", headers={"Content-Security-Policy": CSP})
+        return None
+
+
+def _wants_json(request: Request) -> bool:
+    return request.url.path.startswith("/api/")
+
+
+def _error(request: Request, status: int, message: str) -> Response:
+    if _wants_json(request):
+        return JSONResponse({"detail": message}, status_code=status)
+    try:
+        return render(request, "error.html", {"title": f"Error {status}", "status": status,
+                                              "message": message}, status=status)
+    except HTTPException:  # e.g. a bad token while rendering: answer plainly
+        return JSONResponse({"detail": message}, status_code=status)
+
+
+def _install_handlers(app: FastAPI) -> None:
+    @app.exception_handler(LoginRequired)
+    async def login_required(request: Request, exc: LoginRequired) -> Response:
+        return login_redirect(request)
+
+    @app.exception_handler(api.Unauthorized)
+    async def unauthorized(request: Request, exc: api.Unauthorized) -> Response:
+        return JSONResponse({"detail": "log in or pass an API token (Authorization: Bearer)"},
+                            status_code=401, headers={"WWW-Authenticate": "Bearer"})
+
+    @app.exception_handler(NotFoundError)
+    async def not_found(request: Request, exc: NotFoundError) -> Response:
+        return _error(request, 404, str(exc))
+
+    @app.exception_handler(ConfigError)
+    async def bad_request(request: Request, exc: ConfigError) -> Response:
+        return _error(request, 400, str(exc))
+
+    @app.exception_handler(TidingsError)
+    async def failed(request: Request, exc: TidingsError) -> Response:
+        log.warning("%s %s: %s", request.method, request.url.path, exc)
+        return _error(request, 503, str(exc))
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        response = _error(request, exc.status_code, str(exc.detail))
+        for name, value in (exc.headers or {}).items():
+            response.headers[name] = value
+        return response
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> Response:
+        if _wants_json(request):
+            return JSONResponse({"detail": _plain(exc.errors())}, status_code=422)
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        return _error(request, 400, f"{where}: {first.get('msg', 'invalid')}")
+
+
+def _plain(errors: Any) -> Any:
+    """Validation errors without the echoed input (it may be bytes or huge)."""
+    return [{"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")),
+             "type": str(e.get("type", ""))} for e in errors]
+
+
+def create_app(tidings: Tidings, settings: Settings, *, page_ttl: float = 2.0) -> ASGIApp:
+    """The reader + JSON API for one open archive (the caller owns ``tidings``)."""
+    state = WebState(tidings, settings, page_ttl=page_ttl)
+    app = FastAPI(title="tidings", version=VERSION, docs_url=None, redoc_url=None,
+                  openapi_url="/api/openapi.json",
+                  description="The tidings JSON API. Authenticate with "
+                              "`Authorization: Bearer <token>` (see the settings page).")
+    app.state.web = state
+    _install_handlers(app)
+    app.include_router(api.router)
+    app.include_router(pages_read.router)
+    app.include_router(pages_sources.router)
+    app.include_router(pages_site.router)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    return Guard(app, state)
+
+
+# --------------------------------------------------------------------- serving
+
+
+def check_listen(settings: Settings, host: str) -> None:
+    """Refuse to listen beyond loopback while nobody could log in."""
+    from tidings.web.auth import load_state
+
+    if is_loopback(host) or settings.admin_password:
+        return
+    if not settings.data_dir.exists() or not load_state(settings).password_hash:
+        raise ConfigError(
+            f"refusing to listen on {host}: no admin password is set, so anyone who can reach "
+            "it could read and change the archive; run `tidings set-password` (or set "
+            "TIDINGS_ADMIN_PASSWORD) first, or listen on 127.0.0.1"
+        )
+
+
+def serve(settings: Settings, *, host: str | None = None, port: int | None = None) -> None:
+    """Run the reader (and the scheduler, when the facade has one) until interrupted."""
+    import uvicorn
+
+    host = host or settings.host
+    port = port if port is not None else settings.port
+    check_listen(settings, host)
+    tidings = Tidings.open(settings)
+    app = create_app(tidings, settings)
+    config = uvicorn.Config(app, host=host, port=port, log_level="info",
+                            proxy_headers=True, server_header=False)
+    server = uvicorn.Server(config)
+    asyncio.run(_run(server, tidings))
+
+
+async def _run(server: Any, tidings: Tidings) -> None:
+    async with _scheduler(tidings):
+        await server.serve()
+    await tidings.aclose()
+
+
+@contextlib.asynccontextmanager
+async def _scheduler(tidings: Tidings) -> AsyncIterator[None]:
+    """Run the facade's scheduler loop beside the server, if this build has one."""
+    run = getattr(tidings, "run_scheduler", None)
+    task = asyncio.create_task(run()) if run is not None else None
+    try:
+        yield
+    finally:
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

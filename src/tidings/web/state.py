@@ -1,0 +1,149 @@
+"""Per-app state: the facade, the auth state, and the small caches pages share.
+
+Lists are what people open most, and most of a list page's cost is the same
+for every visitor with the same role; so rendered pages are kept for a short
+time (``page_ttl`` seconds) and dropped at once whenever this process changes
+anything (read, star, source edits bump ``generation``). New items from the
+scheduler appear after at most ``page_ttl`` seconds. The per-session CSRF token
+is filled into the cached bytes at response time, so no session ever sees
+another's token.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from jinja2 import Environment
+
+from tidings.app import ArchiveStats, Tidings
+from tidings.model import Source
+from tidings.settings import Settings
+from tidings.web import auth
+from tidings.web.render import make_env
+
+T = TypeVar("T")
+CSRF_PLACEHOLDER = "@@tidings-csrf@@"
+
+
+@dataclass
+class _Entry:
+    body: bytes
+    made_at: float
+    generation: int
+
+
+@dataclass
+class PageCache:
+    ttl: float
+    size: int = 256
+    generation: int = 0
+    _entries: OrderedDict[tuple[str, ...], _Entry] = field(default_factory=OrderedDict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def get(self, key: tuple[str, ...]) -> bytes | None:
+        if self.ttl <= 0:
+            return None
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            if entry.generation != self.generation or time.monotonic() - entry.made_at > self.ttl:
+                del self._entries[key]
+                return None
+            self._entries.move_to_end(key)
+            return entry.body
+
+    def put(self, key: tuple[str, ...], body: bytes, generation: int) -> None:
+        if self.ttl <= 0 or generation != self.generation:
+            return
+        with self._lock:
+            self._entries[key] = _Entry(body, time.monotonic(), generation)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self.generation += 1
+            self._entries.clear()
+
+
+class _Memo:
+    """One value recomputed at most every ``ttl`` seconds (and on invalidate)."""
+
+    def __init__(self, ttl: float) -> None:
+        self.ttl = ttl
+        self.value: object = None
+        self.at = -1e9
+
+    def get(self, make: Callable[[], T]) -> T:
+        now = time.monotonic()
+        if self.value is None or now - self.at > self.ttl:
+            self.value = make()
+            self.at = now
+        return self.value  # type: ignore[return-value]
+
+    def clear(self) -> None:
+        self.value = None
+
+
+class WebState:
+    def __init__(self, tidings: Tidings, settings: Settings, page_ttl: float) -> None:
+        self.tidings = tidings
+        self.settings = settings
+        self.env: Environment = make_env()
+        self.pages = PageCache(ttl=page_ttl)
+        self._stats = _Memo(ttl=min(max(page_ttl, 0.0), 5.0))
+        self._sources = _Memo(ttl=min(max(page_ttl, 0.0), 5.0))
+        self._auth: auth.AuthState | None = None
+        self._auth_mtime = -1.0
+        self._auth_checked = 0.0
+        self._env_hash = auth.hash_password(settings.admin_password) \
+            if settings.admin_password else ""
+
+    # -- auth state: re-read when `tidings set-password` changed the file
+    @property
+    def auth(self) -> auth.AuthState:
+        now = time.monotonic()
+        if self._auth is None or now - self._auth_checked > 1.0:
+            self._auth_checked = now
+            path = auth.auth_path(self.settings)
+            mtime = path.stat().st_mtime if path.exists() else -1.0
+            if self._auth is None or mtime != self._auth_mtime:
+                self._auth = auth.load_state(self.settings)
+                self._auth_mtime = path.stat().st_mtime
+        return self._auth
+
+    def reload_auth(self) -> None:
+        self._auth = None
+
+    @property
+    def has_password(self) -> bool:
+        return bool(self._env_hash or self.auth.password_hash)
+
+    def password_ok(self, password: str) -> bool:
+        hashes = [h for h in (self._env_hash, self.auth.password_hash) if h]
+        return any(auth.check_password(h, password) for h in hashes)
+
+    @property
+    def mode(self) -> str:
+        if not self.has_password:
+            return "open"
+        return "public" if self.settings.public_reading else "private"
+
+    # -- shared figures
+    def stats(self) -> ArchiveStats:
+        return self._stats.get(self.tidings.stats)
+
+    def sources(self) -> dict[str, Source]:
+        return self._sources.get(lambda: {s.id: s for s in self.tidings.sources()})
+
+    def changed(self) -> None:
+        """Something was written: drop every cached page and figure."""
+        self.pages.invalidate()
+        self._stats.clear()
+        self._sources.clear()

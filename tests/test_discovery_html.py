@@ -148,9 +148,40 @@ def test_github_repo_page_ranks_releases_first_and_keeps_declared_commits() -> N
     cands = feeds("github_repo.html", "https://github.com/octo/widgets")
     assert urls(cands) == [
         "https://github.com/octo/widgets/releases.atom",
-        "https://github.com/octo/widgets/commits/main.atom",
         "https://github.com/octo/widgets/commits.atom",
+        "https://github.com/octo/widgets/commits/main.atom",  # one branch, under the page
     ]
+
+
+def test_feeds_under_the_article_rank_below_the_site_feed() -> None:
+    html = """<html><head>
+    <link rel="alternate" type="application/rss+xml" title="Kabar » Jangan Umpan Komentar"
+          href="https://kabar.example/2015/03/30/jangan/feed/">
+    <link rel="alternate" type="application/rss+xml" title="Kabar » Feed"
+          href="https://kabar.example/feed/">
+    <link rel="alternate" type="application/rss+xml" title="Kabar » Tech Category Feed"
+          href="https://kabar.example/category/tech/feed/">
+    </head></html>"""
+    on_post = find_feeds_in_html(html, "https://kabar.example/2015/03/30/jangan/")
+    assert [(c.url, c.score) for c in on_post] == [
+        ("https://kabar.example/feed/", 10),
+        ("https://kabar.example/category/tech/feed/", 10),
+        ("https://kabar.example/2015/03/30/jangan/feed/", 5),  # title and place both say so
+    ]
+    on_category = find_feeds_in_html(html, "https://kabar.example/category/tech/")
+    assert on_category[0].url == "https://kabar.example/feed/"
+    assert on_category[1].score == 8
+
+
+def test_share_buttons_and_social_profiles_are_not_feeds() -> None:
+    html = """<html><body>
+    <a href="https://www.facebook.com/dialog/feed?app_id=1&link=https%3A%2F%2Fa.example">Share</a>
+    <a href="https://twitter.com/intent/tweet?url=x">Tweet</a>
+    <a href="https://twitter.com/example" class="twitter-feed">Twitter feed</a>
+    <a href="https://www.reddit.com/r/python/.rss">r/python RSS</a>
+    </body></html>"""
+    cands = find_feeds_in_html(html, "https://a.example/")
+    assert urls(cands) == ["https://www.reddit.com/r/python/.rss"]
 
 
 def test_page_without_feeds() -> None:
@@ -218,6 +249,7 @@ def test_untyped_alternate_only_when_the_address_says_feed() -> None:
         ("https://a.com/posts.atom", True),
         ("https://a.com/?feed=rss2", True),
         ("https://a.com/feeds/posts/default", True),
+        ("https://a.com/feeds/all", True),
         ("https://feeds.feedburner.com/x", True),
         ("https://a.com/feedback", False),
         ("https://a.com/sitemap.xml", False),

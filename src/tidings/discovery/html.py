@@ -13,6 +13,11 @@ Scoring, in points (higher is better):
 * an ``href`` containing ``comment``, ``rpc`` or ``rsd`` loses 5 (comment
   feeds, XML-RPC and RSD endpoints are not the site feed); a title naming
   comments loses 3 (WordPress per-post comment feeds have a neutral address);
+* a feed under the page's own (non-root) path loses 2: on an article that is
+  its comments feed, on a category page the category feed - both less the
+  site feed than one found elsewhere;
+* ``<a>`` links to share dialogs are ignored, and so are links to social
+  networks whose only claim is a text like "Twitter feed";
 * known platforms (see :mod:`platforms`) score 12 for their main feed.
 
 The same feed found several ways (after URL normalization) is listed once
@@ -69,7 +74,15 @@ _FEED_SEGMENTS = frozenset(
 _FEED_SUFFIXES = (".rss", ".atom", ".rdf")
 _FEED_QUERY = re.compile(r"(?:^|&)(?:feed|format|type|output)=(?:rss2?|atom|rdf|json)\b", re.I)
 _FEED_WORDS = re.compile(r"\b(?:rss|atom|feed|json\s*feed)\b|订阅|訂閱|rss\s*源", re.IGNORECASE)
-_COMMENT_TITLE = re.compile(r"comment|评论|評論|留言", re.IGNORECASE)
+_COMMENT_TITLE = re.compile(
+    r"comm?ent|komentar|coment[aá]rio|评论|評論|留言|コメント|댓글", re.IGNORECASE
+)
+# Share buttons ("facebook.com/dialog/feed", "twitter.com/intent/tweet") are not feeds.
+_SHARE_PATH = re.compile(r"/(?:dialog|sharer?|intent)(?:[/.?]|$)", re.IGNORECASE)
+_SOCIAL_HOSTS = frozenset(
+    {"facebook.com", "twitter.com", "x.com", "linkedin.com", "instagram.com", "pinterest.com"}
+    | {"t.me", "weibo.com", "wa.me", "tiktok.com", "threads.net", "youtube.com"}
+)
 _BAD_HREF = ("comment", "rpc", "rsd")
 
 
@@ -105,7 +118,7 @@ def looks_like_feed_url(url: str) -> bool:
     last = path.rpartition("/")[2]
     if last in _FEED_SEGMENTS or last.endswith(_FEED_SUFFIXES):
         return True
-    if "/feeds/posts/" in path:  # Blogger
+    if "/feeds/" in path:  # Blogger's /feeds/posts/default, /feeds/all, /feeds/news.rss
         return True
     host = (parts.hostname or "").lower()
     if host.startswith("feeds.") or "feedburner" in host:
@@ -121,6 +134,18 @@ def _penalty(url: str, title: str) -> int:
     if "comment" not in low and _COMMENT_TITLE.search(title):
         points += 3
     return points
+
+
+def _under_page(url: str, page_url: str) -> int:
+    """2 when the feed lives below the page's own non-root path (see module doc)."""
+    try:
+        feed, page = urlsplit(url), urlsplit(page_url)
+    except ValueError:
+        return 0
+    page_path = page.path.rstrip("/")
+    if not page_path or feed.netloc.lower() != page.netloc.lower():
+        return 0
+    return 2 if feed.path.startswith(page_path + "/") else 0
 
 
 def _parse(html: str) -> etree._Element | None:
@@ -177,8 +202,13 @@ def _from_anchor(el: etree._Element, base: str) -> FeedCandidate | None:
         text = " ".join(img.get("alt") or "" for img in el.iter("img")).strip()
     media = (el.get("type") or "").split(";", 1)[0].strip().lower()
     wordy = bool(_FEED_WORDS.search(text)) and len(text) <= 40
+    parts = urlsplit(url)
+    if _SHARE_PATH.search(parts.path):
+        return None
     if looks_like_feed_url(url):
         score = 5 + (media in _LINK_TYPES) + wordy
+    elif (parts.hostname or "").removeprefix("www.") in _SOCIAL_HOSTS:
+        return None
     elif wordy or (media in _LINK_TYPES and media not in _GENERIC_TYPES):
         score = 3
     else:
@@ -214,6 +244,7 @@ def collect_candidates(html: str, page_url: str) -> list[Found]:
             maker = _from_link if el.tag == "link" else _from_anchor
             cand = maker(el, base)
             if cand is not None:
+                cand = replace(cand, score=cand.score - _under_page(cand.url, page_url))
                 found.append(Found(cand, str(el.tag)))
     platform = [
         Found(FeedCandidate(url=f.url, title=f.title, type=f.type, score=f.score), "platform")

@@ -78,40 +78,12 @@ def test_lease_is_ten_minutes() -> None:
 
 
 def test_hints_only_push_later_than_the_interval() -> None:
-    soon = timing.caching_not_before({"Cache-Control": "max-age=60"}, NOW)
+    """The reader turns TTL / max-age / Expires into not_before; it can only delay."""
+    soon = NOW + timedelta(minutes=1)
     assert timing.next_after_success(NOW, 30, soon) == NOW + timedelta(minutes=30)
-    late = timing.caching_not_before({"cache-control": "public, max-age=7200"}, NOW)
-    assert late == NOW + timedelta(hours=2)
+    late = NOW + timedelta(hours=2)
     assert timing.next_after_success(NOW, 30, late) == late
-
-
-def test_max_age_minus_age_overrides_expires() -> None:
-    headers = {"cache-control": "max-age=3600", "age": "600",
-               "expires": "Mon, 02 Mar 2026 20:00:00 GMT"}
-    assert timing.caching_not_before(headers, NOW) == NOW + timedelta(minutes=50)
-
-
-def test_expires_ttl_and_retry_after_take_the_latest() -> None:
-    headers = {"Expires": "Mon, 02 Mar 2026 13:00:00 GMT", "Retry-After": "5400"}
-    assert timing.caching_not_before(headers, NOW) == NOW + timedelta(minutes=90)
-    assert timing.caching_not_before(headers, NOW, ttl_min=180) == NOW + timedelta(hours=3)
-    date = {"retry-after": "Mon, 02 Mar 2026 14:30:00 GMT"}
-    assert timing.caching_not_before(date, NOW) == NOW + timedelta(minutes=150)
-
-
-@pytest.mark.parametrize("headers", [
-    {}, {"cache-control": "no-cache, max-age=9999"}, {"expires": "0"}, {"expires": "-1"},
-    {"cache-control": "max-age=abc"}, {"retry-after": "soon"},
-    {"expires": "Mon, 02 Mar 2026 11:00:00 GMT"},
-])
-def test_absent_or_useless_hints_give_none(headers: dict[str, str]) -> None:
-    assert timing.caching_not_before(headers, NOW) is None
-
-
-def test_a_far_future_hint_is_capped_at_a_day() -> None:
-    headers = {"expires": "Thu, 01 Jan 2099 00:00:00 GMT"}
-    assert timing.caching_not_before(headers, NOW) == NOW + timedelta(days=1)
-    assert timing.caching_not_before({}, NOW, ttl_min=100_000) == NOW + timedelta(days=1)
+    assert timing.next_after_success(NOW, 30, None) == NOW + timedelta(minutes=30)
 
 
 # --------------------------------------------------------------- due picking (R-SCHED-1)

@@ -1,0 +1,315 @@
+"""The public facade: what the CLI and the web layer may use.
+
+``Tidings`` wires settings, storage, the guarded HTTP client and the pipeline
+together, so that the outermost layer never has to know which database or
+which reader is behind a call (STYLE.md: cli/web import only this facade,
+``settings`` and ``model``). Types the outer layer needs are re-exported here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from tidings.errors import ConfigError, NotFoundError
+from tidings.model import (
+    FeedCandidate,
+    FetchRun,
+    Item,
+    RawResponse,
+    SearchHit,
+    Source,
+    SourceKind,
+)
+from tidings.net import Fetcher
+from tidings.opml import OpmlFeed, parse_opml, render_opml
+from tidings.pipeline.collect import PipelineEnv
+from tidings.pipeline.round import RoundProgress, RoundReport, run_round
+from tidings.readers import get_reader
+from tidings.settings import Settings
+from tidings.store import open_storage
+from tidings.store.base import ArchiveStats, ItemQuery, SearchQuery, SourceStats, Storage
+from tidings.store.query_syntax import parse_search
+
+__all__ = [
+    "ArchiveStats",
+    "ItemQuery",
+    "RoundProgress",
+    "RoundReport",
+    "SearchQuery",
+    "SourceStats",
+    "Tidings",
+]
+
+Clock = Callable[[], datetime]
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def slugify(text: str, taken: Sequence[str] = ()) -> str:
+    """A stable, readable source id from a title or URL host, unique among ``taken``."""
+    base = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "source"
+    slug, n = base, 2
+    while slug in taken:
+        slug = f"{base}-{n}"
+        n += 1
+    return slug
+
+
+class Tidings:
+    """One open archive: storage + fetcher + pipeline, for one process."""
+
+    def __init__(self, settings: Settings, store: Storage, *, clock: Clock = utcnow) -> None:
+        self.settings = settings
+        self.store = store
+        self.clock = clock
+        self._fetcher: Fetcher | None = None
+
+    # ------------------------------------------------------------ lifecycle
+    @classmethod
+    def open(cls, settings: Settings, *, create: bool = False, clock: Clock = utcnow) -> Tidings:
+        """Open the archive in ``settings.data_dir``; with ``create`` make it if missing."""
+        if not settings.database_url and not settings.database_path.exists() and not create:
+            raise ConfigError(
+                f"no archive in {settings.data_dir} (run `tidings init` first, "
+                "or pass --data DIR / set TIDINGS_HOME)"
+            )
+        if create:
+            settings.data_dir.mkdir(parents=True, exist_ok=True)
+        return cls(settings, open_storage(settings), clock=clock)
+
+    @property
+    def fetcher(self) -> Fetcher:
+        """The one guarded HTTP client of this process (shared politeness limits)."""
+        if self._fetcher is None:
+            self._fetcher = Fetcher(self.settings)
+        return self._fetcher
+
+    def pipeline_env(self) -> PipelineEnv:
+        return PipelineEnv(
+            store=self.store, fetcher=self.fetcher, settings=self.settings, clock=self.clock,
+        )
+
+    async def aclose(self) -> None:
+        if self._fetcher is not None:
+            await self._fetcher.aclose()
+            self._fetcher = None
+        self.store.close()
+
+    def close(self) -> None:
+        """Close storage (use ``aclose`` when a fetcher may be open)."""
+        self.store.close()
+
+    # -------------------------------------------------------------- sources
+    def sources(self) -> list[Source]:
+        return self.store.list_sources()
+
+    def source(self, source_id: str) -> Source:
+        return self.store.get_source(source_id)
+
+    def create_source(
+        self, url: str, *, kind: SourceKind = SourceKind.RSS, title: str = "",
+        source_id: str | None = None, config: Mapping[str, Any] | None = None,
+        site_url: str | None = None, priority: int = 0,
+    ) -> Source:
+        """Store a new source after validating its config for its kind (R-SCHED-2)."""
+        if self.store.find_source_by_url(url) is not None:
+            raise ConfigError(f"{url}: already a source")
+        clean = get_reader(kind).validate_config(dict(config or {}))
+        taken = [s.id for s in self.store.list_sources()]
+        sid = source_id or slugify(title or _host_of(url), taken)
+        if sid in taken:
+            raise ConfigError(f"source id {sid!r} is already taken")
+        source = Source(
+            id=sid, kind=kind, url=url, title=title, config=clean,
+            interval_min=self.settings.default_interval_min, next_fetch_at=self.clock(),
+            created_at=self.clock(), site_url=site_url, priority=priority,
+        )
+        return self.store.add_source(source)
+
+    async def add_source(
+        self, url: str, *, kind: SourceKind | None = None, title: str = "",
+        source_id: str | None = None, config: Mapping[str, Any] | None = None,
+    ) -> Source:
+        """Add a source; a page URL is turned into its best feed by autodiscovery."""
+        from tidings.discovery import discover
+
+        if kind is not None and kind is not SourceKind.RSS:
+            return self.create_source(url, kind=kind, title=title, source_id=source_id,
+                                      config=config)
+        found = await discover(url, self.fetcher)
+        if found.best is None:
+            raise ConfigError(f"{url}: no feed found on this page (try `tidings discover {url}`)")
+        feed = found.best
+        return self.create_source(
+            feed.url, title=title or feed.title, source_id=source_id, config=config,
+            site_url=None if found.is_feed else found.final_url,
+        )
+
+    async def discover(self, url: str) -> list[FeedCandidate]:
+        from tidings.discovery import discover
+
+        return list((await discover(url, self.fetcher)).candidates)
+
+    def update_source(self, source_id: str, changes: Mapping[str, Any]) -> Source:
+        """Change a source; a new config is validated for the source's kind first."""
+        changes = dict(changes)
+        if "config" in changes:
+            kind = self.store.get_source(source_id).kind
+            changes["config"] = get_reader(kind).validate_config(dict(changes["config"]))
+        return self.store.update_source(source_id, changes)
+
+    def remove_source(self, source_id: str) -> None:
+        self.store.delete_source(source_id)
+
+    def runs(self, source_id: str | None = None, limit: int = 20) -> list[FetchRun]:
+        return self.store.list_runs(source_id, limit)
+
+    def source_stats(self, source_id: str) -> SourceStats:
+        return self.store.source_stats(source_id, self.clock())
+
+    def source_overview(self) -> list[dict[str, Any]]:
+        """Per source: state, schedule, last run and recent volume (``sources --json``)."""
+        rows = []
+        now = self.clock()
+        for source in self.store.list_sources():
+            figures = self.store.source_stats(source.id, now)
+            last = figures.last_run
+            rows.append({
+                "id": source.id, "title": source.title, "kind": source.kind.value,
+                "url": source.url, "health": source.health.value,
+                "fail_count": source.fail_count, "interval_min": source.interval_min,
+                "next_fetch_at": source.next_fetch_at, "muted": source.muted_reason,
+                "last_success_at": source.last_success_at,
+                "last_run": None if last is None else {
+                    "outcome": last.outcome.value, "error": last.error,
+                    "started_at": last.started_at, "created": last.created,
+                    "http_status": last.http_status,
+                },
+                "items_total": figures.items_total,
+                "items_per_day": list(figures.items_per_day),
+                "warnings": list(last.warnings) if last else [],
+            })
+        return rows
+
+    # ---------------------------------------------------------------- items
+    def items(self, query: ItemQuery | None = None) -> list[Item]:
+        return self.store.list_items(query or ItemQuery())
+
+    def item(self, item_id: int) -> Item:
+        return self.store.get_item(item_id)
+
+    def search(self, text: str, *, ranked: bool = False, limit: int = 50,
+               before: tuple[datetime, int] | None = None) -> list[SearchHit]:
+        """Search with the R-API-5 syntax; bad syntax raises ConfigError."""
+        self.store.index_pending(limit=100_000)
+        query = replace(parse_search(text, ranked=ranked, limit=limit), before=before)
+        return self.store.search(query)
+
+    def mark_read(self, item_ids: Sequence[int], read: bool = True) -> int:
+        return self.store.set_read(item_ids, read)
+
+    def star(self, item_ids: Sequence[int], starred: bool = True) -> int:
+        return self.store.set_starred(item_ids, starred)
+
+    def stats(self) -> ArchiveStats:
+        return self.store.archive_stats()
+
+    def reprints(self, fps: Sequence[str]) -> dict[str, list[Item]]:
+        """Items sharing each title fingerprint, earliest first (folding in views, R-DEDUP-8)."""
+        return self.store.fingerprint_groups(fps) if fps else {}
+
+    def raw_pages(self, item_id: int, limit: int = 10) -> list[RawResponse]:
+        """The archived responses of one item, newest first (review page, R-EXTRACT-6)."""
+        key = self.store.get_item(item_id).key
+        found = sorted(self.store.iter_raw(item_key=key), key=lambda r: r.fetched_at)
+        return found[::-1][:limit]
+
+    # ----------------------------------------------------------- collection
+    async def collect(
+        self, source_ids: Sequence[str] | None = None, *,
+        progress: RoundProgress | None = None,
+    ) -> RoundReport:
+        """One round over the due sources (or exactly ``source_ids``, due or not)."""
+        if source_ids:
+            for sid in source_ids:
+                self.store.get_source(sid)  # NotFoundError names the bad id
+        return await run_round(self.pipeline_env(), only=source_ids, progress=progress)
+
+    def index_pending(self) -> int:
+        """Bring the search index up to date; returns how many items were indexed."""
+        total = 0
+        while (n := self.store.index_pending(limit=5000)) > 0:
+            total += n
+        return total
+
+    # ------------------------------------------------------- source lists
+    def add_default_sources(self) -> list[Source]:
+        """The 18 default sources of SPEC §13 (those not already present)."""
+        data = json.loads(resources.files("tidings").joinpath(
+            "data/default_sources.json").read_text("utf-8"))
+        added = []
+        for entry in data:
+            if self.store.find_source_by_url(entry["url"]) is None:
+                added.append(self.create_source(
+                    entry["url"], title=entry["title"], source_id=entry["id"],
+                    priority=2 - int(entry["tier"])))
+        return added
+
+    def import_opml(
+        self, data: bytes, origin: str = "OPML file",
+        progress: Callable[[int, int], None] | None = None,
+    ) -> tuple[list[Source], int]:
+        """Add every feed of an OPML document; returns (added, already present)."""
+        feeds = parse_opml(data, origin)
+        added: list[Source] = []
+        for n, feed in enumerate(feeds, 1):
+            if self.store.find_source_by_url(feed.url) is None:
+                config = {"category": feed.category} if feed.category else None
+                added.append(self.create_source(feed.url, title=feed.title, config=config,
+                                                site_url=feed.site_url or None))
+            if progress is not None:
+                progress(n, len(feeds))
+        return added, len(feeds) - len(added)
+
+    def export_opml(self) -> str:
+        return render_opml(
+            OpmlFeed(s.url, s.title, s.site_url or "", str(s.config.get("category", "")))
+            for s in self.store.list_sources() if s.kind is SourceKind.RSS
+        )
+
+    # -------------------------------------------------------------- backups
+    def backup(self, backup_dir: Path | None = None) -> Path:
+        from tidings.store.backup import make_backup
+
+        target = backup_dir or self.settings.data_dir / "backups"
+        return make_backup(self.store, target, self.clock(),
+                           keep_daily=self.settings.backup_keep_daily,
+                           keep_monthly=self.settings.backup_keep_monthly)
+
+
+def discover_feeds(settings: Settings, url: str) -> list[FeedCandidate]:
+    """Autodiscovery without an archive (``tidings discover`` works anywhere)."""
+    from tidings.discovery import discover
+
+    async def run() -> list[FeedCandidate]:
+        async with Fetcher(settings) as fetcher:
+            return list((await discover(url, fetcher)).candidates)
+
+    return asyncio.run(run())
+
+
+def _host_of(url: str) -> str:
+    match = re.match(r"^[a-z][a-z0-9+.-]*://([^/:?#]+)", url, re.IGNORECASE)
+    if not match:
+        raise NotFoundError(f"{url}: not an http(s) URL")
+    return match.group(1).removeprefix("www.")

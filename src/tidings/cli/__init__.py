@@ -1,0 +1,145 @@
+"""The ``tidings`` command line (R-CLI).
+
+Every command turns a :class:`tidings.errors.TidingsError` into one line on
+stderr and a non-zero exit code; a traceback is only shown with
+``TIDINGS_DEBUG=1``. Listing commands take ``--json``. The commands live in
+``commands_*`` modules by theme; this module holds the group and the plumbing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import asdict, is_dataclass
+from datetime import date, datetime
+from enum import Enum
+from functools import wraps
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+import click
+
+from tidings.app import Tidings
+from tidings.errors import TidingsError
+from tidings.settings import VERSION, Settings, load_settings
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+EXIT_ERROR = 1
+EXIT_INTERNAL = 3
+
+
+class Context:
+    """What every command gets: the settings, and the archive opened on demand."""
+
+    def __init__(self, data: str | None, config: str | None) -> None:
+        self._data = data
+        self._config = config
+        self._settings: Settings | None = None
+
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            self._settings = load_settings(self._data, config_file=self._config)
+        return self._settings
+
+    def open(self, *, create: bool = False) -> Tidings:
+        return Tidings.open(self.settings, create=create)
+
+
+def to_jsonable(value: Any) -> Any:
+    """Dataclasses, enums, datetimes and paths as plain JSON values."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {k: to_jsonable(v) for k, v in asdict(value).items()}
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [to_jsonable(v) for v in value]
+    return value
+
+
+def print_json(value: Any) -> None:
+    click.echo(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2))
+
+
+def fail(message: str, code: int = EXIT_ERROR) -> None:
+    click.echo(f"tidings: {message}", err=True)
+    sys.exit(code)
+
+
+def handle_errors(func: Callable[P, T]) -> Callable[P, T]:
+    """One line and an exit code for every expected error; no tracebacks for users."""
+
+    @wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return func(*args, **kwargs)
+        except TidingsError as exc:
+            fail(str(exc))
+        except KeyboardInterrupt:
+            fail("interrupted", 130)
+        except (click.ClickException, click.exceptions.Exit, SystemExit):
+            raise
+        except Exception as exc:
+            if os.environ.get("TIDINGS_DEBUG"):
+                raise
+            fail(f"internal error: {type(exc).__name__}: {exc} "
+                 "(set TIDINGS_DEBUG=1 for details, and please report it)", EXIT_INTERNAL)
+        raise AssertionError("unreachable")
+
+    return wrapper
+
+
+def run_async(tidings: Tidings, coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` and always close the archive's fetcher and storage afterwards."""
+
+    async def main() -> T:
+        try:
+            return await coro
+        finally:
+            await tidings.aclose()
+
+    return asyncio.run(main())
+
+
+def run_plain(coro: Awaitable[T]) -> T:
+    async def main() -> T:
+        return await coro
+
+    return asyncio.run(main())
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--data", "data", metavar="DIR", envvar="TIDINGS_HOME",
+              help="Data directory (default ./tidings-data, or $TIDINGS_HOME).")
+@click.option("--config", "config", metavar="FILE", type=click.Path(dir_okay=False),
+              help="Settings file (default DIR/tidings.toml).")
+@click.option("-v", "--verbose", is_flag=True, help="Log what happens (to stderr).")
+@click.version_option(VERSION, prog_name="tidings")
+@click.pass_context
+def cli(ctx: click.Context, data: str | None, config: str | None, verbose: bool) -> None:
+    """tidings: one de-duplicated, searchable timeline from many sources."""
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    ctx.obj = Context(data, config)
+
+
+def main() -> None:
+    cli(prog_name="tidings")
+
+
+# The commands register themselves on ``cli`` when imported.
+from tidings.cli import commands_collect, commands_items, commands_sources  # noqa: E402
+
+__all__ = ["cli", "commands_collect", "commands_items", "commands_sources", "main"]

@@ -1,0 +1,145 @@
+"""Commands that run things: collect, serve, backup, stats."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from tidings.app import RoundReport, Tidings
+from tidings.cli import Context, cli, handle_errors, print_json, run_async
+from tidings.errors import ConfigError
+from tidings.model import RunCounts, RunOutcome, Source
+
+
+class BarProgress:
+    """A rich progress bar fed by the round (shown only on a terminal)."""
+
+    def __init__(self, bar: Progress) -> None:
+        self.bar = bar
+        self.task = bar.add_task("collecting", total=None)
+
+    def started(self, total: int) -> None:
+        self.bar.update(self.task, total=total)
+
+    def finished(self, source: Source, counts: RunCounts) -> None:
+        self.bar.update(self.task, advance=1, description=f"{source.id[:24]:24}")
+
+
+def _summary(report: RoundReport, indexed: int, index_s: float) -> dict[str, object]:
+    failures = {sid: c.error for sid, c in report.results.items()
+                if c.outcome is RunOutcome.FAILED}
+    elapsed = ((report.finished_at - report.started_at).total_seconds()
+               if report.finished_at else 0.0)
+    return {
+        "sources": report.sources, "ok": report.ok, "failed": report.failed,
+        "not_modified": report.count(RunOutcome.NOT_MODIFIED),
+        "created": report.created, "revised": report.revised,
+        "seconds": round(elapsed, 3), "indexed": indexed,
+        "index_seconds": round(index_s, 3), "failures": failures,
+    }
+
+
+async def _collect(tidings: Tidings, source_ids: tuple[str, ...], show: bool) -> RoundReport:
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    with Progress(*columns, transient=True, disable=not show) as bar:
+        return await tidings.collect(source_ids or None, progress=BarProgress(bar))
+
+
+@cli.command()
+@click.argument("source_ids", nargs=-1, metavar="[SOURCE]...")
+@click.option("--once", is_flag=True, help="One round over the due sources, then exit.")
+@click.option("--all", "every", is_flag=True, help="Every source now, due or not.")
+@click.option("--json", "as_json", is_flag=True, help="Print the round's summary as JSON.")
+@click.pass_obj
+@handle_errors
+def collect(ctx: Context, source_ids: tuple[str, ...], once: bool, every: bool,
+            as_json: bool) -> None:
+    """Collect now: the named sources (due or not), or one round over the due ones."""
+    if not once and not source_ids and not every:
+        raise ConfigError("say --once for one round over the due sources, --all for every "
+                          "source, or name sources (`tidings serve` collects on a schedule)")
+    tidings = ctx.open()
+    if every:
+        source_ids = tuple(s.id for s in tidings.sources())
+    show = sys.stderr.isatty() and not as_json
+    report = run_async(tidings, _collect(tidings, source_ids, show))
+    tidings = ctx.open()
+    try:
+        started = time.perf_counter()
+        indexed = tidings.index_pending()
+        index_s = time.perf_counter() - started
+    finally:
+        tidings.close()
+    summary = _summary(report, indexed, index_s)
+    if as_json:
+        print_json(summary)
+    else:
+        click.echo(f"{summary['sources']} sources: {summary['ok']} ok, "
+                   f"{summary['failed']} failed; {summary['created']} new items, "
+                   f"{summary['revised']} revised in {summary['seconds']} s")
+        for sid, error in report.results.items():
+            if error.outcome is RunOutcome.FAILED:
+                click.echo(f"  {sid}: {error.error}", err=True)
+    if report.sources and report.ok == 0:
+        sys.exit(1)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_obj
+@handle_errors
+def stats(ctx: Context, as_json: bool) -> None:
+    """Counts: sources by health, items, and the last round's outcome."""
+    tidings = ctx.open()
+    try:
+        figures = tidings.stats()
+    finally:
+        tidings.close()
+    if as_json:
+        print_json(figures)
+        return
+    health = ", ".join(f"{n} {h}" for h, n in sorted(figures.sources_by_health.items()))
+    click.echo(f"sources: {health or 'none'}")
+    click.echo(f"items: {figures.items} ({figures.items_backfill} backfill, "
+               f"{figures.items_unread} unread); raw responses: {figures.raw_responses}")
+    if figures.last_round_started:
+        click.echo(f"last round: {figures.last_round_started:%Y-%m-%d %H:%M} UTC, "
+                   f"{figures.last_round_ok}/{figures.last_round_sources} ok, "
+                   f"{figures.last_round_new_items} new items")
+
+
+@cli.command()
+@click.pass_obj
+@handle_errors
+def backup(ctx: Context) -> None:
+    """Write a consistent copy of the archive (keeps 14 daily, monthly ones)."""
+    tidings = ctx.open()
+    try:
+        path = tidings.backup()
+    finally:
+        tidings.close()
+    click.echo(f"backup written to {path}")
+
+
+@cli.command()
+@click.option("--host", help="Address to listen on (default 127.0.0.1, or the settings').")
+@click.option("--port", type=click.IntRange(1, 65535), help="Port (default 8080).")
+@click.pass_obj
+@handle_errors
+def serve(ctx: Context, host: str | None, port: int | None) -> None:
+    """Run the web reader and the scheduler in one process."""
+    from dataclasses import replace
+
+    from tidings.web import serve as serve_web
+
+    settings = ctx.settings
+    if host:
+        settings = replace(settings, host=host)
+    if port:
+        settings = replace(settings, port=port)
+    ctx.open().close()  # a clear error now if there is no archive yet
+    serve_web(settings)

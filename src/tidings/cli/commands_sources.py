@@ -1,0 +1,152 @@
+"""Commands about sources: init, add, sources, remove, discover, OPML."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from tidings.cli import Context, cli, handle_errors, print_json, run_async
+from tidings.errors import ConfigError
+from tidings.model import SourceKind
+from tidings.settings import load_settings
+
+
+@cli.command()
+@click.option("--empty", is_flag=True, help="Do not add the 18 default sources.")
+@click.pass_obj
+@handle_errors
+def init(ctx: Context, empty: bool) -> None:
+    """Create the data directory and the archive (with the default sources)."""
+    tidings = ctx.open(create=True)
+    try:
+        added = [] if empty else tidings.add_default_sources()
+    finally:
+        tidings.close()
+    click.echo(f"archive ready in {ctx.settings.data_dir} ({len(added)} sources added)")
+
+
+@cli.command()
+@click.argument("url")
+@click.option("--kind", type=click.Choice([k.value for k in SourceKind]),
+              help="Source kind; default: find the feed of the page (autodiscovery).")
+@click.option("--title", default="", help="Title to show instead of the feed's own.")
+@click.option("--id", "source_id", help="Source id (default: made from the title).")
+@click.option("--json", "as_json", is_flag=True, help="Print the new source as JSON.")
+@click.pass_obj
+@handle_errors
+def add(ctx: Context, url: str, kind: str | None, title: str, source_id: str | None,
+        as_json: bool) -> None:
+    """Add a source; a page URL is turned into its feed by autodiscovery."""
+    tidings = ctx.open()
+    source = run_async(tidings, tidings.add_source(
+        url, kind=SourceKind(kind) if kind else None, title=title, source_id=source_id))
+    if as_json:
+        print_json(source)
+    else:
+        click.echo(f"added {source.id}: {source.url}")
+
+
+@cli.command()
+@click.argument("source_id")
+@click.pass_obj
+@handle_errors
+def remove(ctx: Context, source_id: str) -> None:
+    """Remove a source (its items stay in the archive)."""
+    tidings = ctx.open()
+    try:
+        tidings.remove_source(source_id)
+    finally:
+        tidings.close()
+    click.echo(f"removed {source_id}")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_obj
+@handle_errors
+def sources(ctx: Context, as_json: bool) -> None:
+    """List sources with their health, last run and next fetch."""
+    tidings = ctx.open()
+    try:
+        rows = tidings.source_overview()
+    finally:
+        tidings.close()
+    if as_json:
+        print_json(rows)
+        return
+    table = Table("id", "health", "fails", "every", "next fetch", "last run", box=None)
+    for row in rows:
+        last = row["last_run"]
+        outcome = f"{last['outcome']}" + (f": {last['error']}" if last and last["error"] else "") \
+            if last else "never"
+        nxt = row["next_fetch_at"].strftime("%m-%d %H:%M") if row["next_fetch_at"] else "-"
+        table.add_row(row["id"], row["health"], str(row["fail_count"]),
+                      f"{row['interval_min']}m", nxt, outcome[:60])
+    Console().print(table)
+
+
+@cli.command()
+@click.argument("url")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+@handle_errors
+def discover(click_ctx: click.Context, url: str, as_json: bool) -> None:
+    """Show the feeds a page declares (or that common paths serve)."""
+    from tidings.app import discover_feeds
+
+    ctx: Context = click_ctx.obj
+    settings = ctx.settings if ctx.settings.database_path.exists() else load_settings(env={})
+    found = discover_feeds(settings, url)
+    if as_json:
+        print_json(found)
+        return
+    if not found:
+        click.echo("no feeds found", err=True)
+        sys.exit(1)
+    for feed in found:
+        mark = "✓" if feed.verified else " "
+        click.echo(f"{mark} {feed.score:>3}  {feed.type or '?':5} {feed.url}  {feed.title}")
+
+
+@cli.command("import-opml")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.pass_obj
+@handle_errors
+def import_opml(ctx: Context, file: Path) -> None:
+    """Subscribe to every feed of an OPML file."""
+    tidings = ctx.open()
+    try:
+        with Progress(transient=True, disable=not sys.stderr.isatty()) as bar:
+            task = bar.add_task("importing", total=None)
+            added, present = tidings.import_opml(
+                file.read_bytes(), str(file),
+                progress=lambda n, total: bar.update(task, completed=n, total=total))
+    finally:
+        tidings.close()
+    click.echo(f"{len(added)} sources added, {present} already present")
+
+
+@cli.command("export-opml")
+@click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.pass_obj
+@handle_errors
+def export_opml(ctx: Context, file: Path | None) -> None:
+    """Write the subscriptions as OPML (to FILE, or to standard output)."""
+    tidings = ctx.open()
+    try:
+        text = tidings.export_opml()
+    finally:
+        tidings.close()
+    if file is None:
+        click.echo(text, nl=False)
+    else:
+        try:
+            file.write_text(text, "utf-8")
+        except OSError as exc:
+            raise ConfigError(f"{file}: cannot write ({exc.strerror})") from exc
+        click.echo(f"wrote {file}")

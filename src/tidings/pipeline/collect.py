@@ -1,0 +1,161 @@
+"""``collect_source``: one source, one run, from fetch to stored items (SPEC §5).
+
+The order matters for crash safety: the raw response is archived, then the
+batch is upserted in one transaction, and only then are the cursor and the
+validators saved. A crash anywhere leaves either the old cursor (the next run
+fetches again and upserts idempotently) or everything (R-DEDUP-9, R-RSS-1).
+
+A source's failure never escapes as an exception: it becomes a failed fetch-run
+row with a one-line reason, a higher fail_count and a backed-off next fetch,
+so one broken source cannot stop a round.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from tidings.errors import BudgetExhaustedError, HTTPStatusError, TidingsError
+from tidings.identity import choose_identity_mode
+from tidings.model import Health, ItemData, RunCounts, RunOutcome, Source
+from tidings.net import Fetcher
+from tidings.pipeline import timing
+from tidings.pipeline.filters import apply_rules, compile_rules, limit_batch
+from tidings.pipeline.upsert import upsert_items
+from tidings.readers import get_reader
+from tidings.readers.base import ReadContext, ReadResult
+from tidings.settings import Settings
+from tidings.store.base import Storage
+
+log = logging.getLogger(__name__)
+
+#: a whole run (all its requests and parsing) may take at most this long
+RUN_TIMEOUT_S = 180.0
+FILTERED_WARN_SHARE = 0.5
+MISSING_WARN_SHARE = 0.3
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineEnv:
+    """What a collection needs from the outside world; built by the facade."""
+
+    store: Storage
+    fetcher: Fetcher
+    settings: Settings
+    clock: Callable[[], datetime]
+
+
+@dataclass(frozen=True, slots=True)
+class Collected:
+    counts: RunCounts
+    changes: Mapping[str, Any]
+    new_item_ids: tuple[int, ...] = ()
+
+
+def run_warnings(found: Sequence[ItemData], filtered: int) -> tuple[str, ...]:
+    """Per-run silent-failure signs (R-OPS-1): most entries filtered, or half-empty ones."""
+    warnings = []
+    if found and filtered / len(found) > FILTERED_WARN_SHARE:
+        warnings.append(f"{filtered} of {len(found)} entries were filtered out")
+    missing = sum(1 for it in found if not it.title.strip() or not it.url)
+    if found and missing / len(found) > MISSING_WARN_SHARE:
+        warnings.append(f"{missing} of {len(found)} entries have no title or no link")
+    return tuple(warnings)
+
+
+def _success_changes(source: Source, result: ReadResult, now: datetime) -> dict[str, Any]:
+    changes: dict[str, Any] = {
+        "cursor": dict(result.cursor),
+        "fail_count": 0,
+        "health": Health.OK,
+        "last_success_at": now,
+        "last_error": None,
+        "next_fetch_at": timing.next_after_success(now, source.interval_min, result.not_before),
+    }
+    if not source.title and result.title:
+        changes["title"] = result.title[:200]
+    if not source.site_url and result.site_url:
+        changes["site_url"] = result.site_url
+    return changes
+
+
+async def _collect(env: PipelineEnv, source: Source, now: datetime) -> Collected:
+    reader = get_reader(source.kind)
+    config = reader.validate_config(source.config)  # unknown keys fail the run (R-SCHED-2)
+    rules = compile_rules(config)
+    result = await reader.read(ReadContext(source, env.fetcher, now))
+    for raw in result.raw:
+        env.store.put_raw(replace(raw, source_id=source.id))
+    changes = _success_changes(source, result, now)
+    if result.not_modified:
+        counts = RunCounts(RunOutcome.NOT_MODIFIED, http_status=result.http_status,
+                           pages=result.pages, warnings=result.warnings)
+        return Collected(counts, changes)
+    kept, filtered = apply_rules(result.items, rules, now)
+    s = env.settings
+    batch = limit_batch(
+        kept, first_run=source.last_success_at is None, now=now,
+        first_limit=s.initial_backfill_limit, first_months=s.initial_backfill_months,
+        later_limit=s.max_items_per_run,
+    )
+    mode = choose_identity_mode([it.guid for it in result.items],
+                                [it.url for it in result.items], source.identity_mode)
+    if mode is not source.identity_mode:
+        changes["identity_mode"] = mode
+    if config.get("summary_only"):
+        batch = [replace(it, body=None, raw={**it.raw, "summary_only": True}) for it in batch]
+    outcome = upsert_items(env.store, replace(source, identity_mode=mode), batch, now,
+                           extra_tracking=s.tracking_params)
+    warnings = result.warnings + run_warnings(result.items, filtered)
+    if mode is not source.identity_mode:
+        warnings += (f"identity rule degraded to {mode.value}: the feed repeats or omits GUIDs",)
+    counts = RunCounts(
+        RunOutcome.OK, found=len(result.items), created=outcome.created,
+        revised=outcome.revised, rediscovered=outcome.rediscovered, filtered=filtered,
+        pages=result.pages, reused=outcome.unchanged, http_status=result.http_status,
+        bytes=result.bytes, warnings=warnings,
+    )
+    return Collected(counts, changes, tuple(outcome.created_ids.values()))
+
+
+def _failure(source: Source, exc: TidingsError, now: datetime) -> Collected:
+    if isinstance(exc, BudgetExhaustedError):
+        counts = RunCounts(RunOutcome.BUDGET, error=str(exc))
+        return Collected(counts, {"next_fetch_at": timing.next_after_budget(now)})
+    status = exc.status if isinstance(exc, HTTPStatusError) else None
+    retry_after = exc.retry_after if isinstance(exc, HTTPStatusError) else None
+    fail_count = source.fail_count + 1
+    changes: dict[str, Any] = {
+        "fail_count": fail_count,
+        "health": timing.health_for(fail_count),
+        "last_error": str(exc),
+        "next_fetch_at": timing.next_after_failure(
+            now, source.interval_min, source.fail_count, retry_after),
+    }
+    if status == 410:
+        changes["muted_reason"] = "410 Gone: the publisher removed this feed"
+    return Collected(RunCounts(RunOutcome.FAILED, error=str(exc), http_status=status), changes)
+
+
+async def collect_source(env: PipelineEnv, source: Source) -> RunCounts:
+    """Run ``source`` once and record the run; never raises for the source's own faults."""
+    now = env.clock()
+    run_id = env.store.start_run(source.id, now)
+    try:
+        async with asyncio.timeout(RUN_TIMEOUT_S):
+            done = await _collect(env, source, now)
+    except TimeoutError:
+        done = _failure(source, TidingsError(f"run took longer than {RUN_TIMEOUT_S:.0f} s"), now)
+    except TidingsError as exc:
+        done = _failure(source, exc, now)
+    except Exception as exc:  # a reader bug must not take the round down
+        log.exception("collecting %s failed unexpectedly", source.id)
+        done = _failure(source, TidingsError(f"internal error: {type(exc).__name__}: {exc}"),
+                        now)
+    env.store.update_source(source.id, done.changes)
+    env.store.finish_run(run_id, env.clock(), done.counts)
+    return done.counts

@@ -1,0 +1,177 @@
+"""``upsert_items`` / ``upsert_item``: the single entry for every item (SPEC §4).
+
+Collection, push ingest, history import, extraction and re-parse all come
+through here, so the identity, version-memory and timeline rules hold whatever
+the path. One call is one storage transaction: a crash before it leaves
+nothing, a crash after it leaves everything (R-DEDUP-9).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from tidings.extract import sanitize_html
+from tidings.identity import (
+    comparable_text,
+    content_hash,
+    identity_key,
+    is_backfill,
+    normalize_url,
+    title_fingerprint,
+    trusted_published,
+)
+from tidings.identity.decide import Action, decide
+from tidings.model import BodyState, ItemData, ItemState, Source
+from tidings.store.base import Discovery, ItemFields, NewItem, Revision, Storage, UpsertBatch
+
+FFFD = "\ufffd"
+
+
+@dataclass(slots=True)
+class UpsertOutcome:
+    created: int = 0
+    revised: int = 0
+    rediscovered: int = 0
+    unchanged: int = 0
+    skipped: int = 0  # tombstoned, capped, or repeated within the batch
+    created_ids: dict[str, int] = field(default_factory=dict)
+    revised_ids: list[int] = field(default_factory=list)
+    actions: dict[str, Action] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    key: str
+    fields: ItemFields
+    declared_backfill: bool | None
+
+
+def _item_fields(item: ItemData, url: str | None, now: datetime) -> ItemFields:
+    body = sanitize_html(item.body, base_url=url) if item.body else None
+    published = trusted_published(item.published_at, now)
+    raw: dict[str, Any] = dict(item.raw)
+    if item.guid:
+        raw["guid"] = item.guid
+    if item.published_raw:
+        raw["published_raw"] = item.published_raw
+    if item.published_at is not None and published is None:
+        raw["untrusted_published_at"] = item.published_at.isoformat()
+    state = item.body_state if body else BodyState.PENDING
+    if state is BodyState.PENDING and raw.get("summary_only"):
+        state = BodyState.UNCONFIRMED
+    return ItemFields(
+        title=item.title, url=url, summary=item.summary, body=body, body_state=state,
+        published_at=published, author=item.author, categories=item.categories,
+        images=item.images, raw=raw, content_hash=None,
+        title_fp=title_fingerprint(item.title),
+    )
+
+
+def prepare(
+    source: Source, items: Iterable[ItemData], now: datetime,
+    extra_tracking: Sequence[str] = (),
+) -> list[Prepared]:
+    """Key and clean each entry; the first of repeated keys wins."""
+    seen: set[str] = set()
+    out = []
+    for item in items:
+        url = normalize_url(item.url, extra_tracking) if item.url else None
+        key = identity_key(
+            source_id=source.id, url=item.url, title=item.title, guid=item.guid,
+            explicit=item.key, mode=source.identity_mode, extra_tracking=extra_tracking,
+        )
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(Prepared(key, _item_fields(item, url, now), item.backfill))
+    return out
+
+
+def _inherit(fields: ItemFields, existing: ItemState | None, source_id: str) -> ItemFields:
+    """A teaser re-listed by the owner keeps the body we already extracted (R-EXTRACT-2)."""
+    if existing is None or existing.source_id != source_id or fields.body is not None:
+        return fields
+    if existing.body is None:
+        return fields
+    return replace(fields, body=existing.body, body_state=existing.body_state)
+
+
+def _existing_text(existing: ItemState | None, new_text: str) -> str | None:
+    if existing is None:
+        return None
+    if FFFD not in new_text and FFFD not in existing.title + existing.summary + (
+        existing.body or ""
+    ):
+        return None
+    return comparable_text(existing.title, existing.body, existing.summary)
+
+
+def upsert_items(
+    store: Storage, source: Source, items: Iterable[ItemData], now: datetime, *,
+    extra_tracking: Sequence[str] = (), imported: bool = False,
+) -> UpsertOutcome:
+    """Store what ``source`` listed at ``now``; returns what happened to each entry.
+
+    ``imported`` marks history imported from elsewhere: created items get no
+    comparable hash, so their first real collection only records one (R-DEDUP-5).
+    """
+    prepared = prepare(source, items, now, extra_tracking)
+    keys = [p.key for p in prepared]
+    existing = store.lookup_items(keys)
+    dead = store.tombstoned(keys)
+    out = UpsertOutcome()
+    creates: list[NewItem] = []
+    revisions: list[Revision] = []
+    discoveries: list[Discovery] = []
+    for p in prepared:
+        old = existing.get(p.key)
+        fields = _inherit(p.fields, old, source.id)
+        text = comparable_text(fields.title, fields.body, fields.summary)
+        digest = content_hash(fields.title, fields.body, fields.summary)
+        action = decide(
+            source_id=source.id, new_hash=digest, new_text=text, new_title=fields.title,
+            existing=old, existing_text=_existing_text(old, text), tombstoned=p.key in dead,
+        )
+        out.actions[p.key] = action
+        hashed = replace(fields, content_hash=None if imported else digest)
+        if action is Action.CREATE:
+            backfill = is_backfill(fields.published_at, now, p.declared_backfill)
+            creates.append(NewItem(p.key, source.id, hashed, now, backfill))
+        elif old is not None and action in (Action.REVISE, Action.BASELINE):
+            revisions.append(Revision(old.id, hashed, action is Action.REVISE))
+        elif old is not None and action is Action.REDISCOVER:
+            discoveries.append(Discovery(source.id, now, item_id=old.id))
+        _count(out, action, old)
+    if creates or revisions or discoveries:
+        out.created_ids = store.apply_upserts(UpsertBatch(creates, revisions, discoveries))
+    return out
+
+
+def _count(out: UpsertOutcome, action: Action, old: ItemState | None) -> None:
+    if action is Action.CREATE:
+        out.created += 1
+    elif action is Action.REVISE:
+        out.revised += 1
+        if old is not None:
+            out.revised_ids.append(old.id)
+    elif action is Action.REDISCOVER:
+        out.rediscovered += 1
+    elif action in (Action.UNCHANGED, Action.BASELINE):
+        out.unchanged += 1
+    else:
+        out.skipped += 1
+
+
+def upsert_item(
+    store: Storage, source: Source, item: ItemData, now: datetime, *,
+    extra_tracking: Sequence[str] = (), imported: bool = False,
+) -> UpsertOutcome:
+    """One entry through exactly the same rules as a batch."""
+    return upsert_items(store, source, [item], now, extra_tracking=extra_tracking,
+                        imported=imported)
+
+
+__all__ = ["Prepared", "UpsertOutcome", "prepare", "upsert_item", "upsert_items"]

@@ -1,0 +1,166 @@
+"""The command line, run in-process with click's runner and as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from click.testing import CliRunner
+
+from farm import Farm, running_farm, serve_app
+from tidings.cli import cli
+
+ENV = {"TIDINGS_ALLOW_PRIVATE_HOSTS": "127.0.0.1", "TIDINGS_PER_HOST_DELAY": "0"}
+
+
+def run(data: Path, *args: str, code: int = 0) -> str:
+    result = CliRunner().invoke(cli, ["--data", str(data), *args], env=ENV)
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def test_init_creates_the_18_default_sources(tmp_path: Path) -> None:
+    run(tmp_path, "init")
+    rows = json.loads(run(tmp_path, "sources", "--json"))
+    assert len(rows) == 18
+    for row in rows:
+        parts = urlsplit(row["url"])
+        assert parts.scheme == "https" and parts.netloc and "." in parts.netloc
+        assert row["health"] == "ok" and row["last_run"] is None
+    assert len({r["id"] for r in rows}) == 18
+
+
+def test_without_an_archive_commands_say_what_to_do(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["--data", str(tmp_path / "none"), "items"], env=ENV)
+    assert result.exit_code == 1
+    assert "tidings init" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_collect_list_search_export_import_backup(tmp_path: Path) -> None:
+    with running_farm(Farm(feeds=20)) as farm:
+        opml = tmp_path / "farm.opml"
+        opml.write_bytes(farm.opml())
+        run(tmp_path, "init", "--empty")
+        assert "20 sources added" in run(tmp_path, "import-opml", str(opml))
+        summary = json.loads(run(tmp_path, "collect", "--once", "--json"))
+        assert summary["sources"] == 20
+        assert summary["failed"] == 2 and summary["created"] > 100
+        assert summary["indexed"] == summary["created"]
+        items = json.loads(run(tmp_path, "items", "--json", "--limit", "500"))
+        assert len(items) == summary["created"]
+        hits = json.loads(run(tmp_path, "search", "--json", "Wire story"))
+        assert hits and all("Wire story" in h["title"] for h in hits)
+        stats = json.loads(run(tmp_path, "stats", "--json"))
+        assert stats["items"] == summary["created"]
+        exported = run(tmp_path, "export-opml")
+        assert exported.count("xmlUrl=") == 20
+        other = tmp_path / "other"
+        run(other, "init", "--empty")
+        (tmp_path / "out.opml").write_text(exported)
+        assert "20 sources added" in run(other, "import-opml", str(tmp_path / "out.opml"))
+        assert "backup written" in run(tmp_path, "backup")
+        backups = list((tmp_path / "backups").glob("*.sqlite3"))
+        assert len(backups) == 1
+        with sqlite3.connect(backups[0]) as db:
+            assert db.execute("select count(*) from items").fetchone()[0] == len(items)
+
+
+def test_collect_named_source_ignores_schedule(tmp_path: Path) -> None:
+    with running_farm(Farm(feeds=3)) as farm:
+        (tmp_path / "f.opml").write_bytes(farm.opml())
+        run(tmp_path, "init", "--empty")
+        run(tmp_path, "import-opml", str(tmp_path / "f.opml"))
+        run(tmp_path, "collect", "--once")
+        sid = json.loads(run(tmp_path, "sources", "--json"))[0]["id"]
+        again = json.loads(run(tmp_path, "collect", "--once", "--json"))
+        assert again["sources"] == 0  # nothing due
+        named = json.loads(run(tmp_path, "collect", sid, "--json"))
+        assert named["sources"] == 1
+        run(tmp_path, "collect", "no-such-source", code=1)
+
+
+def test_add_discovers_the_feed_of_a_page(tmp_path: Path) -> None:
+    from aiohttp import web
+
+    feed = (b'<?xml version="1.0"?><rss version="2.0"><channel><title>Blog</title>'
+            b"<item><title>Hello</title><link>http://example.com/a</link></item>"
+            b"</channel></rss>")
+    page = ('<html><head><link rel="alternate" type="application/rss+xml" '
+            'title="Blog feed" href="/feed.xml"></head><body>hi</body></html>')
+    async def home(request: web.Request) -> web.Response:
+        return web.Response(text=page, content_type="text/html")
+
+    async def feed_xml(request: web.Request) -> web.Response:
+        return web.Response(body=feed, content_type="application/rss+xml")
+
+    app = web.Application()
+    app.router.add_get("/", home)
+    app.router.add_get("/feed.xml", feed_xml)
+    with serve_app(app) as url:
+        run(tmp_path, "init", "--empty")
+        source = json.loads(run(tmp_path, "add", url + "/", "--json"))
+        assert source["url"] == url + "/feed.xml"
+        listed = json.loads(run(tmp_path, "discover", url + "/", "--json"))
+        assert listed[0]["url"] == url + "/feed.xml"
+        result = CliRunner().invoke(cli, ["--data", str(tmp_path), "add", url + "/"], env=ENV)
+        assert result.exit_code == 1 and "already" in result.output
+
+
+def test_bad_input_gives_one_line_errors(tmp_path: Path) -> None:
+    run(tmp_path, "init", "--empty")
+    bad = tmp_path / "bad.opml"
+    bad.write_text("<html>not opml")
+    out = run(tmp_path, "import-opml", str(bad), code=1)
+    assert out.count("\n") == 1 and "not valid XML" in out
+    out = run(tmp_path, "add", "ftp://example.com/feed", code=1)
+    assert "Traceback" not in out
+    out = run(tmp_path, "items", "--since", "yesterday-ish", code=1)
+    assert "--since" in out
+
+
+def test_kill_9_mid_round_then_rerun_leaves_no_duplicates(tmp_path: Path) -> None:
+    """A real subprocess is killed while collecting; the rerun completes the archive."""
+    farm = Farm(feeds=120)
+    for spec in farm.specs:
+        spec.kind = "slow" if spec.kind in ("ok", "slow") else spec.kind
+    with running_farm(farm):
+        (tmp_path / "f.opml").write_bytes(farm.opml())
+        run(tmp_path, "init", "--empty")
+        run(tmp_path, "import-opml", str(tmp_path / "f.opml"))
+        env = {**os.environ, **ENV, "TIDINGS_COLLECT_CONCURRENCY": "8"}
+        cmd = [sys.executable, "-m", "tidings", "--data", str(tmp_path), "collect", "--once"]
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        db = tmp_path / "tidings.sqlite3"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with sqlite3.connect(db) as conn:
+                done = conn.execute("select count(*) from fetch_runs where outcome != 'running'"
+                                    ).fetchone()[0]
+            if done >= 20:
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        with sqlite3.connect(db) as conn:
+            partial = conn.execute("select count(*) from items").fetchone()[0]
+        assert 0 < partial < len(farm.unique_paths())
+        # the killed round leased its sources ahead; a named collect runs them regardless
+        ids = [r["id"] for r in json.loads(run(tmp_path, "sources", "--json"))]
+        run(tmp_path, "collect", *ids)
+        with sqlite3.connect(db) as conn:
+            urls = [r[0] for r in conn.execute("select url from items")]
+            hashes_ok = conn.execute(
+                "select count(*) from items where content_hash is null or title is null"
+            ).fetchone()[0]
+        assert len(urls) == len(set(urls))
+        assert {urlsplit(u).path for u in urls} == farm.unique_paths()
+        assert hashes_ok == 0

@@ -1,0 +1,44 @@
+"""The offline demo flow end to end: discover, collect, list, search (CJK too)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from demo.serve import make_app
+from farm import serve_app
+from tidings.cli import cli
+
+ENV = {"TIDINGS_ALLOW_PRIVATE_HOSTS": "127.0.0.1", "TIDINGS_PER_HOST_DELAY": "0"}
+
+
+def run(data: Path, *args: str) -> str:
+    result = CliRunner().invoke(cli, ["--data", str(data), *args], env=ENV)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_demo_site_end_to_end(tmp_path: Path) -> None:
+    with serve_app(make_app()) as url:
+        run(tmp_path, "init", "--empty")
+        lab = json.loads(run(tmp_path, "add", url + "/", "--json"))
+        assert lab["url"] == url + "/lab/feed.xml", "the comments feed must rank lower"
+        cn = json.loads(run(tmp_path, "add", url + "/cn/", "--json"))
+        assert cn["url"] == url + "/cn/atom.xml"
+        run(tmp_path, "add", url + "/json/feed.json")
+        summary = json.loads(run(tmp_path, "collect", "--once", "--json"))
+        assert summary["failed"] == 0 and summary["ok"] == 3
+        assert summary["created"] == 5  # the wire story is listed twice, stored once
+        items = json.loads(run(tmp_path, "items", "--json"))
+        urls = {i["url"] for i in items}
+        assert url + "/wire/open-weights" in urls, "tracking parameters must be dropped"
+        assert url + "/lab/posts/search-latency" in urls, "relative links resolved"
+        teaser = next(i for i in items if i["url"].endswith("honest-user-agent"))
+        assert teaser["body_state"] == "pending"
+        for query, expected in [("数据库", "数据库全文检索"), ("检索", "数据库全文检索"),
+                                ("检", "数据库全文检索"), ("latency", "Measuring search"),
+                                ("intitle:二元组", "数据库全文检索")]:
+            hits = json.loads(run(tmp_path, "search", "--json", query))
+            assert any(h["title"].startswith(expected) for h in hits), (query, hits)

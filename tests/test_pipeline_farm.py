@@ -1,0 +1,97 @@
+"""Collection against a real feed farm on 127.0.0.1: exactness, 304s, failures."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from urllib.parse import urlsplit
+
+import pytest
+
+from farm import Farm, running_farm
+from tidings.app import ItemQuery, Tidings
+from tidings.model import Health, RunOutcome
+from tidings.settings import Settings
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def farm() -> Iterator[Farm]:
+    with running_farm(Farm(feeds=200)) as f:
+        yield f
+
+
+def all_items(t: Tidings) -> list:
+    return t.items(ItemQuery(limit=100_000))
+
+
+def paths(t: Tidings) -> list[str]:
+    return [urlsplit(i.url).path for i in all_items(t)]
+
+
+async def test_round_stores_exactly_the_unique_items_then_only_new_ones(
+    settings: Settings, farm: Farm,
+) -> None:
+    t = Tidings.open(settings, create=True)
+    added, _ = t.import_opml(farm.opml())
+    assert len(added) == 200
+
+    report = await t.collect()
+    stored = paths(t)
+    assert len(stored) == len(set(stored)), "duplicates stored"
+    assert set(stored) == farm.unique_paths()
+    assert report.sources == 200
+    assert report.failed == len(farm.specs) - len(farm.ok_feeds())
+
+    new = farm.tick(every=5)
+    before_304 = farm.statuses.get(304, 0)
+    for source in t.sources():  # make every source due again
+        t.store.update_source(source.id, {"next_fetch_at": datetime(2000, 1, 1, tzinfo=UTC)})
+    report2 = await t.collect()
+    stored2 = paths(t)
+    assert len(stored2) == len(set(stored2))
+    assert set(stored2) - set(stored) == new
+    assert report2.created == len(new)
+    unchanged_feeds = len(farm.ok_feeds()) - len(new)
+    assert farm.statuses.get(304, 0) - before_304 == unchanged_feeds
+    assert report2.count(RunOutcome.NOT_MODIFIED) == unchanged_feeds
+    await t.aclose()
+
+
+async def test_failures_are_recorded_with_a_reason_and_backoff(
+    settings: Settings, farm: Farm,
+) -> None:
+    t = Tidings.open(settings, create=True)
+    t.import_opml(farm.opml())
+    await t.collect()
+    by_url = {s.url.rsplit("/", 1)[1]: s for s in t.sources()}
+    broken = {f"{s.index}.xml": s.kind for s in farm.specs if s.kind not in ("ok", "slow")}
+    for name, kind in broken.items():
+        source = by_url[name]
+        assert source.fail_count == 1
+        assert source.health is Health.DEGRADED
+        assert source.last_error and "\n" not in source.last_error
+        runs = t.runs(source.id)
+        assert runs[0].outcome is RunOutcome.FAILED
+        if kind == "e404":
+            assert runs[0].http_status == 404
+        assert source.next_fetch_at is not None
+        assert source.next_fetch_at > datetime.now(UTC)
+    healthy = by_url["0.xml"]
+    assert healthy.health is Health.OK
+    assert healthy.cursor.get("etag")
+    await t.aclose()
+
+
+async def test_reprints_are_one_item_owned_by_the_first_lister(
+    settings: Settings, farm: Farm,
+) -> None:
+    t = Tidings.open(settings, create=True)
+    t.import_opml(farm.opml())
+    report = await t.collect()
+    wire = [i for i in all_items(t) if "/wire/" in (i.url or "")]
+    assert len(wire) == len({i.url for i in wire}) == 10
+    assert all("?" not in (i.url or "") for i in wire), "tracking parameters kept"
+    assert sum(c.rediscovered for c in report.results.values()) > 0
+    await t.aclose()

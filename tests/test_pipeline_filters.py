@@ -1,0 +1,93 @@
+"""Entry rules (R-SCHED-9) and the first-run / later-run limits (SPEC §5)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from tidings.errors import ConfigError
+from tidings.model import ItemData
+from tidings.pipeline.collect import run_warnings
+from tidings.pipeline.filters import apply_rules, compile_rules, limit_batch
+
+NOW = datetime(2026, 11, 30, tzinfo=UTC)
+
+
+def item(title: str = "t", url: str = "https://a.example/x", days: float | None = 1,
+         **kw: object) -> ItemData:
+    when = None if days is None else NOW - timedelta(days=days)
+    return ItemData(title=title, url=url, published_at=when, **kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("config", "kept_titles"), [
+    ({}, ["a", "sponsored b", "c"]),
+    ({"filters": {"block": [{"field": "title", "pattern": "(?i)sponsored"}]}}, ["a", "c"]),
+    ({"filters": {"keep": [{"field": "category", "pattern": "^AI$"}]}}, ["c"]),
+    ({"filters": {"block": [{"field": "author", "pattern": "bot"}]}}, ["a", "sponsored b"]),
+    ({"filters": {"block": [{"field": "content", "pattern": "casino"}]}}, ["sponsored b", "c"]),
+    ({"url_allow": ["/blog/"]}, ["a"]),
+    ({"filters": {"max_age_days": 3}}, ["a", "sponsored b"]),
+])
+def test_rules_keep_and_drop(config: dict, kept_titles: list[str]) -> None:
+    entries = [
+        item("a", url="https://a.example/blog/1", summary="win at casino"),
+        item("sponsored b", url="https://a.example/ads/2", days=2),
+        item("c", url="https://a.example/news/3", days=10, categories=("AI",), author="bot"),
+    ]
+    kept, dropped = apply_rules(entries, compile_rules(config), NOW)
+    assert [k.title for k in kept] == kept_titles
+    assert dropped == len(entries) - len(kept_titles)
+
+
+def test_future_entries_dropped_only_when_asked() -> None:
+    future = item("f", days=-2)
+    assert apply_rules([future], compile_rules({}), NOW)[1] == 0
+    assert apply_rules([future], compile_rules({"filters": {"drop_future": True}}), NOW)[1] == 1
+
+
+def test_prefix_rewrite_happens_before_filters() -> None:
+    rules = compile_rules({"url_rewrite": [{"from": "http://old.example/", "to": "https://new.example/"}],
+                           "url_allow": ["^https://new"]})
+    kept, dropped = apply_rules([item(url="http://old.example/p/1")], rules, NOW)
+    assert dropped == 0 and kept[0].url == "https://new.example/p/1"
+
+
+@pytest.mark.parametrize(("config", "message"), [
+    ({"filters": {"block": [{"field": "colour", "pattern": "x"}]}}, "field must be one of"),
+    ({"filters": {"block": [{"field": "title", "pattern": "(unclosed"}]}},
+     "bad regular expression"),
+    ({"filters": {"block": "title"}}, "expected a list"),
+    ({"filters": {"surprise": 1}}, "unknown key 'surprise'"),
+    ({"filters": {"max_age_days": -1}}, "positive whole number"),
+    ({"url_rewrite": [{"from": "a"}]}, "from and to"),
+])
+def test_bad_rules_are_rejected_with_the_reason(config: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        compile_rules(config)
+
+
+def test_first_run_keeps_30_recent_items_later_runs_60() -> None:
+    entries = [item(f"n{i}", days=i * 10) for i in range(80)]  # 0 … 790 days old
+    first = limit_batch(entries, first_run=True, now=NOW, first_limit=30, first_months=12,
+                        later_limit=60)
+    assert len(first) == 30 and first[0].title == "n0"
+    assert all(e.published_at and e.published_at >= NOW - timedelta(days=360) for e in first)
+    later = limit_batch(entries[::-1], first_run=False, now=NOW, first_limit=30,
+                        first_months=12, later_limit=60)
+    assert len(later) == 60 and later[0].title == "n0", "newest first whatever the feed order"
+
+
+def test_undated_entries_keep_feed_order() -> None:
+    entries = [item(f"u{i}", days=None) for i in range(5)]
+    out = limit_batch(entries, first_run=True, now=NOW, first_limit=3, first_months=12,
+                      later_limit=60)
+    assert [e.title for e in out] == ["u0", "u1", "u2"]
+
+
+def test_run_warnings_for_silent_failures() -> None:
+    good = [item(f"t{i}") for i in range(10)]
+    assert run_warnings(good, 0) == ()
+    assert "8 of 10 entries were filtered out" in run_warnings(good, 8)
+    empty = [item("", url="https://a.example/") for _ in range(4)] + good[:6]
+    assert any("no title or no link" in w for w in run_warnings(empty, 0))

@@ -27,7 +27,8 @@ _INSERT = (
 )
 _REVISE = (
     "UPDATE items SET url = ?, title = ?, summary = ?, body = ?, body_state = ?, "
-    "published_at = ?, updated_at = ?, sort_time = ?, author = ?, categories = ?, "
+    "published_at = ?, updated_at = ?, sort_time = coalesce(?, discovered_at), author = ?, "
+    "categories = ?, "
     "images = ?, raw = ?, content_hash = ?, title_fp = ?, revisions = revisions + ?, "
     "search_dirty = 1 WHERE id = ?"
 )

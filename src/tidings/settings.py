@@ -59,6 +59,10 @@ class Settings:
     tracking_params: tuple[str, ...] = _h(
         "Extra query parameters dropped by URL normalization.", default=())
     raw_retention_days: int = _h("Days raw responses are kept.", default=90)
+    # --- body extraction (R-EXTRACT)
+    extract_concurrency: int = _h("Article pages fetched and extracted at once.", default=4)
+    extract_per_round: int = _h(
+        "Pending bodies a collection round extracts at its end; 0: none.", default=50)
     # --- scheduler and operations (R-SCHED-1/5, R-OPS-3/4)
     tick_seconds: float = _h("Seconds between scheduler ticks.", default=60.0)
     sources_per_tick: int = _h("Most sources one scheduler tick starts.", default=40)

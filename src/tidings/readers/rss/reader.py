@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from lxml.cssselect import CSSSelector
+
 from tidings.errors import ConfigError, FetchError, HTTPStatusError
 from tidings.model import RawResponse, Source, SourceKind
 from tidings.net.types import Response
@@ -62,6 +64,8 @@ class RssReader:
             out["headers"] = _headers(out["headers"])
         if "proxy" in out and not isinstance(out["proxy"], bool):
             raise ConfigError("config key 'proxy' must be true or false")
+        if "extract" in out:
+            out["extract"] = _extract_table(out["extract"])
         return out
 
     async def read(self, ctx: ReadContext) -> ReadResult:
@@ -150,6 +154,42 @@ def _headers(value: Any) -> dict[str, str]:
             raise ConfigError(f"config key 'headers': header {name!r} must be one line")
         out[name.strip()] = text.strip()
     return out
+
+
+EXTRACT_KEYS = ("body_selector", "remove_selectors")
+
+
+def _extract_table(value: Any) -> dict[str, Any]:
+    """Per-source extraction overrides (R-EXTRACT-1): checked here, so a bad selector is
+    refused when the source is saved rather than failing every later extraction."""
+    if not isinstance(value, Mapping):
+        raise ConfigError("config key 'extract' must be a table "
+                          "{body_selector = \"css\", remove_selectors = [\"css\", ...]}")
+    unknown = sorted(set(value) - set(EXTRACT_KEYS))
+    if unknown:
+        raise ConfigError(f"config key 'extract': unknown key {unknown[0]!r} "
+                          f"(allowed: {', '.join(EXTRACT_KEYS)})")
+    out: dict[str, Any] = {}
+    selector = value.get("body_selector")
+    if selector is not None:
+        out["body_selector"] = _css(selector, "body_selector")
+    removes = value.get("remove_selectors", [])
+    if isinstance(removes, str) or not isinstance(removes, list | tuple):
+        raise ConfigError("config key 'extract.remove_selectors' must be a list of CSS selectors")
+    out["remove_selectors"] = [_css(s, "remove_selectors") for s in removes]
+    return out
+
+
+def _css(selector: Any, name: str) -> str:
+    if not isinstance(selector, str) or not selector.strip():
+        raise ConfigError(f"config key 'extract.{name}': {selector!r} is not a CSS selector")
+    try:
+        CSSSelector(selector.strip())
+    except Exception as exc:  # cssselect raises several unrelated types
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"config key 'extract.{name}': invalid CSS selector "
+                          f"{selector!r} ({reason})") from exc
+    return selector.strip()
 
 
 def _lower(headers: Mapping[str, str]) -> dict[str, str]:

@@ -85,33 +85,26 @@ def build_page(
     fetch: Fetch, groups: Groups, query: ItemQuery, *, quota: int | None = DEFAULT_QUOTA,
     page_size: int = PAGE_SIZE, visible: Callable[[Item], bool] = lambda _: True,
 ) -> Page:
-    """Consume items newest first until ``page_size`` rows are filled."""
+    """Consume items newest first until ``page_size`` rows are filled.
+
+    One query of ``2 * page_size`` items: that is the most a page covers, so a
+    quota or folding never makes one page swallow the whole archive.
+    """
     rows: list[Row] = []
     folded: set[str] = set()
     per_source: dict[str, int] = {}
     overflow: dict[str, Row] = {}
-    cursor = query.before
+    window = page_size * 2
+    batch = fetch(replace(query, limit=window))
+    group_map = groups([i.title_fp for i in batch if i.title_fp])
     last: Item | None = None
-    exhausted = False
-    for _ in range(4):  # bounded: a page never costs more than four queries
-        batch = fetch(replace(query, before=cursor, limit=page_size * 2))
-        if not batch:
-            exhausted = True
-            break
-        group_map = groups([i.title_fp for i in batch if i.title_fp and i.title_fp not in folded])
-        for item in batch:
-            last = item
-            _consume(item, rows, folded, per_source, overflow, group_map, quota, visible)
-            if len(rows) >= page_size:
-                break
-        cursor = (sort_time(batch[-1]), batch[-1].id)
+    for item in batch:
+        last = item
+        _consume(item, rows, folded, per_source, overflow, group_map, quota, visible)
         if len(rows) >= page_size:
             break
-        if len(batch) < page_size * 2:
-            exhausted = True
-            break
-    next_cursor = encode_cursor(last) if last is not None and not exhausted else None
-    return Page(rows=rows, next_cursor=next_cursor)
+    more = last is not None and (last is not batch[-1] or len(batch) == window)
+    return Page(rows=rows, next_cursor=encode_cursor(last) if more and last else None)
 
 
 def _consume(

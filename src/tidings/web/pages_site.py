@@ -7,7 +7,7 @@ scope is the whole site (R-UI-5).
 from __future__ import annotations
 
 import time
-from collections import defaultdict, deque
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +31,11 @@ STATIC = Path(__file__).parent / "static"
 
 _LOGIN_WINDOW = 300.0
 _LOGIN_FAILURES = 10
-_failures: dict[str, deque[float]] = defaultdict(deque)
 
 
-def _too_many_failures(client: str) -> bool:
+def _too_many_failures(failures: dict[str, deque[float]], client: str) -> bool:
     now = time.monotonic()
-    seen = _failures[client]
+    seen = failures.setdefault(client, deque())
     while seen and now - seen[0] > _LOGIN_WINDOW:
         seen.popleft()
     return len(seen) >= _LOGIN_FAILURES
@@ -55,15 +54,16 @@ async def login(request: Request) -> Response:
     st = web_state(request)
     client = request.client.host if request.client else "?"
     target = safe_next(form.get("next"))
-    if _too_many_failures(client):
+    failures = st.login_failures
+    if _too_many_failures(failures, client):
         raise HTTPException(429, "too many failed logins; wait a few minutes")
     password = str(form.get("password") or "")
     if not st.has_password or not st.password_ok(password):
-        _failures[client].append(time.monotonic())
+        failures.setdefault(client, deque()).append(time.monotonic())
         ctx = {"title": "Log in", "next": target, "has_password": st.has_password,
                "error": "wrong password" if st.has_password else "no password is set yet"}
         return render(request, "login.html", ctx, status=401)
-    _failures.pop(client, None)
+    failures.pop(client, None)
     response = RedirectResponse(target, status_code=303)
     set_session_cookie(request, response, auth.encode_session(st.auth, auth.new_session(True)))
     return response

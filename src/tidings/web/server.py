@@ -19,6 +19,7 @@ from typing import Any
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -130,8 +131,8 @@ def _install_handlers(app: FastAPI) -> None:
         log.warning("%s %s: %s", request.method, request.url.path, exc)
         return _error(request, 503, str(exc))
 
-    @app.exception_handler(HTTPException)
-    async def http_error(request: Request, exc: HTTPException) -> Response:
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         response = _error(request, exc.status_code, str(exc.detail))
         for name, value in (exc.headers or {}).items():
             response.headers[name] = value

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -99,23 +99,25 @@ class WebState:
         self.pages = PageCache(ttl=page_ttl)
         self._stats = _Memo(ttl=min(max(page_ttl, 0.0), 5.0))
         self._sources = _Memo(ttl=min(max(page_ttl, 0.0), 5.0))
+        self.login_failures: dict[str, deque[float]] = {}
         self._auth: auth.AuthState | None = None
-        self._auth_mtime = -1.0
-        self._auth_checked = 0.0
+        self._auth_stamp: tuple[int, int, int] = (-1, -1, -1)
         self._env_hash = auth.hash_password(settings.admin_password) \
             if settings.admin_password else ""
 
-    # -- auth state: re-read when `tidings set-password` changed the file
+    # -- auth state: re-read when `tidings set-password` (another process) changed it
     @property
     def auth(self) -> auth.AuthState:
-        now = time.monotonic()
-        if self._auth is None or now - self._auth_checked > 1.0:
-            self._auth_checked = now
-            path = auth.auth_path(self.settings)
-            mtime = path.stat().st_mtime if path.exists() else -1.0
-            if self._auth is None or mtime != self._auth_mtime:
-                self._auth = auth.load_state(self.settings)
-                self._auth_mtime = path.stat().st_mtime
+        path = auth.auth_path(self.settings)
+        try:
+            info = path.stat()
+            stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
+        except FileNotFoundError:
+            stamp = (-1, -1, -1)
+        if self._auth is None or stamp != self._auth_stamp:
+            self._auth = auth.load_state(self.settings)
+            info = path.stat()
+            self._auth_stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
         return self._auth
 
     def reload_auth(self) -> None:

@@ -1,0 +1,139 @@
+"""The JSON API (R-API-1): shapes, keyset paging, read/star, search; and a fuzz run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import hypothesis
+import hypothesis.errors
+import pytest
+import schemathesis
+
+from test_web_support import ServerThread, Spec, add_items, add_source, open_archive
+from tidings.app import Tidings
+from tidings.settings import Settings, load_settings
+from tidings.web import auth, create_app, set_password
+
+
+@pytest.fixture
+def api(settings: Settings) -> Iterator[tuple[Tidings, httpx.Client]]:
+    tid = open_archive(settings)
+    add_source(tid, "alpha", "Alpha")
+    add_source(tid, "beta", "Beta")
+    add_items(tid, [Spec(f"Story {i}", source_id="alpha" if i % 2 else "beta",
+                         age=timedelta(minutes=i), author="Ann" if i < 3 else "")
+                    for i in range(7)])
+    add_items(tid, [Spec("过去的历史", backfill=True, age=timedelta(days=400))])
+    token = auth.new_token(settings, "tests")
+    server = ServerThread(create_app(tid, settings, page_ttl=0)).start()
+    with httpx.Client(base_url=server.url + "/api/v1",
+                      headers={"Authorization": f"Bearer {token}"}) as client:
+        yield tid, client
+    server.stop()
+    tid.close()
+
+
+def test_items_page_through_with_cursors(api: tuple[Tidings, httpx.Client]) -> None:
+    _, c = api
+    first = c.get("/items", params={"limit": 3}).json()
+    assert [i["title"] for i in first["items"]] == ["Story 0", "Story 1", "Story 2"]
+    second = c.get("/items", params={"limit": 3, "before": first["next"]}).json()
+    assert [i["title"] for i in second["items"]] == ["Story 3", "Story 4", "Story 5"]
+    rest = c.get("/items", params={"limit": 3, "before": second["next"]}).json()
+    assert [i["title"] for i in rest["items"]] == ["Story 6", "过去的历史"] and rest["next"] is None
+    assert first["items"][0]["source_title"] == "Beta"
+
+
+def test_views_and_filters(api: tuple[Tidings, httpx.Client]) -> None:
+    _, c = api
+    today = c.get("/items", params={"view": "today"}).json()["items"]
+    assert "过去的历史" not in [i["title"] for i in today] and len(today) == 7
+    assert len(c.get("/items", params={"source": "alpha"}).json()["items"]) == 4  # + history
+    assert len(c.get("/items", params={"author": "Ann"}).json()["items"]) == 3
+    assert c.get("/items", params={"view": "sideways"}).status_code == 422
+    assert c.get("/items", params={"before": "yesterday"}).status_code == 422
+    assert c.get("/items", params={"limit": 0}).status_code == 422
+
+
+def test_read_and_star_state(api: tuple[Tidings, httpx.Client]) -> None:
+    tid, c = api
+    ids = [i["id"] for i in c.get("/items").json()["items"]]
+    one = c.patch(f"/items/{ids[0]}", json={"read": True, "starred": True}).json()
+    assert one["read"] and one["starred"]
+    assert c.post("/items/state", json={"ids": ids[1:3], "read": True}).json() == {"updated": 2}
+    unread = c.get("/items", params={"view": "unread"}).json()["items"]
+    assert {i["id"] for i in unread} == set(ids[3:])
+    starred = c.get("/items", params={"view": "starred"}).json()["items"]
+    assert [i["id"] for i in starred] == [ids[0]]
+    assert c.patch("/items/99999", json={"read": True}).status_code == 404
+    assert c.post("/items/state", json={"ids": []}).status_code == 422
+    assert c.post("/items/state", content=b"not json",
+                  headers={"content-type": "application/json"}).status_code == 422
+    assert tid.item(ids[1]).read
+
+
+def test_item_sources_stats_and_search(api: tuple[Tidings, httpx.Client]) -> None:
+    _, c = api
+    item = c.get("/items").json()["items"][0]
+    full = c.get(f"/items/{item['id']}").json()
+    assert full["body"] == "<p>Body text.</p>" and full["title"] == item["title"]
+    assert c.get("/items/0").status_code == 404
+    assert [s["id"] for s in c.get("/sources").json()] == ["alpha", "beta"]
+    assert c.get("/sources/beta").json()["title"] == "Beta"
+    assert c.get("/sources/none").status_code == 404
+    assert c.get("/stats").json()["items"] == 8
+    hits = c.get("/search", params={"q": "历史"}).json()["hits"]
+    assert [h["item"]["title"] for h in hits] == ["过去的历史"]
+    assert c.get("/search", params={"q": '"unclosed'}).status_code in {200, 400}
+    assert c.get("/search", params={"q": "date:2024-13-45"}).status_code == 400
+    assert c.get("/search").status_code == 422
+
+
+def test_openapi_document_lists_the_api(api: tuple[Tidings, httpx.Client]) -> None:
+    _, c = api
+    doc = c.get("/api/openapi.json".join(str(c.base_url).rsplit("/api/v1/", 1))).json()
+    paths = set(doc["paths"])
+    assert {"/api/v1/items", "/api/v1/items/{item_id}", "/api/v1/items/state",
+            "/api/v1/search", "/api/v1/sources", "/api/v1/stats"} <= paths
+    assert not any(p.startswith(("/item/", "/sources")) for p in paths)  # pages stay out
+
+
+# --------------------------------------------------------------------------- fuzz
+
+
+def test_openapi_fuzz_never_gets_a_5xx(tmp_path: Path) -> None:
+    """Schemathesis drives every operation with valid and invalid input (bounded)."""
+    settings = load_settings(tmp_path / "data", env={})
+    tid = open_archive(settings)
+    add_source(tid, "alpha", "Alpha")
+    add_items(tid, [Spec(f"Fuzz {i} 中文", age=timedelta(minutes=i)) for i in range(20)])
+    set_password(settings, "fuzzing password")
+    headers = {"Authorization": f"Bearer {auth.new_token(settings, 'fuzz')}"}
+    app = create_app(tid, settings, page_ttl=0)
+    schema = schemathesis.openapi.from_asgi("/api/openapi.json", app)
+    calls = 0
+    for found in schema.get_all_operations():
+        operation = found.ok()
+        for mode in (schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE):
+
+            @hypothesis.given(case=operation.as_strategy(generation_mode=mode))
+            @hypothesis.settings(max_examples=15, deadline=None, derandomize=True,
+                                 database=None, suppress_health_check=list(hypothesis.HealthCheck))
+            def run(case: Any) -> None:
+                nonlocal calls
+                response = case.call(headers=headers)
+                calls += 1
+                assert response.status_code < 500, (case.method, case.formatted_path,
+                                                    case.query, response.text[:300])
+
+            try:
+                run()
+            except hypothesis.errors.Unsatisfiable:
+                # nothing to make invalid (an operation without parameters)
+                assert mode is schemathesis.GenerationMode.NEGATIVE
+    tid.close()
+    assert calls > 100

@@ -3,7 +3,7 @@
 A hand-written parser because dates are parsed for every entry of every feed
 and the general parsers (dateutil) cost more than the rest of an entry. The
 regular expressions cover what feeds actually send; anything else falls back to
-``email.utils`` and then to ``dateutil`` before giving up with ``None``.
+``dateutil`` and then to ``email.utils`` before giving up with ``None``.
 
 ``CST`` is ambiguous: RFC 822 defines it as US Central (UTC-6), while Chinese
 publishers mean China Standard Time (UTC+8). We read it as UTC+8 when the
@@ -46,6 +46,8 @@ ZONES: dict[str, int] = {
     "ACST": 570, "AEST": 600, "AEDT": 660, "NZST": 720, "NZDT": 780,
 }
 _CHINA_CST = 480
+_DU_ZONES = {name: minutes * 60 for name, minutes in ZONES.items()}
+_YEAR = re.compile(r"(?<!\d)\d{4}(?!\d)")
 
 _CN_WEEKDAY = re.compile(r"(?:星期|礼拜|禮拜|周|週)[一二三四五六日天]")
 _EN_WEEKDAY = re.compile(r"^\s*[A-Za-z]{2,9}\.?,?\s+(?=\d)")
@@ -193,22 +195,22 @@ def _offset(tz: str | None, china: bool) -> int | None:
 
 
 def _parse_fallback(raw: str) -> datetime | None:
+    """dateutil first (it understands AM/PM and prose dates), then the email parser."""
+    if _YEAR.search(raw) is None:
+        return None  # dateutil would fill a missing year (or day) from today
+    parsed: datetime | None
     try:
-        parsed = parsedate_to_datetime(raw)
-    except (TypeError, ValueError, IndexError):
-        parsed = None
-    if parsed is None:
+        parsed = du_parser.parse(raw, tzinfos=_DU_ZONES)
+    except (ValueError, OverflowError, TypeError):
         try:
-            parsed = du_parser.parse(raw, tzinfos=_du_zones())
-        except (ValueError, OverflowError, TypeError):
+            parsed = parsedate_to_datetime(raw)
+        except (TypeError, ValueError, IndexError):
             return None
+    if parsed is None:
+        return None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     try:
         return parsed.astimezone(UTC)
     except (ValueError, OverflowError):
         return None
-
-
-def _du_zones() -> dict[str, int]:
-    return {name: minutes * 60 for name, minutes in ZONES.items()}

@@ -26,7 +26,13 @@ from tidings.model import ItemData
 from tidings.readers.rss.entry import build_item
 from tidings.readers.rss.fallback import read_with_feedparser
 from tidings.readers.rss.jsonfeed import is_json_feed, read_json_feed
-from tidings.readers.rss.repair import codec_name, declared_encoding, decode, repair
+from tidings.readers.rss.repair import (
+    codec_name,
+    declared_encoding,
+    decode,
+    repair,
+    wrap_markup,
+)
 from tidings.readers.rss.text import clean_title, has_cjk_date, resolve
 from tidings.readers.rss.xmlfeed import XmlFeed, feed_format, read_tree
 
@@ -126,13 +132,18 @@ def _parse_broken(
     if "Extra content at the end" in error:
         # the feed itself is fine; something was appended after its end
         fixed, warnings = content, list[str]()
-        root = etree.fromstring(content, _parser(recover=True), base_url=url)
+        root = _recover_or_none(content, url)
     else:
         fixed, warnings = repair(content, header_charset)
-        try:
-            root = etree.fromstring(fixed, _parser(recover=False), base_url=url)
-        except etree.XMLSyntaxError:
-            root = etree.fromstring(fixed, _parser(recover=True), base_url=url)
+        root = _strict_or_none(fixed, url)
+        if root is None:
+            wrapped = wrap_markup(fixed)
+            if wrapped != fixed:
+                fixed = wrapped
+                warnings.append("unescaped HTML inside text elements read as HTML")
+                root = _strict_or_none(fixed, url)
+        if root is None:
+            root = _recover_or_none(fixed, url)
             if root is not None:
                 warnings.append("parsed in recovery mode")
     warnings.insert(0, f"not well-formed XML ({error})")
@@ -150,6 +161,20 @@ def _parse_broken(
             warnings.append(f"parsed by the feedparser fallback ({reason or 'no entries'})")
             feed = loose
     return feed, warnings
+
+
+def _strict_or_none(data: bytes, url: str) -> etree._Element | None:
+    try:
+        return etree.fromstring(data, _parser(recover=False), base_url=url)
+    except etree.XMLSyntaxError:
+        return None
+
+
+def _recover_or_none(data: bytes, url: str) -> etree._Element | None:
+    try:
+        return etree.fromstring(data, _parser(recover=True), base_url=url)
+    except etree.XMLSyntaxError:  # even recovery needs one element
+        return None
 
 
 def _parser(*, recover: bool) -> etree.XMLParser:

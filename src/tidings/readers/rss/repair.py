@@ -19,6 +19,11 @@ _DECL_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9.
 _DECL_ENCODING_TEXT = re.compile(r"""^(\s*<\?xml[^>]*?)\s+encoding\s*=\s*["'][^"']*["']""")
 _LATE_DECL = re.compile(r"(?<=.)<\?xml\b[^>]*>", re.DOTALL)
 _UNQUOTED_ATTR = re.compile(r"""(<[A-Za-z][^<>"']*?\s[\w:.\-]+=)([^\s"'<>]+)""")
+_TEXT_ELEMENT = re.compile(
+    r"(<((?:[\w\-]+:)?(?:title|description|summary|encoded))\b[^>]*>)(.*?)(</\2\s*>)", re.DOTALL
+)
+#: feed structure inside a text element means the element was never closed
+_STRUCTURE = re.compile(r"<(?:[\w\-]+:)?(?:item|entry|title|link|channel|guid|pubDate)\b")
 _CDATA = re.compile(r"(<!\[CDATA\[.*?\]\]>)", re.DOTALL)
 # every "&" except the five XML entities and character references, which are fine
 _AMP = re.compile(
@@ -102,6 +107,20 @@ def repair(data: bytes, header_charset: str | None) -> tuple[bytes, list[str]]:
     if fixed != text:
         warnings.append("undeclared entities or bare ampersands replaced")
     return fixed.encode("utf-8"), warnings
+
+
+def wrap_markup(data: bytes) -> bytes:
+    """Raw HTML inside text elements becomes CDATA (the output of :func:`repair`)."""
+    text = data.decode("utf-8")
+    return _TEXT_ELEMENT.sub(_wrap_markup, text).encode("utf-8")
+
+
+def _wrap_markup(m: re.Match[str]) -> str:
+    """Raw HTML inside <title>/<description>/...: unclosed tags there break the tree."""
+    inner = m.group(3)
+    if "<" not in inner or "<![CDATA[" in inner or _STRUCTURE.search(inner):
+        return m.group(0)
+    return f"{m.group(1)}<![CDATA[{inner.replace(']]>', ']]&gt;')}]]>{m.group(4)}"
 
 
 def _fix_entities(text: str) -> str:

@@ -29,6 +29,11 @@ _DROP_BLOCKS = re.compile(r"<(script|style|noscript)\b.*?</\1\s*>", re.IGNORECAS
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _TAG = re.compile(r"</?[A-Za-z][^>]*>")
+_TITLE_TAG = re.compile(
+    r"</?(?:a|abbr|b|big|br|cite|code|del|div|em|font|h[1-6]|i|img|ins|mark|p|q|s|small"
+    r"|span|strike|strong|sub|sup|time|u)\b[^>]*>",
+    re.IGNORECASE,
+)
 _ATTR = re.compile(r"""\b([a-z\-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
 _ELLIPSIS_TAIL = re.compile(r"(?:\.\.\.|…|\[\s*(?:\.\.\.|…)\s*\]|\(\s*(?:\.\.\.|…)\s*\))\W*$")
 _HTMLISH = re.compile(r"</?[A-Za-z][^>]*>|&#?\w+;")
@@ -79,8 +84,11 @@ def clean_title(raw: str) -> str:
         return ""
     if _HTMLISH.search(raw) is None:
         return collapse_ws(raw)
-    # a title escaped twice ("&amp;amp;") still shows as text after one more unescape
-    return html_to_text(html.unescape(raw) if "&lt;" in raw else raw)
+    if "&lt;" in raw:
+        # escaped twice: after one more unescape only real HTML tags are markup,
+        # "<tag>" that the author wrote as text stays
+        return collapse_ws(html.unescape(_TITLE_TAG.sub(" ", html.unescape(raw))))
+    return html_to_text(raw)
 
 
 def shorten(text: str, limit: int = SUMMARY_MAX_CHARS) -> str:

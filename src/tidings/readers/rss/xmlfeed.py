@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import html
+import re
 from dataclasses import dataclass, field
 
 from lxml import etree
@@ -31,6 +32,7 @@ NS_XHTML = "http://www.w3.org/1999/xhtml"
 NS_SY = "http://purl.org/rss/1.0/modules/syndication/"
 NS_FEEDBURNER = "http://rssnamespace.org/feedburner/ext/1.0"
 
+_XMLNS = re.compile(r"""\s+xmlns(?::[\w\-.]+)?=(?:"[^"]*"|'[^']*')""")
 RSS_CORE = frozenset(("", NS_RSS10, NS_RSS090))
 ATOM_CORE = frozenset(("", NS_ATOM10, NS_ATOM03))
 ITEM_TAGS = ("item", f"{{{NS_RSS10}}}item", f"{{{NS_RSS090}}}item")
@@ -83,7 +85,7 @@ def text_of(el: etree._Element) -> str:
         return el.text or ""
     parts = [html.escape(el.text, quote=False)] if el.text else []
     parts += [etree.tostring(child, encoding="unicode", with_tail=True) for child in el]
-    return "".join(parts)
+    return _XMLNS.sub("", "".join(parts))
 
 
 def feed_format(root: etree._Element) -> str | None:

@@ -9,6 +9,7 @@ runner, so its Retry-After dates and its request log are in simulated time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -37,6 +38,12 @@ class SchedFeeds:
     active: dict[str, int] = field(default_factory=dict)
     overlaps: list[str] = field(default_factory=list)
     delay: float = 0.0  # every answer waits this long (the two-runner test)
+    #: set when the test ends, so that no handler keeps the server's cleanup waiting
+    released: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def pause(self, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.released.wait(), seconds)
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -51,7 +58,7 @@ class SchedFeeds:
             self.overlaps.append(name)
         try:
             if self.delay:
-                await asyncio.sleep(self.delay)
+                await self.pause(self.delay)
             return await self.answer(name, request)
         finally:
             self.active[name] -= 1
@@ -61,7 +68,7 @@ class SchedFeeds:
         n = len(self.hits[name])
         kind = name.rstrip("0123456789")
         if kind == "slow":
-            await asyncio.sleep(self.slow_seconds)
+            await self.pause(self.slow_seconds)
         if kind == "failing" or (kind == "recovering" and n <= self.fail_first):
             return web.Response(status=500, text="broken")
         if kind == "limited" and n == 1:

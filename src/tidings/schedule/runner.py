@@ -22,7 +22,7 @@ import contextlib
 import logging
 import signal
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, time, tzinfo
 from enum import StrEnum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -89,14 +89,14 @@ class RunnerStats:
 
 
 class Runner:
-    """See the module docstring. ``env.clock`` must read the same time as ``clock``."""
+    """See the module docstring. With a ``clock``, the pipeline reads time from it too."""
 
     def __init__(
         self, env: PipelineEnv, *, clock: Clock | None = None,
         options: RunnerOptions | None = None, webhooks: WebhookSender | None = None,
         watchdog: MemoryWatchdog | None = None,
     ) -> None:
-        self.env = env
+        self.env = env if clock is None else replace(env, clock=clock.now)
         self.clock = clock or SystemClock()
         self.options = options or RunnerOptions.from_settings(env.settings)
         self.webhooks = webhooks
@@ -147,7 +147,7 @@ class Runner:
                 spent = (self.clock.now() - started).total_seconds()
                 await self._pause(self.options.tick_seconds - spent)
         finally:
-            await self._drain()
+            await self.drain()
         return self._reason
 
     def tick(self) -> list[Source]:
@@ -227,7 +227,7 @@ class Runner:
         key = counts.outcome.value
         self.stats.outcomes[key] = self.stats.outcomes.get(key, 0) + 1
 
-    async def _drain(self) -> None:
+    async def drain(self) -> None:
         """Let running fetches finish within the grace time, cancel the rest, release them."""
         tasks = list(self.in_flight.values())
         if tasks:

@@ -21,6 +21,7 @@ from tidings.readers.rss.text import (
     looks_like_image,
     resolve,
     shorten,
+    surely_longer,
     text_prefix,
     unique_images,
 )
@@ -95,6 +96,10 @@ def _body_and_summary(content: str, description: str) -> tuple[str | None, BodyS
     candidate = content or description
     if not candidate:
         return None, BodyState.PENDING, ""
+    if surely_longer(candidate, TEASER_MAX_CHARS):
+        # the common full-text feed: too long to be a teaser, only the summary is needed
+        source = description if content and description else candidate
+        return candidate, BodyState.OK, shorten(text_prefix(source, SUMMARY_MAX_CHARS))
     candidate_text = text_prefix(candidate, TEASER_MAX_CHARS)
     summary_text = (
         text_prefix(description, SUMMARY_MAX_CHARS) if content and description else candidate_text

@@ -62,6 +62,20 @@ def collapse_ws(text: str) -> str:
     return " ".join(text.split())
 
 
+def surely_longer(fragment: str, need: int) -> bool:
+    """True when ``fragment`` certainly holds more than ``need`` characters of text.
+
+    A lower bound, cheaper than :func:`html_to_text`: tags are removed, but
+    whitespace is not counted and every entity is assumed to be as long as
+    its source is. Most full-text bodies pass this and skip the exact work.
+    """
+    if len(fragment) <= need:
+        return False
+    head = _TAG.sub("", fragment[: need * 3])
+    visible = len(head) - head.count(" ") - head.count("\n") - head.count("\t")
+    return visible - 9 * head.count("&") - head.count("<") * 40 > need
+
+
 def text_prefix(fragment: str, need: int) -> str:
     """Plain text of ``fragment``, but only as much as needed to have ``need`` characters.
 

@@ -1,0 +1,65 @@
+"""``tidings doctor`` (R-OPS-5): every stage shown, nothing stored."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+import pytest
+
+from netservers import serve
+from schedfeeds import SchedFeeds
+from tidings.app import Tidings
+from tidings.model import SourceKind
+from tidings.schedule.doctor import doctor
+from tidings.settings import Settings
+
+
+@pytest.fixture
+async def world(settings: Settings) -> AsyncIterator[tuple[Tidings, str]]:
+    feeds = SchedFeeds(lambda: datetime.now(UTC))
+    async with serve(feeds.app()) as base:
+        t = Tidings.open(settings, create=True)
+        yield t, base
+        await t.aclose()
+
+
+async def test_doctor_shows_each_stage_and_each_entrys_fate(world: tuple[Tidings, str]) -> None:
+    t, base = world
+    t.create_source(f"{base}/healthy.xml", kind=SourceKind.RSS, source_id="healthy",
+                    config={"filters": {"block": [{"field": "title", "pattern": "post 1$"}]}})
+    source = t.source("healthy")
+    report = await doctor(t.pipeline_env(), source)
+    stages = dict(report.stages)
+    assert stages["request"].endswith("(unconditional)")
+    assert stages["response"].startswith("HTTP 200 from")
+    assert stages["parse"].startswith("3 entries")
+    assert stages["filters"] == "2 kept, 1 filtered out"
+    assert [(e.title, e.verdict) for e in report.entries] == [
+        ("healthy post 0", "create"), ("healthy post 1", "filtered"),
+        ("healthy post 2", "create")]
+    assert report.headers["etag"] == '"healthy-v1"'
+    assert t.runs("healthy") == []  # nothing recorded ...
+    assert t.items() == []  # ... nothing stored
+    assert t.source("healthy") == source
+
+    await t.collect(["healthy"])
+    again = await doctor(t.pipeline_env(), t.source("healthy"))
+    assert [e.verdict for e in again.entries] == ["unchanged", "filtered", "unchanged"]
+    conditional = await doctor(t.pipeline_env(), t.source("healthy"), conditional=True)
+    assert dict(conditional.stages)["parse"] == "304 Not Modified: nothing to parse"
+    text = again.text()
+    assert "filtered" in text
+    assert "healthy post 0" in text
+    assert again.as_json()["entries"][0]["verdict"] == "unchanged"
+
+
+async def test_doctor_reports_a_failing_fetch_in_one_line(world: tuple[Tidings, str]) -> None:
+    t, base = world
+    t.create_source(f"{base}/failing.xml", kind=SourceKind.RSS, source_id="failing")
+    report = await doctor(t.pipeline_env(), t.source("failing"))
+    assert report.error is not None
+    assert "HTTP 500" in report.error
+    assert report.entries == []
+    assert "FAILED" in report.text()
+    assert t.source("failing").fail_count == 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import unicodedata
 
-_WS = re.compile(r"[\s\u3000]+")
 _FFFD_RUN = re.compile("\ufffd{2,}")
 
 # CJK Unified Ideographs (+ extension A, compatibility), kana, hangul.
@@ -30,8 +29,12 @@ def has_cjk(text: str) -> bool:
 
 
 def collapse_ws(text: str) -> str:
-    """One space for any run of whitespace (U+3000 included), trimmed."""
-    return _WS.sub(" ", text).strip()
+    """One space for any run of whitespace (U+3000 included), trimmed.
+
+    ``str.split`` knows the same Unicode whitespace as the regex ``\\s`` and
+    is several times faster on long bodies (this runs for every item).
+    """
+    return " ".join(text.split())
 
 
 def collapse_fffd(text: str) -> str:

@@ -35,7 +35,7 @@ class RawMixin:
 
     def put_raw(self, raw: RawResponse) -> int:
         body = bytes(raw.body)
-        packed = zlib.compress(body, 6)
+        packed = zlib.compress(body, 1)  # level 1: 5x faster than 6, ~10% larger
         encoding, blob = ("zlib", packed) if len(packed) < len(body) else ("identity", body)
         with self._db.write() as conn:
             cur = conn.execute(

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from tidings.errors import ConfigError, NotFoundError
+from tidings.extract import Extraction
 from tidings.model import (
+    BodyState,
     FeedCandidate,
     FetchRun,
     Item,
@@ -31,6 +33,13 @@ from tidings.model import (
 from tidings.net import Fetcher
 from tidings.opml import OpmlFeed, parse_opml, render_opml
 from tidings.pipeline.collect import PipelineEnv
+from tidings.pipeline.extraction import (
+    ExtractReport,
+    extract_item,
+    extract_pending,
+    prune_archive,
+)
+from tidings.pipeline.reparse import ReparseReport, reparse
 from tidings.pipeline.round import RoundProgress, RoundReport, run_round
 from tidings.readers import get_reader
 from tidings.settings import Settings
@@ -40,7 +49,10 @@ from tidings.store.query_syntax import parse_search
 
 __all__ = [
     "ArchiveStats",
+    "ExtractReport",
+    "Extraction",
     "ItemQuery",
+    "ReparseReport",
     "RoundProgress",
     "RoundReport",
     "SearchQuery",
@@ -237,13 +249,61 @@ class Tidings:
     # ----------------------------------------------------------- collection
     async def collect(
         self, source_ids: Sequence[str] | None = None, *,
-        progress: RoundProgress | None = None,
+        progress: RoundProgress | None = None, extract: bool = True,
     ) -> RoundReport:
-        """One round over the due sources (or exactly ``source_ids``, due or not)."""
+        """One round over the due sources (or exactly ``source_ids``, due or not); then,
+        with ``extract``, a bounded batch of pending bodies (``report.extraction``)."""
         if source_ids:
             for sid in source_ids:
                 self.store.get_source(sid)  # NotFoundError names the bad id
-        return await run_round(self.pipeline_env(), only=source_ids, progress=progress)
+        return await run_round(self.pipeline_env(), only=source_ids, progress=progress,
+                               extract=extract)
+
+    # ----------------------------------------------------------- extraction
+    async def extract_pending(self, limit: int | None = None,
+                              source_id: str | None = None) -> ExtractReport:
+        """Fetch and extract up to ``limit`` pending bodies (default: extract_per_round)."""
+        return await extract_pending(self.pipeline_env(), limit=limit, source_id=source_id)
+
+    async def retry_extraction(self, item_id: int) -> Item:
+        """Fetch and extract one item's page again now (the review page's retry)."""
+        item = self.store.get_item(item_id)
+        try:
+            source: Source | None = self.store.get_source(item.source_id)
+        except NotFoundError:
+            source = None
+        await extract_item(self.pipeline_env(), item, source)
+        return self.store.get_item(item_id)
+
+    def review_items(self, limit: int = 50,
+                     before: tuple[datetime, int] | None = None) -> list[Item]:
+        """Items whose extraction failed, newest first (R-EXTRACT-6); keyset paging as in
+        ``items``. Summary-only items are left out: nobody tried to extract them."""
+        out: list[Item] = []
+        while len(out) < limit:
+            page = self.store.list_items(ItemQuery(body_state=BodyState.UNCONFIRMED,
+                                                   before=before, limit=200))
+            out.extend(i for i in page if not i.raw.get("summary_only"))
+            if len(page) < 200:
+                break
+            before = (page[-1].published_at or page[-1].discovered_at, page[-1].id)
+        return out[:limit]
+
+    def raw_page(self, item_id: int) -> RawResponse | None:
+        """The newest archived page of an item (what its body was extracted from)."""
+        pages = self.raw_pages(item_id, limit=1)
+        return pages[0] if pages else None
+
+    def reparse(self, source_id: str | None = None,
+                since: datetime | None = None) -> ReparseReport:
+        """Parse feeds and extract pages again from the raw archive; no request is sent."""
+        return reparse(self.store, self.settings, self.clock(), source_id=source_id,
+                       since=since)
+
+    def prune_raw(self) -> int:
+        """Drop raw responses past ``raw_retention_days`` except the pages of current
+        bodies; returns how many went. Run daily (the scheduler does)."""
+        return prune_archive(self.store, self.settings, self.clock())
 
     def index_pending(self) -> int:
         """Bring the search index up to date; returns how many items were indexed."""
@@ -306,6 +366,30 @@ def discover_feeds(settings: Settings, url: str) -> list[FeedCandidate]:
             return list((await discover(url, fetcher)).candidates)
 
     return asyncio.run(run())
+
+
+def extract_target(settings: Settings, target: str) -> Extraction:
+    """Extract the article of a URL (fetched through the guard) or of an HTML file,
+    without an archive (``tidings extract``)."""
+    from tidings.extract import extract_article
+    from tidings.net import decode_body, decode_text
+
+    if re.match(r"^https?://", target, re.IGNORECASE):
+        async def fetch() -> tuple[str, str]:
+            async with Fetcher(settings) as fetcher:
+                resp = await fetcher.fetch(target)
+                return decode_body(resp), resp.final_url
+
+        html, url = asyncio.run(fetch())
+        return extract_article(html, url)
+    path = Path(target)
+    if not path.is_file():
+        raise ConfigError(f"{target}: neither an http(s) URL nor a readable file")
+    try:
+        content = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{target}: cannot read ({exc.strerror})") from exc
+    return extract_article(decode_text(content), path.resolve().as_uri())
 
 
 def _host_of(url: str) -> str:

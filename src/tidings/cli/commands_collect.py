@@ -39,14 +39,19 @@ def _summary(report: RoundReport, indexed: int, index_s: float) -> dict[str, obj
         "created": report.created, "revised": report.revised,
         "seconds": round(elapsed, 3), "indexed": indexed,
         "index_seconds": round(index_s, 3), "failures": failures,
+        "extraction": None if report.extraction is None else {
+            k: getattr(report.extraction, k)
+            for k in ("tried", "ok", "unconfirmed", "skipped", "failed")},
     }
 
 
-async def _collect(tidings: Tidings, source_ids: tuple[str, ...], show: bool) -> RoundReport:
+async def _collect(tidings: Tidings, source_ids: tuple[str, ...], show: bool,
+                   extract: bool = True) -> RoundReport:
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
     with Progress(*columns, transient=True, disable=not show) as bar:
-        return await tidings.collect(source_ids or None, progress=BarProgress(bar))
+        return await tidings.collect(source_ids or None, progress=BarProgress(bar),
+                                     extract=extract)
 
 
 @cli.command()
@@ -54,10 +59,12 @@ async def _collect(tidings: Tidings, source_ids: tuple[str, ...], show: bool) ->
 @click.option("--once", is_flag=True, help="One round over the due sources, then exit.")
 @click.option("--all", "every", is_flag=True, help="Every source now, due or not.")
 @click.option("--json", "as_json", is_flag=True, help="Print the round's summary as JSON.")
+@click.option("--no-extract", "no_extract", is_flag=True,
+              help="Skip extracting pending bodies after the round.")
 @click.pass_obj
 @handle_errors
 def collect(ctx: Context, source_ids: tuple[str, ...], once: bool, every: bool,
-            as_json: bool) -> None:
+            as_json: bool, no_extract: bool) -> None:
     """Collect now: the named sources (due or not), or one round over the due ones."""
     if not once and not source_ids and not every:
         raise ConfigError("say --once for one round over the due sources, --all for every "
@@ -66,7 +73,7 @@ def collect(ctx: Context, source_ids: tuple[str, ...], once: bool, every: bool,
     if every:
         source_ids = tuple(s.id for s in tidings.sources())
     show = sys.stderr.isatty() and not as_json
-    report = run_async(tidings, _collect(tidings, source_ids, show))
+    report = run_async(tidings, _collect(tidings, source_ids, show, not no_extract))
     tidings = ctx.open()
     try:
         started = time.perf_counter()
@@ -81,6 +88,10 @@ def collect(ctx: Context, source_ids: tuple[str, ...], once: bool, every: bool,
         click.echo(f"{summary['sources']} sources: {summary['ok']} ok, "
                    f"{summary['failed']} failed; {summary['created']} new items, "
                    f"{summary['revised']} revised in {summary['seconds']} s")
+        if report.extraction is not None and report.extraction.tried:
+            ex = report.extraction
+            click.echo(f"bodies: {ex.ok} extracted, {ex.unconfirmed + ex.failed} unconfirmed "
+                       f"of {ex.tried} pages")
         for sid, error in report.results.items():
             if error.outcome is RunOutcome.FAILED:
                 click.echo(f"  {sid}: {error.error}", err=True)

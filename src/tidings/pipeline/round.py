@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from tidings.model import RunCounts, RunOutcome, Source
 from tidings.pipeline import timing
 from tidings.pipeline.collect import PipelineEnv, collect_source
+from tidings.pipeline.extraction import ExtractReport, extract_pending
 
 
 class RoundProgress(Protocol):
@@ -32,6 +33,7 @@ class RoundReport:
     started_at: datetime
     finished_at: datetime | None = None
     results: dict[str, RunCounts] = field(default_factory=dict)
+    extraction: ExtractReport | None = None  # bodies extracted after the round
 
     @property
     def sources(self) -> int:
@@ -72,9 +74,13 @@ def interleave_hosts(sources: Sequence[Source]) -> list[Source]:
 
 async def run_round(
     env: PipelineEnv, *, only: Sequence[str] | None = None,
-    progress: RoundProgress | None = None, limit: int | None = None,
+    progress: RoundProgress | None = None, limit: int | None = None, extract: bool = True,
 ) -> RoundReport:
-    """Claim the due sources (or exactly ``only``) and collect them all once."""
+    """Claim the due sources (or exactly ``only``) and collect them all once; then, with
+    ``extract``, up to ``settings.extract_per_round`` pending bodies (R-EXTRACT-1).
+
+    ``finished_at`` is the end of collection, so the round's time stays comparable
+    whether or not extraction follows."""
     now = env.clock()
     report = RoundReport(started_at=now)
     sources = env.store.claim_due_sources(
@@ -93,4 +99,6 @@ async def run_round(
 
     await asyncio.gather(*(one(s) for s in interleave_hosts(sources)))
     report.finished_at = env.clock()
+    if extract:
+        report.extraction = await extract_pending(env)
     return report

@@ -49,8 +49,11 @@ class Prepared:
     declared_backfill: bool | None
 
 
-def _item_fields(item: ItemData, url: str | None, now: datetime) -> ItemFields:
-    body = sanitize_html(item.body, base_url=url) if item.body else None
+def _item_fields(item: ItemData, url: str | None, now: datetime,
+                 local_media: bool = False) -> ItemFields:
+    # extracted bodies are absolute already; their only relative links are our /media/ copies
+    base = None if local_media else url
+    body = sanitize_html(item.body, base_url=base) if item.body else None
     published = trusted_published(item.published_at, now)
     raw: dict[str, Any] = dict(item.raw)
     if item.guid:
@@ -59,7 +62,8 @@ def _item_fields(item: ItemData, url: str | None, now: datetime) -> ItemFields:
         raw["published_raw"] = item.published_raw
     if item.published_at is not None and published is None:
         raw["untrusted_published_at"] = item.published_at.isoformat()
-    state = item.body_state if body else BodyState.PENDING
+    state = item.body_state if body or item.body_state is BodyState.UNCONFIRMED \
+        else BodyState.PENDING
     if state is BodyState.PENDING and raw.get("summary_only"):
         state = BodyState.UNCONFIRMED
     return ItemFields(
@@ -72,7 +76,7 @@ def _item_fields(item: ItemData, url: str | None, now: datetime) -> ItemFields:
 
 def prepare(
     source: Source, items: Iterable[ItemData], now: datetime,
-    extra_tracking: Sequence[str] = (),
+    extra_tracking: Sequence[str] = (), local_media: bool = False,
 ) -> list[Prepared]:
     """Key and clean each entry; the first of repeated keys wins."""
     seen: set[str] = set()
@@ -86,7 +90,7 @@ def prepare(
         if key in seen:
             continue
         seen.add(key)
-        out.append(Prepared(key, _item_fields(item, url, now), item.backfill))
+        out.append(Prepared(key, _item_fields(item, url, now, local_media), item.backfill))
     return out
 
 
@@ -111,14 +115,16 @@ def _existing_text(existing: ItemState | None, new_text: str) -> str | None:
 
 def upsert_items(
     store: Storage, source: Source, items: Iterable[ItemData], now: datetime, *,
-    extra_tracking: Sequence[str] = (), imported: bool = False,
+    extra_tracking: Sequence[str] = (), imported: bool = False, local_media: bool = False,
 ) -> UpsertOutcome:
     """Store what ``source`` listed at ``now``; returns what happened to each entry.
 
     ``imported`` marks history imported from elsewhere: created items get no
     comparable hash, so their first real collection only records one (R-DEDUP-5).
+    ``local_media`` is for bodies from ``tidings.extract`` (absolute already, images
+    rewritten to relative ``/media/`` copies that must not be resolved against the page).
     """
-    prepared = prepare(source, items, now, extra_tracking)
+    prepared = prepare(source, items, now, extra_tracking, local_media)
     keys = [p.key for p in prepared]
     existing = store.lookup_items(keys)
     dead = store.tombstoned(keys)
@@ -142,12 +148,21 @@ def upsert_items(
             creates.append(NewItem(p.key, source.id, hashed, now, backfill))
         elif old is not None and action in (Action.REVISE, Action.BASELINE):
             revisions.append(Revision(old.id, hashed, action is Action.REVISE))
+        elif old is not None and action is Action.UNCHANGED and _state_only(fields, old):
+            revisions.append(Revision(old.id, hashed, counts_as_revision=False))
         elif old is not None and action is Action.REDISCOVER:
             discoveries.append(Discovery(source.id, now, item_id=old.id))
         _count(out, action, old)
     if creates or revisions or discoveries:
         out.created_ids = store.apply_upserts(UpsertBatch(creates, revisions, discoveries))
     return out
+
+
+def _state_only(fields: ItemFields, old: ItemState) -> bool:
+    """Pending -> unconfirmed changes no content, yet is stored (not as a version): the
+    extractor tried, and its reason in raw feeds the review page (R-EXTRACT-1/6)."""
+    return (old.body_state is BodyState.PENDING and fields.body is None
+            and fields.body_state is BodyState.UNCONFIRMED)
 
 
 def _count(out: UpsertOutcome, action: Action, old: ItemState | None) -> None:
@@ -167,11 +182,11 @@ def _count(out: UpsertOutcome, action: Action, old: ItemState | None) -> None:
 
 def upsert_item(
     store: Storage, source: Source, item: ItemData, now: datetime, *,
-    extra_tracking: Sequence[str] = (), imported: bool = False,
+    extra_tracking: Sequence[str] = (), imported: bool = False, local_media: bool = False,
 ) -> UpsertOutcome:
     """One entry through exactly the same rules as a batch."""
     return upsert_items(store, source, [item], now, extra_tracking=extra_tracking,
-                        imported=imported)
+                        imported=imported, local_media=local_media)
 
 
 __all__ = ["Prepared", "UpsertOutcome", "prepare", "upsert_item", "upsert_items"]

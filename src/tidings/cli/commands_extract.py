@@ -1,0 +1,86 @@
+"""Commands around bodies and the raw archive: extract, reparse, prune-raw."""
+
+from __future__ import annotations
+
+import click
+
+from tidings.app import Extraction, extract_target
+from tidings.cli import Context, cli, handle_errors, print_json
+from tidings.cli.commands_items import parse_since
+from tidings.model import BodyState
+
+
+def _extraction_json(target: str, ext: Extraction) -> dict[str, object]:
+    return {
+        "target": target, "state": ext.state, "method": ext.method, "title": ext.title,
+        "author": ext.author, "published_at": ext.published_at, "language": ext.language,
+        "lead_image": ext.lead_image, "chars": len(ext.text), "text": ext.text,
+        "html": ext.html,
+    }
+
+
+@cli.command()
+@click.argument("target", metavar="URL|FILE")
+@click.option("--text", "mode", flag_value="text", default=True,
+              help="Print the article's plain text (the default).")
+@click.option("--html", "mode", flag_value="html", help="Print the sanitized article HTML.")
+@click.option("--json", "mode", flag_value="json",
+              help="Print text, HTML, state, method and metadata as JSON.")
+@click.pass_obj
+@handle_errors
+def extract(ctx: Context, target: str, mode: str) -> None:
+    """Extract the main article of a page (a URL or a saved HTML file); no archive needed."""
+    ext = extract_target(ctx.settings, target)
+    if mode == "json":
+        print_json(_extraction_json(target, ext))
+        return
+    if mode == "html":
+        click.echo(ext.html)
+        return
+    if ext.title:
+        click.echo(f"# {ext.title}\n")
+    click.echo(ext.text)
+    if ext.state is not BodyState.OK:
+        click.echo(f"tidings: no article found ({len(ext.text)} characters, {ext.method}); "
+                   "the body would be stored as unconfirmed", err=True)
+
+
+@cli.command()
+@click.option("--source", "source_id", help="Only this source's archive.")
+@click.option("--since", help="Only responses fetched since (2024-05-01, 3d, 12h).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_obj
+@handle_errors
+def reparse(ctx: Context, source_id: str | None, since: str | None, as_json: bool) -> None:
+    """Parse archived feeds and extract archived pages again; sends no request."""
+    tidings = ctx.open()
+    try:
+        report = tidings.reparse(source_id, parse_since(since))
+        indexed = tidings.index_pending()
+    finally:
+        tidings.close()
+    if as_json:
+        print_json({"feeds": report.feeds, "pages": report.pages, "revised": report.revised,
+                    "unchanged": report.unchanged, "errors": report.error_count,
+                    "error_samples": report.errors, "indexed": indexed})
+        return
+    click.echo(f"reparsed {report.feeds} feed responses and {report.pages} pages: "
+               f"{report.revised} items revised, {report.unchanged} unchanged")
+    for line in report.errors:
+        click.echo(f"  {line}", err=True)
+    if report.error_count > len(report.errors):
+        click.echo(f"  ... and {report.error_count - len(report.errors)} more", err=True)
+
+
+@cli.command("prune-raw")
+@click.pass_obj
+@handle_errors
+def prune_raw(ctx: Context) -> None:
+    """Drop archived responses older than raw_retention_days (bodies' pages stay)."""
+    tidings = ctx.open()
+    try:
+        removed = tidings.prune_raw()
+    finally:
+        tidings.close()
+    click.echo(f"{removed} raw responses removed "
+               f"(older than {ctx.settings.raw_retention_days} days)")

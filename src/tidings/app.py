@@ -42,6 +42,7 @@ from tidings.pipeline.extraction import (
 from tidings.pipeline.reparse import ReparseReport, reparse
 from tidings.pipeline.round import RoundProgress, RoundReport, run_round
 from tidings.readers import get_reader
+from tidings.schedule.facade import OperationsMixin
 from tidings.settings import Settings
 from tidings.store import open_storage
 from tidings.store.base import ArchiveStats, ItemQuery, SearchQuery, SourceStats, Storage
@@ -77,7 +78,7 @@ def slugify(text: str, taken: Sequence[str] = ()) -> str:
     return slug
 
 
-class Tidings:
+class Tidings(OperationsMixin):
     """One open archive: storage + fetcher + pipeline, for one process."""
 
     def __init__(self, settings: Settings, store: Storage, *, clock: Clock = utcnow) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from test_web_support import (
     ServerThread,
     Spec,
@@ -25,7 +26,6 @@ from test_web_support import (
     free_port,
     open_archive,
 )
-
 from tidings.app import Tidings
 from tidings.settings import Settings, load_settings
 from tidings.web import create_app
@@ -79,7 +79,8 @@ XSS = [
     "<object data=\"javascript:alert('obj')\"></object><embed src=\"javascript:alert('e')\">",
     "<details open ontoggle=alert('toggle')>d</details>",
     "<input autofocus onfocus=alert('focus')>",
-    "<base href=\"javascript:/\"><meta http-equiv=\"refresh\" content=\"0;url=javascript:alert(1)\">",
+    "<base href=\"javascript:/\">",
+    "<meta http-equiv=\"refresh\" content=\"0;url=javascript:alert(1)\">",
     "<style>@import 'javascript:alert(1)'; body{background:red}</style>",
     "<<script>alert('nest')//<</script>", "<scr<script>ipt>alert('split')</script>",
     "<img src=\"x` `<script>alert('bt')</script>\"` `>", "<x onclick=alert('x')>click</x>",

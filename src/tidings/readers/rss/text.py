@@ -14,6 +14,7 @@ from urllib.parse import urljoin
 TEASER_MAX_CHARS = 1200  # R-RSS-2
 SUMMARY_MAX_CHARS = 600
 MAX_IMAGES = 6  # R-RSS-4
+MAX_URL_CHARS = 4096
 
 TEASER_MARKERS = (
     "appeared first on",
@@ -34,6 +35,7 @@ _TITLE_TAG = re.compile(
     r"|span|strike|strong|sub|sup|time|u)\b[^>]*>",
     re.IGNORECASE,
 )
+_DATA_URI = re.compile(r"data:[^\"'\s>]+")
 _ATTR = re.compile(r"""\b([a-z\-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
 _ELLIPSIS_TAIL = re.compile(r"(?:\.\.\.|…|\[\s*(?:\.\.\.|…)\s*\]|\(\s*(?:\.\.\.|…)\s*\))\W*$")
 _HTMLISH = re.compile(r"</?[A-Za-z][^>]*>|&#?\w+;")
@@ -96,7 +98,7 @@ def clean_title(raw: str) -> str:
     """Titles are plain text: HTML that slipped in is stripped, entities decoded."""
     if not raw:
         return ""
-    if _HTMLISH.search(raw) is None:
+    if ("<" not in raw and "&" not in raw) or _HTMLISH.search(raw) is None:
         return collapse_ws(raw)
     if "&lt;" in raw:
         # escaped twice: after one more unescape only real HTML tags are markup,
@@ -131,8 +133,8 @@ def resolve(base: str | None, href: str | None) -> str | None:
     if not href:
         return None
     href = href.strip()
-    if not href:
-        return None
+    if not href or len(href) > MAX_URL_CHARS or href.startswith("data:"):
+        return None  # inline images (base64) and junk are not links
     if href.startswith(("http://", "https://")):
         return href if " " not in href else href.replace(" ", "%20")
     try:
@@ -167,6 +169,8 @@ def body_images(body: str, base: str | None) -> list[str]:
 
 
 def _img_url(tag: str, base: str | None) -> str | None:
+    if len(tag) > MAX_URL_CHARS and "data:" in tag:
+        tag = _DATA_URI.sub("data:", tag)  # a 100 KB base64 src is not worth parsing
     attrs = {m[0].lower(): html.unescape(m[1] or m[2] or m[3]) for m in _ATTR.findall(tag)}
     if attrs.get("width") == "1" or attrs.get("height") == "1":
         return None

@@ -36,7 +36,8 @@ def test_demo_site_end_to_end(tmp_path: Path) -> None:
         assert url + "/wire/open-weights" in urls, "tracking parameters must be dropped"
         assert url + "/lab/posts/search-latency" in urls, "relative links resolved"
         teaser = next(i for i in items if i["url"].endswith("honest-user-agent"))
-        assert teaser["body_state"] == "pending"
+        assert teaser["body_state"] == "ok", "the teaser was replaced by the article's text"
+        assert all(i["body_state"] == "ok" for i in items)
         for query, expected in [("数据库", "数据库全文检索"), ("检索", "数据库全文检索"),
                                 ("检", "数据库全文检索"), ("latency", "Measuring search"),
                                 ("intitle:二元组", "数据库全文检索")]:

@@ -116,7 +116,9 @@ def tidings_rounds(farm: FarmProcess, feeds: int) -> tuple[Round, Round, float]:
     subprocess.run([*TIDINGS, "init", "--empty"], env=env, check=True, capture_output=True)
     rounds = []
     index_s = 0.0
-    for n, args in enumerate((["collect", "--once", "--json"], ["collect", "--all", "--json"])):
+    # collection only: body extraction after the round is measured on its own
+    for n, args in enumerate((["collect", "--once", "--no-extract", "--json"],
+                              ["collect", "--all", "--no-extract", "--json"])):
         if n == 0:
             s_import, peak_i, _ = run_measured([*TIDINGS, "import-opml", str(opml)], env)
         else:

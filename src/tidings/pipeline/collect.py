@@ -25,9 +25,9 @@ from tidings.model import Health, ItemData, RunCounts, RunOutcome, Source
 from tidings.net import Fetcher
 from tidings.pipeline import timing
 from tidings.pipeline.filters import apply_rules, compile_rules, limit_batch
-from tidings.pipeline.upsert import upsert_items
+from tidings.pipeline.upsert import apply_prepared, prepare
 from tidings.readers import get_reader
-from tidings.readers.base import ReadContext, ReadResult
+from tidings.readers.base import Offload, ReadContext, ReadResult, inline
 from tidings.settings import Settings
 from tidings.store.base import Storage
 
@@ -47,6 +47,7 @@ class PipelineEnv:
     fetcher: Fetcher
     settings: Settings
     clock: Callable[[], datetime]
+    offload: Offload = inline  # CPU-bound steps; a process pool in large rounds
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +88,7 @@ async def _collect(env: PipelineEnv, source: Source, now: datetime) -> Collected
     reader = get_reader(source.kind)
     config = reader.validate_config(source.config)  # unknown keys fail the run (R-SCHED-2)
     rules = compile_rules(config)
-    result = await reader.read(ReadContext(source, env.fetcher, now))
+    result = await reader.read(ReadContext(source, env.fetcher, now, env.offload))
     for raw in result.raw:
         env.store.put_raw(replace(raw, source_id=source.id))
     changes = _success_changes(source, result, now)
@@ -108,8 +109,9 @@ async def _collect(env: PipelineEnv, source: Source, now: datetime) -> Collected
         changes["identity_mode"] = mode
     if config.get("summary_only"):
         batch = [replace(it, body=None, raw={**it.raw, "summary_only": True}) for it in batch]
-    outcome = upsert_items(env.store, replace(source, identity_mode=mode), batch, now,
-                           extra_tracking=s.tracking_params)
+    keyed = replace(source, identity_mode=mode)
+    prepared = await env.offload(prepare, keyed, batch, now, s.tracking_params)
+    outcome = apply_prepared(env.store, keyed, prepared, now)
     warnings = result.warnings + run_warnings(result.items, filtered)
     if mode is not source.identity_mode:
         warnings += (f"identity rule degraded to {mode.value}: the feed repeats or omits GUIDs",)

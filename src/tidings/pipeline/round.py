@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Protocol
 from urllib.parse import urlsplit
@@ -18,7 +18,9 @@ from urllib.parse import urlsplit
 from tidings.model import RunCounts, RunOutcome, Source
 from tidings.pipeline import timing
 from tidings.pipeline.collect import PipelineEnv, collect_source
+from tidings.pipeline.cpu import CpuPool, pool_size
 from tidings.pipeline.extraction import ExtractReport, extract_pending
+from tidings.readers.base import inline
 
 
 class RoundProgress(Protocol):
@@ -97,7 +99,16 @@ async def run_round(
         if progress is not None:
             progress.finished(source, counts)
 
-    await asyncio.gather(*(one(s) for s in interleave_hosts(sources)))
+    workers = pool_size(env.settings.cpu_workers, len(sources))
+    pool = CpuPool(workers) if workers else None
+    if pool is not None:
+        env = replace(env, offload=pool)
+    try:
+        await asyncio.gather(*(one(s) for s in interleave_hosts(sources)))
+    finally:
+        if pool is not None:
+            env = replace(env, offload=inline)
+            pool.close()
     report.finished_at = env.clock()
     if extract:
         report.extraction = await extract_pending(env)

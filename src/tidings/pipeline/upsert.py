@@ -124,7 +124,19 @@ def upsert_items(
     ``local_media`` is for bodies from ``tidings.extract`` (absolute already, images
     rewritten to relative ``/media/`` copies that must not be resolved against the page).
     """
-    prepared = prepare(source, items, now, extra_tracking, local_media)
+    return apply_prepared(store, source, prepare(source, items, now, extra_tracking, local_media),
+                          now, imported=imported)
+
+
+def apply_prepared(
+    store: Storage, source: Source, prepared: Sequence[Prepared], now: datetime, *,
+    imported: bool = False,
+) -> UpsertOutcome:
+    """The storage half of :func:`upsert_items`, for entries already ``prepare``-d.
+
+    Split so that the CPU-heavy ``prepare`` (sanitizing, hashing) can run in a
+    worker process while lookups and the write stay with the one writer.
+    """
     keys = [p.key for p in prepared]
     existing = store.lookup_items(keys)
     dead = store.tombstoned(keys)
@@ -189,4 +201,4 @@ def upsert_item(
                         imported=imported, local_media=local_media)
 
 
-__all__ = ["Prepared", "UpsertOutcome", "prepare", "upsert_item", "upsert_items"]
+__all__ = ["Prepared", "UpsertOutcome", "apply_prepared", "prepare", "upsert_item", "upsert_items"]

@@ -9,10 +9,10 @@ recorded responses and re-run over the raw archive (``parse_raw``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar
 
 from tidings.model import ItemData, RawResponse, Source, SourceKind
 
@@ -20,11 +20,32 @@ if TYPE_CHECKING:
     from tidings.net import Fetcher
 
 
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class Offload(Protocol):
+    """Runs a pure, CPU-bound function (parsing, sanitizing) somewhere.
+
+    Large rounds pass a process pool so that parsing uses every core; the
+    default runs the function inline. Functions and arguments must pickle.
+    """
+
+    async def __call__(self, func: Callable[P, T], /, *args: P.args,
+                       **kwargs: P.kwargs) -> T: ...
+
+
+async def inline(func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+    """The default :class:`Offload`: just call it."""
+    return func(*args, **kwargs)
+
+
 @dataclass(frozen=True, slots=True)
 class ReadContext:
     source: Source
     fetcher: Fetcher
     now: datetime
+    offload: Offload = inline
 
 
 @dataclass(frozen=True, slots=True)

@@ -86,7 +86,9 @@ class RssReader:
             resp = await self._fetch(ctx, config, None, None)
             if resp.not_modified:
                 raise FetchError(resp.final_url, f"{resp.final_url}: 304 to an unconditional GET")
-        return self._result(source, resp, ctx.now)
+        feed = await ctx.offload(parse_feed, resp.content, url=resp.final_url,
+                                 headers=dict(resp.headers))
+        return self._result(source, resp, feed, ctx.now)
 
     def parse_raw(self, source: Source, raw: RawResponse) -> ReadResult:
         feed = parse_feed(raw.body, url=raw.final_url or raw.url, headers=_lower(raw.headers))
@@ -107,8 +109,8 @@ class RssReader:
         return await ctx.fetcher.fetch(ctx.source.url, etag=etag, last_modified=modified,
                                        headers={**headers, **BROWSER_HEADERS}, proxy=proxy)
 
-    def _result(self, source: Source, resp: Response, now: datetime) -> ReadResult:
-        feed = parse_feed(resp.content, url=resp.final_url, headers=resp.headers)
+    def _result(self, source: Source, resp: Response, feed: ParsedFeed,
+                now: datetime) -> ReadResult:
         cursor: dict[str, Any] = {}
         if resp.etag or resp.last_modified:
             cursor = {"etag": resp.etag, "last_modified": resp.last_modified,

@@ -43,14 +43,25 @@ def test_extract_a_file_as_text_html_and_json(tmp_path: Path) -> None:
     page.write_text(article_page(3, title="Gates open", author="Ann Lee"), "utf-8")
     nowhere = tmp_path / "no-archive"
     text = run(nowhere, "extract", str(page))
-    assert text.startswith("# Gates open") and "Report number 3, part 4" in text
-    assert "Copyright" not in text and "<p>" not in text
+    assert "Report number 3, part 0" in text and "Report number 3, part 4" in text
+    assert "Copyright" not in text and "<p>" not in text and "Home" not in text
     html = run(nowhere, "extract", str(page), "--html")
     assert html.startswith("<") and "<p>" in html and "<script" not in html
     data = json.loads(run(nowhere, "extract", "--json", str(page)))
     assert data["state"] == "ok" and data["author"] == "Ann Lee"
     assert data["title"] == "Gates open" and data["chars"] > 200
     assert not nowhere.exists(), "extract needs no archive and makes none"
+
+
+def test_extract_reads_stdin_with_a_page_url(tmp_path: Path) -> None:
+    html = article_page(5, title="Gates open", images=("/img/9.png",))
+    result = CliRunner().invoke(cli, ["--data", str(tmp_path), "extract", "-", "--json",
+                                      "--url", "https://news.example/a/5"],
+                                input=html.encode(), env=ENV)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert "Report number 5" in data["text"]
+    assert 'src="https://news.example/img/9.png"' in data["html"]
 
 
 def test_extract_decodes_a_file_by_its_declared_charset(tmp_path: Path) -> None:

@@ -369,9 +369,11 @@ def discover_feeds(settings: Settings, url: str) -> list[FeedCandidate]:
     return asyncio.run(run())
 
 
-def extract_target(settings: Settings, target: str) -> Extraction:
-    """Extract the article of a URL (fetched through the guard) or of an HTML file,
-    without an archive (``tidings extract``)."""
+def extract_target(settings: Settings, target: str, *, page_url: str | None = None,
+                   stdin: bytes | None = None) -> Extraction:
+    """Extract the article of a URL (fetched through the guard), of an HTML file or of
+    ``stdin`` (target ``-``), without an archive (``tidings extract``). ``page_url`` is
+    where a file's page came from (relative links, metadata)."""
     from tidings.extract import extract_article
     from tidings.net import decode_body, decode_text
 
@@ -384,13 +386,17 @@ def extract_target(settings: Settings, target: str) -> Extraction:
         html, url = asyncio.run(fetch())
         return extract_article(html, url)
     path = Path(target)
-    if not path.is_file():
+    if target == "-" and stdin is not None:
+        content = stdin
+    elif not path.is_file():
         raise ConfigError(f"{target}: neither an http(s) URL nor a readable file")
-    try:
-        content = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"{target}: cannot read ({exc.strerror})") from exc
-    return extract_article(decode_text(content), path.resolve().as_uri())
+    else:
+        try:
+            content = path.read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"{target}: cannot read ({exc.strerror})") from exc
+    base = page_url or ("" if target == "-" else path.resolve().as_uri())
+    return extract_article(decode_text(content), base)
 
 
 def _host_of(url: str) -> str:

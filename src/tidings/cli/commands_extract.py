@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from tidings.app import Extraction, extract_target
@@ -20,25 +22,29 @@ def _extraction_json(target: str, ext: Extraction) -> dict[str, object]:
 
 
 @cli.command()
-@click.argument("target", metavar="URL|FILE")
+@click.argument("target", metavar="URL|FILE|-")
 @click.option("--text", "mode", flag_value="text", default=True,
               help="Print the article's plain text (the default).")
 @click.option("--html", "mode", flag_value="html", help="Print the sanitized article HTML.")
 @click.option("--json", "mode", flag_value="json",
               help="Print text, HTML, state, method and metadata as JSON.")
+@click.option("--url", "page_url", metavar="URL",
+              help="Where a FILE's page came from (resolves its relative links).")
 @click.pass_obj
 @handle_errors
-def extract(ctx: Context, target: str, mode: str) -> None:
-    """Extract the main article of a page (a URL or a saved HTML file); no archive needed."""
-    ext = extract_target(ctx.settings, target)
+def extract(ctx: Context, target: str, mode: str, page_url: str | None) -> None:
+    """Extract the main article of a page: a URL, a saved HTML file, or - for stdin.
+
+    Needs no archive. The text goes to stdout alone (the title is in --json), so the
+    output can be scored or piped as it is."""
+    stdin = sys.stdin.buffer.read() if target == "-" else None
+    ext = extract_target(ctx.settings, target, page_url=page_url, stdin=stdin)
     if mode == "json":
         print_json(_extraction_json(target, ext))
         return
     if mode == "html":
         click.echo(ext.html)
         return
-    if ext.title:
-        click.echo(f"# {ext.title}\n")
     click.echo(ext.text)
     if ext.state is not BodyState.OK:
         click.echo(f"tidings: no article found ({len(ext.text)} characters, {ext.method}); "

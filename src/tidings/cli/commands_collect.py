@@ -154,3 +154,21 @@ def serve(ctx: Context, host: str | None, port: int | None) -> None:
         settings = replace(settings, port=port)
     ctx.open().close()  # a clear error now if there is no archive yet
     serve_web(settings)
+
+
+@cli.command("set-password")
+@click.option("--stdin", "from_stdin", is_flag=True, help="Read the password from stdin.")
+@click.pass_obj
+@handle_errors
+def set_password_command(ctx: Context, from_stdin: bool) -> None:
+    """Set the web reader's admin password (logs every session out)."""
+    from tidings.web import set_password
+
+    if from_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = click.prompt("New admin password", hide_input=True,
+                                confirmation_prompt=True)
+    ctx.open().close()  # the password lives next to the archive
+    set_password(ctx.settings, password)
+    click.echo(f"admin password set for {ctx.settings.data_dir}")

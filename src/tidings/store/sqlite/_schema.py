@@ -151,7 +151,15 @@ CREATE VIRTUAL TABLE item_search USING fts5 (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+# The scheduler's pick (claim_due_sources: priority first, then longest overdue) walks
+# this index and stops after the tick's 40 rows: 0.2 ms instead of 93 ms at 100,000
+# sources (benchmarks/schedule.py plan).
+_V3 = """
+CREATE INDEX sources_claim ON sources (priority DESC, next_fetch_at, id)
+    WHERE muted_reason IS NULL;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
 
 
 def migrate(conn: sqlite3.Connection) -> int:

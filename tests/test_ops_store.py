@@ -150,6 +150,10 @@ def test_release_sources_abandons_runs_and_lifts_the_lease(store: SqliteStorage)
     runs = {r.id: r for r in store.list_runs(limit=10)}
     assert runs[run_a].outcome is RunOutcome.ABANDONED
     assert store.claim_due_sources(later, 10, later + timedelta(minutes=10))[0].id == "a"
+    retry = later + timedelta(minutes=10)
+    assert store.release_sources(["b"], later, due_at=retry) == 1
+    assert store.get_source("b").next_fetch_at == retry
+    assert {r.finished_at for r in store.list_runs(limit=10)} == {later}
 
 
 def test_abandon_stale_runs_leaves_live_ones(store: SqliteStorage) -> None:

@@ -215,7 +215,8 @@ class Runner:
             raise
         except Exception:  # a bug must not take the scheduler down; the lease retries it
             log.exception("collecting %s crashed", source.id)
-            self.env.store.release_sources([source.id], timing.lease_until(self.clock.now()))
+            now = self.clock.now()
+            self.env.store.release_sources([source.id], now, due_at=timing.lease_until(now))
             return
         else:
             self._count(counts)

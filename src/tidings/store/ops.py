@@ -107,10 +107,13 @@ class OpsQueries(Protocol):
         """Set many sources' ``interval_min`` in one transaction; returns rows changed."""
         ...
 
-    def release_sources(self, source_ids: Sequence[str], now: datetime) -> int:
+    def release_sources(
+        self, source_ids: Sequence[str], now: datetime, due_at: datetime | None = None,
+    ) -> int:
         """Give up in-flight work: runs still ``running`` for these sources become
-        ``abandoned`` and the sources are due again at ``now`` (their lease is
-        lifted), in one transaction. Returns how many runs were abandoned."""
+        ``abandoned`` (finished at ``now``) and the sources are due again at
+        ``due_at`` (default ``now``: the lease is lifted), in one transaction.
+        Returns how many runs were abandoned."""
         ...
 
     def abandon_stale_runs(self, started_before: datetime, now: datetime) -> int:

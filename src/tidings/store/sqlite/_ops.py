@@ -124,7 +124,9 @@ class OpsMixin:
                                    [(int(v), k) for k, v in intervals.items()])
             return max(cur.rowcount, 0)
 
-    def release_sources(self, source_ids: Sequence[str], now: datetime) -> int:
+    def release_sources(
+        self, source_ids: Sequence[str], now: datetime, due_at: datetime | None = None,
+    ) -> int:
         abandoned = 0
         with self._db.write() as conn:
             for part in chunks(list(source_ids)):
@@ -135,7 +137,7 @@ class OpsMixin:
                     (RunOutcome.ABANDONED.value, to_us(now), RunOutcome.RUNNING.value,
                      *part)).rowcount
                 conn.execute(f"UPDATE sources SET next_fetch_at = ? WHERE id IN ({place})",  # noqa: S608
-                             (to_us(now), *part))
+                             (to_us(due_at or now), *part))
         return abandoned
 
     def abandon_stale_runs(self, started_before: datetime, now: datetime) -> int:

@@ -25,7 +25,7 @@ from lxml.html import HtmlElement
 from tidings.errors import ParseError
 from tidings.extract.blocks import Block, iter_blocks
 from tidings.extract.clean import clean_tree, drop_selected, fix_lazy_images, select
-from tidings.extract.combine import Candidate, choose, supported_blocks
+from tidings.extract.combine import Arbitration, Candidate, arbitrate, supported_blocks
 from tidings.extract.density import density_extract
 from tidings.extract.metadata import extract_metadata
 from tidings.extract.render import blocks_to_html
@@ -76,14 +76,14 @@ def _trafilatura(root: HtmlElement, url: str, *, precision: bool) -> str:
     return text or ""
 
 
-def _candidates(root: HtmlElement, url: str) -> tuple[Candidate | None, list[Block], list[Block]]:
-    """The chosen candidate, all blocks of the cleaned page and the density blocks."""
+def _candidates(root: HtmlElement, url: str) -> tuple[Arbitration | None, list[Block], list[Block]]:
+    """The chosen text, all blocks of the cleaned page and the density blocks."""
     recall = Candidate("trafilatura-recall", _trafilatura(root, url, precision=False))
     precision = Candidate("trafilatura-precision", _trafilatura(root, url, precision=True))
     clean_tree(root)
     density = density_extract(root)
     dense = Candidate("density", "\n".join(b.text for b in density.blocks))
-    return choose([recall, precision, dense]), list(iter_blocks(root)), list(density.blocks)
+    return arbitrate(recall, precision, dense), list(density.all_blocks), list(density.blocks)
 
 
 def _select_body(root: HtmlElement, selector: str) -> list[Block]:
@@ -129,7 +129,12 @@ def extract_article(
         chosen, all_blocks, dense_blocks = _candidates(page, url)
         text = chosen.text if chosen else ""
         method = chosen.method if chosen else "none"
-        blocks = dense_blocks if method == "density" else supported_blocks(all_blocks, text)
+        if method != "density":
+            blocks = supported_blocks(all_blocks, text)
+        elif chosen is not None and chosen.extended:
+            blocks = supported_blocks(dense_blocks, text)
+        else:
+            blocks = dense_blocks
     body_html = sanitize_html(blocks_to_html(blocks), url)
     lead_image = meta.lead_image or _first_image(body_html)
     return Extraction(

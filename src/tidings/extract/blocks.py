@@ -96,11 +96,15 @@ def _tail(el: HtmlElement, parts: list[str], links: list[str], in_link: bool) ->
             links.append(el.tail)
 
 
-def own_text(el: HtmlElement) -> tuple[str, str]:
-    """The block's own text and the part of it inside links."""
+def own_text(el: HtmlElement, in_link: bool = False) -> tuple[str, str]:
+    """The block's own text and the part of it inside links.
+
+    ``in_link`` says the block sits inside an ``<a>`` (a card whose whole
+    headline ``<div>`` is a link): its text is then link text throughout.
+    """
     parts: list[str] = []
     links: list[str] = []
-    _inline_text(el, parts, links, False)
+    _inline_text(el, parts, links, in_link)
     text = "\n".join(collapse_ws(line) for line in "".join(parts).split("\n"))
     return text.strip("\n"), collapse_ws("".join(links))
 
@@ -108,10 +112,12 @@ def own_text(el: HtmlElement) -> tuple[str, str]:
 def iter_blocks(root: HtmlElement) -> Iterator[Block]:
     """Blocks under ``root`` (itself included) in document order; empty ones skipped."""
     index = 0
+    linked = {inner for a in root.iter("a") for inner in a.iter(etree.Element)}
+    root_linked = any(anc.tag == "a" for anc in root.iterancestors())
     for el in root.iter(etree.Element):
         if el.tag not in BLOCK_TAGS:
             continue
-        text, link_text = own_text(el)
+        text, link_text = own_text(el, root_linked or el in linked)
         if not text.strip():
             continue
         yield Block(el, text, weighted_len(text), weighted_len(link_text), punct_count(text), index)

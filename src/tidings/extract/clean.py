@@ -72,6 +72,8 @@ def _chrome_kind(el: HtmlElement) -> str | None:
         return "hidden"
     if _HIDDEN_STYLE.search(el.get("style", "")):
         return "hidden"
+    if el.get("class") is None and el.get("id") is None and el.get("role") is None:
+        return None
     words = _words(el)
     if not words or any(w.startswith(_CONTENT_PREFIXES) for w in words):
         return None

@@ -1,10 +1,13 @@
-"""Choosing among extractor outputs by agreement, and mapping text back to blocks.
+"""Choosing among extractor outputs, and mapping text back to blocks.
 
 Each extractor fails differently: trafilatura in recall mode keeps boilerplate
 now and then, in precision mode it drops real paragraphs, and the density scorer
-sees whole multi-part articles but also the odd teaser list. On a given page the
-output the others agree with most (the medoid, by F1 over 4-word shingles) is
-rarely the one that failed, so that is the one we keep.
+sees whole multi-part articles but also the odd caption or byline. The two
+trafilatura modes share most of their code, so they tend to fail together; a
+plain majority vote would let them outvote the density scorer exactly where
+it is right. Hence :func:`arbitrate`: the density output judges between the two
+modes, and then replaces the winner only on strong, structural evidence (see
+its docstring). Agreement is F1 over 4-word shingles throughout.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ def shingles(text: str) -> frozenset[tuple[str, ...]]:
     tokens = _TOKEN.findall(text.lower())
     if len(tokens) < SHINGLE:
         return frozenset({tuple(tokens)}) if tokens else frozenset()
-    return frozenset(tuple(tokens[i : i + SHINGLE]) for i in range(len(tokens) - SHINGLE + 1))
+    return frozenset(zip(*(tokens[i:] for i in range(SHINGLE)), strict=False))
 
 
 def agreement(a: frozenset[tuple[str, ...]], b: frozenset[tuple[str, ...]]) -> float:
@@ -41,23 +44,82 @@ class Candidate:
     text: str
 
 
-def choose(candidates: Sequence[Candidate]) -> Candidate | None:
-    """The candidate with the highest summed agreement with the others.
+# The density output extends trafilatura's when it holds (nearly) all of it and
+# adds at least this many long paragraphs, half as much text again, the long
+# paragraphs making up most of the addition: an article in several parts,
+# of which trafilatura kept the first.
+_EXTEND_MIN_PARAGRAPHS = 3
+_LONG_PARAGRAPH = 200
+_EXTEND_MIN_GROWTH = 1.5
+_EXTEND_LONG_SHARE = 0.8
+_CONTAINED = 0.95
+# The density output replaces trafilatura's when it is a slightly smaller
+# subset of it: what trafilatura kept on top is what the scorer rejected.
+_SUBSET_CONTAINED = 0.97
+_SUBSET_MIN_SIZE = 0.85
 
-    Empty candidates take no part; with fewer than three left there is no
-    majority, and ties in general go to the earlier candidate, so callers list
-    them in order of preference.
+
+@dataclass(frozen=True, slots=True)
+class Arbitration:
+    """The text chosen and the extractor it came from."""
+
+    method: str
+    text: str
+    extended: bool = False  # density paragraphs added to trafilatura's text
+
+
+def _covered(part: frozenset[tuple[str, ...]], whole: frozenset[tuple[str, ...]]) -> float:
+    return len(part & whole) / len(part) if part else 0.0
+
+
+def arbitrate(recall: Candidate, precision: Candidate, density: Candidate) -> Arbitration | None:
+    """The body text, from trafilatura's two modes and the density scorer.
+
+    1. Between recall and precision mode, the one that agrees more with the
+       density output wins (ties and an empty precision output go to recall).
+    2. The density output replaces the winner when it is a subset of it, not
+       much smaller: the difference is boilerplate the scorer rejected.
+    3. It extends the winner when it holds all of it plus several long
+       paragraphs (a multi-part article): the text is then the density blocks
+       the winner supports, plus the long ones.
     """
-    present = [c for c in candidates if c.text.strip()]
-    if len(present) <= 2:
-        return present[0] if present else None
-    sets = [shingles(c.text) for c in present]
-    best_index, best_score = 0, -1.0
-    for i, own in enumerate(sets):
-        score = sum(agreement(own, other) for j, other in enumerate(sets) if j != i)
-        if score > best_score:
-            best_index, best_score = i, score
-    return present[best_index]
+    sets = {c.method: shingles(c.text) for c in (recall, precision, density)}
+    r, p, d = sets[recall.method], sets[precision.method], sets[density.method]
+    if not r and not p:
+        return Arbitration(density.method, density.text) if d else None
+    best, t = (precision, p) if not r or agreement(p, d) > agreement(r, d) else (recall, r)
+    if not d:
+        return Arbitration(best.method, best.text)
+    smaller = _SUBSET_MIN_SIZE * len(t) <= len(d) < len(t)
+    if smaller and _covered(d, t) >= _SUBSET_CONTAINED:
+        return Arbitration(density.method, density.text)
+    if _covered(t, d) >= _CONTAINED and len(d) >= _EXTEND_MIN_GROWTH * len(t):
+        merged = _extension(density.text.split("\n"), t)
+        if merged is not None:
+            return Arbitration(density.method, merged, extended=True)
+    return Arbitration(best.method, best.text)
+
+
+def _extension(parts: Sequence[str], base: frozenset[tuple[str, ...]]) -> str | None:
+    """``parts`` supported by ``base`` plus the long ones, if those make a real addition."""
+    kept: list[str] = []
+    added, long_added, long_count = 0, 0, 0
+    for part in parts:
+        own = shingles(part)
+        if not own:
+            continue
+        is_long = len(part) >= _LONG_PARAGRAPH
+        if _covered(own, base) >= 0.5:
+            kept.append(part)
+            continue
+        added += len(own)
+        if is_long:
+            long_added += len(own)
+            long_count += 1
+            kept.append(part)
+    if long_count < _EXTEND_MIN_PARAGRAPHS or long_added < _EXTEND_LONG_SHARE * added:
+        return None
+    return "\n".join(kept)
 
 
 def supported_blocks(blocks: Sequence[Block], text: str, threshold: float = 0.5) -> list[Block]:

@@ -23,6 +23,14 @@ from tidings.extract.blocks import HEADINGS, Block, iter_blocks
 # one mark every 40 characters (a comma or full stop; a CJK sentence has more).
 _PROSE_PUNCT_RATE = 1 / 40
 _LABEL_LENGTH = 80.0  # a shorter block without punctuation reads as a label
+# Teaser lists: at least this many sibling "cards" (a linked headline with a
+# short blurb), making up most of their parent's children.
+_HEADLINE_LENGTH = 5.0
+_LEAD_LINK_LENGTH = 20
+_CARD_LENGTH = 700.0
+_MIN_CARDS = 3
+_CARD_SHARE = 0.75
+_PROSE_TAGS = frozenset({"p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "pre", "a"})
 
 
 def text_score(length: float, link_length: float, punct: int) -> float:
@@ -38,6 +46,23 @@ def text_score(length: float, link_length: float, punct: int) -> float:
     return length * (1.0 - link_density) ** 2 * (0.3 + 0.7 * prose)
 
 
+def _is_link_block(block: Block) -> bool:
+    """A block that is a link, or opens with a linked headline (a flat teaser)."""
+    if block.length < _HEADLINE_LENGTH:
+        return False
+    if block.link_density > 0.5:
+        return True
+    el = block.element
+    if (el.text or "").strip() or len(el) == 0 or el[0].tag != "a":
+        return False
+    return len(el[0].text_content().strip()) >= _LEAD_LINK_LENGTH and block.link_density >= 0.2
+
+
+def _is_card(node: _Node) -> bool:
+    """A short unit led by a linked headline: one teaser of a list of stories."""
+    return node.link_blocks + node.anchors > 0 and node.length <= _CARD_LENGTH
+
+
 def block_score(block: Block) -> float:
     if block.tag in HEADINGS:
         return 0.0
@@ -51,6 +76,11 @@ class _Node:
     punct: int = 0
     summed: float = 0.0  # own block score plus children's values
     value: float = 0.0
+    link_blocks: int = 0  # blocks in the subtree that are mostly one link (headlines)
+    anchors: int = 0  # links without text (around an image)
+    items: int = 0  # children holding text
+    cards: int = 0  # children that look like teaser cards
+    teaser: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +88,7 @@ class DensityResult:
     root: HtmlElement | None
     blocks: tuple[Block, ...]  # the article's blocks, in document order
     score: float
+    all_blocks: tuple[Block, ...] = ()  # every block of the page, in document order
 
 
 def _aggregate(root: HtmlElement, blocks: Iterable[Block]) -> dict[HtmlElement, _Node]:
@@ -66,12 +97,18 @@ def _aggregate(root: HtmlElement, blocks: Iterable[Block]) -> dict[HtmlElement, 
         node = nodes.setdefault(block.element, _Node())
         node.length, node.link_length, node.punct = block.length, block.link_length, block.punct
         node.summed = block_score(block)
+        node.link_blocks = int(_is_link_block(block))
     for _event, el in etree.iterwalk(root, events=("end",)):
         if not isinstance(el.tag, str):
             continue
         node = nodes.setdefault(el, _Node())
+        if el.tag == "a" and el.get("href") and not "".join(el.itertext()).strip():
+            node.anchors += 1
         whole = text_score(node.length, node.link_length, node.punct)
         node.value = max(whole, node.summed)
+        if node.cards >= _MIN_CARDS and node.cards >= _CARD_SHARE * node.items:
+            node.teaser = True
+            node.value = -node.length
         parent = el.getparent()
         if parent is None or el is root:
             continue
@@ -80,6 +117,11 @@ def _aggregate(root: HtmlElement, blocks: Iterable[Block]) -> dict[HtmlElement, 
         up.link_length += node.link_length
         up.punct += node.punct
         up.summed += node.value
+        up.link_blocks += node.link_blocks
+        up.anchors += node.anchors
+        if node.length > 0:
+            up.items += 1
+            up.cards += int(el.tag not in _PROSE_TAGS and _is_card(node))
     return nodes
 
 
@@ -87,7 +129,9 @@ def _excluded(el: HtmlElement, root: HtmlElement, nodes: dict[HtmlElement, _Node
     """True when ``el`` or an ancestor below ``root`` is a link-heavy negative subtree."""
     while el is not None and el is not root:
         node = nodes.get(el)
-        if node is not None and node.value < 0 and node.link_length > 0.3 * node.length:
+        if node is not None and (
+            node.teaser or (node.value < 0 and node.link_length > 0.3 * node.length)
+        ):
             return True
         el = el.getparent()
     return False
@@ -95,7 +139,7 @@ def _excluded(el: HtmlElement, root: HtmlElement, nodes: dict[HtmlElement, _Node
 
 def density_extract(root: HtmlElement) -> DensityResult:
     """Find the article under ``root`` (an already cleaned tree)."""
-    all_blocks = list(iter_blocks(root))
+    all_blocks = tuple(iter_blocks(root))
     if not all_blocks:
         return DensityResult(None, (), 0.0)
     nodes = _aggregate(root, all_blocks)
@@ -107,7 +151,7 @@ def density_extract(root: HtmlElement) -> DensityResult:
         and not (block_score(b) < 0 and b.link_density > 0.5)
         and not _excluded(b.element, best, nodes)
     )
-    return DensityResult(best, kept, best_node.value)
+    return DensityResult(best, kept, best_node.value, all_blocks)
 
 
 def _inside(el: HtmlElement, ancestor: HtmlElement) -> bool:

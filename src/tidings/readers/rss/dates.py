@@ -14,6 +14,7 @@ the date string itself), otherwise as RFC 822 says.
 from __future__ import annotations
 
 import re
+import warnings
 from datetime import UTC, datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 from functools import lru_cache
@@ -200,7 +201,12 @@ def _parse_fallback(raw: str) -> datetime | None:
         return None  # dateutil would fill a missing year (or day) from today
     parsed: datetime | None
     try:
-        parsed = du_parser.parse(raw, tzinfos=_DU_ZONES)
+        with warnings.catch_warnings():
+            # a zone name dateutil does not know would silently become local time
+            warnings.simplefilter("error", du_parser.UnknownTimezoneWarning)
+            parsed = du_parser.parse(raw, tzinfos=_DU_ZONES)
+    except du_parser.UnknownTimezoneWarning:
+        return None
     except (ValueError, OverflowError, TypeError):
         try:
             parsed = parsedate_to_datetime(raw)

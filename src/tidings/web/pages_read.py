@@ -108,7 +108,7 @@ async def starred(request: Request) -> Response:
 @router.get("/source/{source_id}")
 async def source_items(request: Request, source_id: str) -> Response:
     require_reader(request)
-    source = web_state(request).sources().get(source_id)
+    source = web_state(request).source(source_id)
     if source is None or not (viewer(request).admin
                               or source.visibility is Visibility.EDITORIAL):
         raise NotFoundError(f"no source {source_id!r}")
@@ -168,7 +168,7 @@ async def article(request: Request, item_id: int, q: str = "") -> Response:
     reprints = st.tidings.reprints([item.title_fp]).get(item.title_fp, []) \
         if item.title_fp else []
     ctx = {"item": item, "terms": search_terms(q[:500]), "q": q[:500],
-           "source": st.sources().get(item.source_id), "title": item.title or "(untitled)",
+           "source": st.source(item.source_id), "title": item.title or "(untitled)",
            "reprints": [r for r in reprints if r.id != item.id][:30]}
     return render(request, "article.html", ctx)
 

@@ -28,6 +28,7 @@ from tidings.web.render import make_env
 
 T = TypeVar("T")
 CSRF_PLACEHOLDER = "@@tidings-csrf@@"
+FIGURES_TTL = 5.0
 
 
 @dataclass
@@ -97,8 +98,9 @@ class WebState:
         self.settings = settings
         self.env: Environment = make_env()
         self.pages = PageCache(ttl=page_ttl)
-        self._stats = _Memo(ttl=min(max(page_ttl, 0.0), 5.0))
-        self._sources = _Memo(ttl=min(max(page_ttl, 0.0), 5.0))
+        # whole-archive counts cost a few table scans: the status bar may lag 5 s
+        self._stats = _Memo(ttl=FIGURES_TTL)
+        self._sources = _Memo(ttl=FIGURES_TTL)
         self.login_failures: dict[str, deque[float]] = {}
         self._auth: auth.AuthState | None = None
         self._auth_stamp: tuple[int, int, int] = (-1, -1, -1)
@@ -143,6 +145,14 @@ class WebState:
 
     def sources(self) -> dict[str, Source]:
         return self._sources.get(lambda: {s.id: s for s in self.tidings.sources()})
+
+    def source(self, source_id: str) -> Source | None:
+        """One source from the shared map, looking again if it is new."""
+        found = self.sources().get(source_id)
+        if found is None:
+            self._sources.clear()
+            found = self.sources().get(source_id)
+        return found
 
     def changed(self) -> None:
         """Something was written: drop every cached page and figure."""

@@ -1,0 +1,219 @@
+"""Web reader throughput and latency on a 200,000-item archive.
+
+The server runs in its own process (uvicorn, as `tidings serve` runs it); the load
+comes from wrk (apt package ``wrk``) in another process: 32 connections, a few
+seconds per endpoint. Measured: the Today list, an article page (random ids), a
+search (rotating English and Chinese terms), and ``/healthz`` - a trivial
+endpoint of the same app in the same run, the framework's ceiling. The list and
+the article are measured twice: with the default short page cache, and with it
+off (every request renders from the database).
+
+    .venv/bin/python benchmarks/web.py [--items 200000] [--duration 8]
+
+The archive is built once under --data (default /tmp/tidings-bench-web) and reused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORDS = [
+    "model", "agent", "data", "training", "release", "open", "source", "paper", "benchmark",
+    "chip", "cloud", "robot", "vision", "language", "reasoning", "safety", "policy", "startup",
+    "funding", "research", "lab", "compute", "inference", "token", "context", "memory",
+    "search", "code", "developer", "update", "launch", "study"
+]
+CJK = [
+    "人工智能", "大语言模型", "开源", "发布", "研究", "芯片", "机器人",
+    "数据", "训练", "推理", "安全", "政策", "融资", "实验室",
+    "算力", "代码", "开发者", "更新", "论文", "评测",
+]
+
+
+def _title(rng: random.Random, n: int) -> str:
+    if n % 5 == 0:
+        return "".join(rng.sample(CJK, 3)) + f"第{n}期"
+    return " ".join(rng.sample(WORDS, 6)).capitalize() + f" #{n}"
+
+
+def build(data: Path, items: int) -> None:
+    """Write the archive: 200 sources, ``items`` items over 400 days, 3% reprints."""
+    from tidings.app import Tidings
+    from tidings.identity import title_fingerprint
+    from tidings.model import BodyState, Source, SourceKind
+    from tidings.settings import load_settings
+    from tidings.store.base import ItemFields, NewItem, UpsertBatch
+
+    settings = load_settings(data, env={})
+    tid = Tidings.open(settings, create=True)
+    now = datetime.now(UTC)
+    for s in range(200):
+        tid.store.add_source(Source(id=f"s{s}", kind=SourceKind.RSS, title=f"Source {s}",
+                                    url=f"https://s{s}.example/feed", created_at=now))
+    rng = random.Random(7)
+    span = 400 * 86400
+    started = time.monotonic()
+    for start in range(0, items, 5000):
+        creates = []
+        for n in range(start, min(items, start + 5000)):
+            title = _title(rng, n - 1 if n % 33 == 1 else n)  # every 33rd repeats: a reprint
+            body = "".join(f"<p>{' '.join(rng.choices(WORDS + CJK, k=40))}.</p>" for _ in range(4))
+            when = now - timedelta(seconds=span * (1 - n / items) + rng.random() * 60)
+            fields = ItemFields(title=title, url=f"https://s{n % 200}.example/p/{n}", summary="",
+                                body=body, body_state=BodyState.OK, published_at=when,
+                                content_hash=f"h{n}", title_fp=title_fingerprint(title))
+            creates.append(NewItem(key=f"bench:{n}", source_id=f"s{n % 200}", fields=fields,
+                                   discovered_at=when + timedelta(minutes=5), backfill=False))
+        tid.store.apply_upserts(UpsertBatch(creates=creates))
+    print(f"built {items} items in {time.monotonic() - started:.0f}s; indexing...", flush=True)
+    started = time.monotonic()
+    tid.index_pending()
+    print(f"indexed in {time.monotonic() - started:.0f}s", flush=True)
+    tid.close()
+    (data / "bench-ready").write_text(str(items))
+
+
+def serve(data: Path, port: int, page_ttl: float) -> None:
+    import uvicorn
+
+    from tidings.app import Tidings
+    from tidings.settings import load_settings
+    from tidings.web import create_app
+
+    settings = load_settings(data, env={})
+    tid = Tidings.open(settings)
+    app = create_app(tid, settings, page_ttl=page_ttl)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _start(data: Path, page_ttl: float) -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, __file__, "--serve", str(data), "--port", str(port),
+                             "--page-ttl", str(page_ttl)])
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            with urllib.request.urlopen(url + "/healthz", timeout=1) as r:
+                if r.status == 200:
+                    return proc, url
+        except OSError:
+            if time.monotonic() > deadline:
+                proc.kill()
+                raise
+            time.sleep(0.1)
+
+
+def _cookie(url: str) -> str:
+    with urllib.request.urlopen(url + "/", timeout=30) as r:
+        return str(r.headers["set-cookie"]).split(";")[0]
+
+
+def _lua(paths: list[str], folder: Path) -> Path:
+    script = folder / "paths.lua"
+    quoted = ",".join('"' + p.replace('"', "") + '"' for p in paths)
+    script.write_text("local paths = {" + quoted + "}\nlocal i = 0\n"
+                      "request = function()\n  i = i % #paths + 1\n"
+                      "  return wrk.format(nil, paths[i])\nend\n")
+    return script
+
+
+def _wrk(url: str, paths: list[str], args: argparse.Namespace, cookie: str,
+         folder: Path) -> tuple[float, float, float]:
+    cmd = ["wrk", f"-t{args.threads}", f"-c{args.connections}", f"-d{args.duration}s",
+           "--latency", "-H", f"Cookie: {cookie}", "-s", str(_lua(paths, folder)), url]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    if "Non-2xx" in out:
+        raise SystemExit(f"errors while loading {paths[0]}:\n{out}")
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    return rps, _pct(out, "50%"), _pct(out, "99%")
+
+
+def _pct(out: str, label: str) -> float:
+    match = re.search(rf"^\s+{label}\s+([\d.]+)(us|ms|s)\s*$", out, re.MULTILINE)
+    assert match, out
+    scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[match.group(2)]
+    return float(match.group(1)) * scale
+
+
+def run(args: argparse.Namespace) -> None:
+    if shutil.which("wrk") is None:
+        raise SystemExit("wrk is needed for the load: apt-get install wrk")
+    data = Path(args.data)
+    ready = data / "bench-ready"
+    if not ready.exists() or ready.read_text() != str(args.items):
+        shutil.rmtree(data, ignore_errors=True)
+        build(data, args.items)
+    rng = random.Random(11)
+    articles = [f"/item/{rng.randint(1, args.items)}" for _ in range(500)]
+    searches = ["/search?q=" + urllib.parse.quote(q) for q in
+                ("benchmark", "人工智能", "open source", "芯片 发布", "reasoning safety",
+                 "\"language model\"", "开源", "robot -cloud")]
+    results: dict[str, tuple[float, float, float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for ttl, label in ((2.0, "cached 2 s"), (0.0, "no page cache")):
+            proc, url = _start(data, ttl)
+            try:
+                cookie = _cookie(url)
+                for name, paths in (("healthz (trivial)", ["/healthz"]),
+                                    ("Today list", ["/"]),
+                                    ("article", articles),
+                                    ("search", searches)):
+                    if ttl == 0.0 and name.startswith(("healthz", "search")):
+                        continue
+                    _wrk(url, paths, args, cookie, Path(tmp))  # warm-up pass, not counted
+                    results[f"{name}, {label}"] = _wrk(url, paths, args, cookie, Path(tmp))
+            finally:
+                proc.terminate()
+                proc.wait(10)
+    _report(results, args)
+
+
+def _report(results: dict[str, tuple[float, float, float]], args: argparse.Namespace) -> None:
+    ceiling = results["healthz (trivial), cached 2 s"][0]
+    print(f"\n{args.items} items, {args.connections} connections, {args.duration}s per endpoint,"
+          f" wrk -t{args.threads}")
+    print(f"{'endpoint':34} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'vs trivial':>10}")
+    for name, (rps, p50, p99) in results.items():
+        print(f"{name:34} {rps:8.0f} {p50:8.2f} {p99:8.2f} {rps / ceiling:9.0%}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--items", type=int, default=200_000)
+    parser.add_argument("--data", default=str(Path(tempfile.gettempdir()) / "tidings-bench-web"))
+    parser.add_argument("--duration", type=int, default=8)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--serve")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--page-ttl", type=float, default=2.0)
+    args = parser.parse_args()
+    if args.serve:
+        serve(Path(args.serve), args.port, args.page_ttl)
+    else:
+        run(args)
+
+
+if __name__ == "__main__":
+    main()

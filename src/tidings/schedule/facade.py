@@ -8,6 +8,7 @@ report) without importing ``tidings.schedule`` themselves.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 from typing import TYPE_CHECKING, NoReturn, Protocol
 
@@ -49,18 +50,29 @@ class _Host(Protocol):
 
 class OperationsMixin:
 
-    async def serve_scheduler(self: _Host, *, signals: bool = True) -> StopReason:
-        """Keep every source fresh until SIGTERM / SIGINT or the memory watchdog.
+    async def serve_scheduler(
+        self: _Host, *, signals: bool = True, stop: asyncio.Event | None = None,
+    ) -> StopReason:
+        """Keep every source fresh until SIGTERM / SIGINT, ``stop`` or the memory watchdog.
 
         Returns ``StopReason.MEMORY`` when the process should restart itself
         (call ``restart()`` after closing), ``StopReason.REQUESTED`` otherwise.
         Every source is released before this returns (nothing stays leased).
+        ``stop`` lets a host that owns the signals (the web server) ask for the
+        same graceful wind-down.
         """
         webhooks = WebhookSender(self.fetcher, self.settings.webhooks, clock=self.clock)
         runner = Runner(self.pipeline_env(), webhooks=webhooks)
         if signals:
             runner.install_signal_handlers()
-        return await runner.run()
+        if stop is None:
+            return await runner.run()
+        watcher = asyncio.create_task(stop.wait())
+        watcher.add_done_callback(lambda _: runner.stop())
+        try:
+            return await runner.run()
+        finally:
+            watcher.cancel()
 
     @staticmethod
     def restart() -> NoReturn:

@@ -10,9 +10,7 @@ the reader through DNS rebinding either).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -203,20 +201,22 @@ def serve(settings: Settings, *, host: str | None = None, port: int | None = Non
 
 
 async def _run(server: Any, tidings: Tidings) -> None:
-    async with _scheduler(tidings):
-        await server.serve()
+    """Serve and schedule side by side; whichever ends first winds the other down.
+
+    uvicorn owns SIGTERM/SIGINT: when it stops serving, the scheduler is asked to
+    finish or abandon its in-flight fetches (bounded) and release every source.
+    When the scheduler stops first (the memory watchdog), the server is stopped
+    and the process restarts itself (R-OPS-4).
+    """
+    stop = asyncio.Event()
+    scheduler = asyncio.create_task(tidings.serve_scheduler(signals=False, stop=stop))
+    web = asyncio.create_task(server.serve())
+    await asyncio.wait({scheduler, web}, return_when=asyncio.FIRST_COMPLETED)
+    stop.set()
+    server.should_exit = True
+    await asyncio.gather(web, return_exceptions=True)
+    reason = await scheduler
     await tidings.aclose()
-
-
-@contextlib.asynccontextmanager
-async def _scheduler(tidings: Tidings) -> AsyncIterator[None]:
-    """Run the facade's scheduler loop beside the server, if this build has one."""
-    run = getattr(tidings, "run_scheduler", None)
-    task = asyncio.create_task(run()) if run is not None else None
-    try:
-        yield
-    finally:
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+    if reason == "memory":
+        log.warning("memory limit reached: restarting")
+        tidings.restart()

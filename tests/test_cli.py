@@ -33,7 +33,7 @@ def test_init_creates_the_18_default_sources(tmp_path: Path) -> None:
     for row in rows:
         parts = urlsplit(row["url"])
         assert parts.scheme == "https" and parts.netloc and "." in parts.netloc
-        assert row["health"] == "ok" and row["last_run"] is None
+        assert row["health"] == "ok" and row["last_outcome"] is None
     assert len({r["id"] for r in rows}) == 18
 
 

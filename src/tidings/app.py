@@ -190,30 +190,6 @@ class Tidings(OperationsMixin):
     def source_stats(self, source_id: str) -> SourceStats:
         return self.store.source_stats(source_id, self.clock())
 
-    def source_overview(self) -> list[dict[str, Any]]:
-        """Per source: state, schedule, last run and recent volume (``sources --json``)."""
-        rows = []
-        now = self.clock()
-        for source in self.store.list_sources():
-            figures = self.store.source_stats(source.id, now)
-            last = figures.last_run
-            rows.append({
-                "id": source.id, "title": source.title, "kind": source.kind.value,
-                "url": source.url, "health": source.health.value,
-                "fail_count": source.fail_count, "interval_min": source.interval_min,
-                "next_fetch_at": source.next_fetch_at, "muted": source.muted_reason,
-                "last_success_at": source.last_success_at,
-                "last_run": None if last is None else {
-                    "outcome": last.outcome.value, "error": last.error,
-                    "started_at": last.started_at, "created": last.created,
-                    "http_status": last.http_status,
-                },
-                "items_total": figures.items_total,
-                "items_per_day": list(figures.items_per_day),
-                "warnings": list(last.warnings) if last else [],
-            })
-        return rows
-
     # ---------------------------------------------------------------- items
     def items(self, query: ItemQuery | None = None) -> list[Item]:
         return self.store.list_items(query or ItemQuery())

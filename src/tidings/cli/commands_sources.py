@@ -73,20 +73,24 @@ def sources(ctx: Context, as_json: bool) -> None:
     """List sources with their health, last run and next fetch."""
     tidings = ctx.open()
     try:
-        rows = tidings.source_overview()
+        rows = tidings.source_health()
     finally:
         tidings.close()
     if as_json:
-        print_json(rows)
+        print_json([row.as_json() for row in rows])
         return
-    table = Table("id", "health", "fails", "every", "next fetch", "last run", box=None)
+    table = Table("id", "health", "fails", "every", "next fetch", "last run", "per day",
+                  box=None)
     for row in rows:
-        last = row["last_run"]
-        outcome = f"{last['outcome']}" + (f": {last['error']}" if last and last["error"] else "") \
-            if last else "never"
-        nxt = row["next_fetch_at"].strftime("%m-%d %H:%M") if row["next_fetch_at"] else "-"
-        table.add_row(row["id"], row["health"], str(row["fail_count"]),
-                      f"{row['interval_min']}m", nxt, outcome[:60])
+        outcome = row.last_outcome or "never"
+        if row.muted_reason:
+            outcome = f"muted: {row.muted_reason}"
+        elif row.last_reason:
+            outcome = f"{outcome}: {row.last_reason}"
+        nxt = row.next_fetch_at.strftime("%m-%d %H:%M") if row.next_fetch_at else "-"
+        week = sum(row.items_per_day) / max(1, len(row.items_per_day))
+        table.add_row(row.id, row.health.value, str(row.fail_count), f"{row.interval_min}m",
+                      nxt, outcome[:70] + (" ⚠" if row.warnings else ""), f"{week:.1f}")
     Console().print(table)
 
 

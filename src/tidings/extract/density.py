@@ -27,6 +27,7 @@ _LABEL_LENGTH = 80.0  # a shorter block without punctuation reads as a label
 # short blurb), making up most of their parent's children.
 _HEADLINE_LENGTH = 5.0
 _LEAD_LINK_LENGTH = 20
+_LEAD_LINK_SHARE = 0.1
 _CARD_LENGTH = 700.0
 _MIN_CARDS = 3
 _CARD_SHARE = 0.75
@@ -55,7 +56,8 @@ def _is_link_block(block: Block) -> bool:
     el = block.element
     if (el.text or "").strip() or len(el) == 0 or el[0].tag != "a":
         return False
-    return len(el[0].text_content().strip()) >= _LEAD_LINK_LENGTH and block.link_density >= 0.2
+    lead = len(el[0].text_content().strip())
+    return lead >= _LEAD_LINK_LENGTH and block.link_density >= _LEAD_LINK_SHARE
 
 
 def _is_card(node: _Node) -> bool:

@@ -154,3 +154,20 @@ def export_opml(ctx: Context, file: Path | None) -> None:
         except OSError as exc:
             raise ConfigError(f"{file}: cannot write ({exc.strerror})") from exc
         click.echo(f"wrote {file}")
+
+
+@cli.command()
+@click.argument("source_id")
+@click.option("--conditional", is_flag=True,
+              help="Send the stored validators (see what a scheduled run would see).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_obj
+@handle_errors
+def doctor(ctx: Context, source_id: str, conditional: bool, as_json: bool) -> None:
+    """Fetch one source now and show every stage, storing nothing."""
+    tidings = ctx.open()
+    report = run_async(tidings, tidings.doctor(source_id, conditional=conditional))
+    if as_json:
+        print_json(report.as_json())
+    else:
+        click.echo(report.text())

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+import storage_contract
 from tidings.settings import Settings, load_settings
+from tidings.store.base import Storage
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -34,6 +36,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if skipped:
         reporter.write_line(f"CI: {len(skipped)} tests skipped; nothing may skip in CI", red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(params=sorted(storage_contract.BACKENDS))
+def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]:
+    """An empty storage of each backend in tests/storage_contract.py (contract tests)."""
+    opened = storage_contract.BACKENDS[request.param](tmp_path)
+    yield opened
+    opened.close()
 
 
 @pytest.fixture(scope="session")

@@ -62,7 +62,9 @@ def _index_run(match: re.Match[str]) -> str:
 
 def index_text(text: str) -> str:
     """Plain text rewritten for the word tokenizer (CJK runs as bigrams)."""
-    return _CJK_RUN.sub(_index_run, unicodedata.normalize("NFKC", text))
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    return _CJK_RUN.sub(_index_run, text)
 
 
 def document(title: str, body: str | None, summary: str) -> tuple[str, str]:

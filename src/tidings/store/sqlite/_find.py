@@ -9,6 +9,7 @@ from tidings.model import SearchHit
 from tidings.store.base import ItemQuery, SearchQuery
 from tidings.store.sqlite._db import Database, to_us
 from tidings.store.sqlite._reading import ITEM_COLUMNS, item_from_row, timeline_filters
+from tidings.store.sqlite._search import US
 from tidings.store.textindex import (
     exclusion_expression,
     highlighter,
@@ -19,7 +20,6 @@ from tidings.store.textindex import (
 
 #: bm25 weights of the indexed columns (title, body): a title hit counts more
 _WEIGHTS = "10.0, 1.0"
-_US = 1_000_000
 
 
 def _filters(q: SearchQuery) -> tuple[list[str], list[Any]]:
@@ -33,12 +33,12 @@ def _rowid_bounds(conn: sqlite3.Connection, q: SearchQuery) -> tuple[list[str], 
     params: list[Any] = []
     if q.since is not None:
         where.append("item_search.rowid >= ?")
-        params.append(to_us(q.since))
+        params.append(to_us(q.since) // US)
     if q.before is not None:
         row = conn.execute("SELECT search_rowid FROM items WHERE id = ?",
                            (q.before[1],)).fetchone()
         where.append("item_search.rowid < ?")
-        params.append(row[0] if row and row[0] is not None else to_us(q.before[0]))
+        params.append(row[0] if row and row[0] is not None else to_us(q.before[0]) // US)
     return where, params
 
 

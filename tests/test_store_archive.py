@@ -1,0 +1,171 @@
+"""Contract: raw archive, backups, migrations, opening, and readers beside a writer."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from storage_contract import T0, at, new, source
+from tidings.errors import ConfigError, StorageError
+from tidings.model import RawResponse
+from tidings.settings import Settings
+from tidings.store import open_storage
+from tidings.store.backup import make_backup, rotate_backups
+from tidings.store.base import Storage, UpsertBatch
+from tidings.store.sqlite import SqliteStorage
+from tidings.store.sqlite._schema import MIGRATIONS
+
+
+def raw(minutes: float, key: str | None = None, body: bytes = b"<rss>" + b"x" * 5000,
+        source_id: str | None = "feed") -> RawResponse:
+    return RawResponse(url="https://feed.example/rss", final_url="https://feed.example/rss?x",
+                       fetched_at=at(minutes), status=200,
+                       headers={"content-type": "application/rss+xml", "etag": '"1"'},
+                       body=body, source_id=source_id, item_key=key)
+
+
+def test_raw_round_trip_is_compressed(storage: Storage, tmp_path: Path) -> None:
+    big, small = raw(0), raw(1, body=b"\x00\x01")
+    storage.put_raw(big)
+    storage.put_raw(small)
+    assert list(storage.iter_raw()) == [big, small]
+    if isinstance(storage, SqliteStorage):
+        with sqlite3.connect(storage.path) as conn:
+            sizes = conn.execute("SELECT length(body), size FROM raw_responses ORDER BY id")
+            (stored, original), _ = sizes.fetchall()
+        assert stored < original / 10
+
+
+def test_iter_raw_filters_and_long_histories(storage: Storage) -> None:
+    for n in range(450):
+        storage.put_raw(raw(n, key="k1" if n % 3 == 0 else None,
+                            source_id="a" if n % 2 else "b", body=str(n).encode()))
+    everything = list(storage.iter_raw())
+    assert len(everything) == 450 and everything[0].fetched_at == at(0)
+    assert len(list(storage.iter_raw(source_id="a"))) == 225
+    assert len(list(storage.iter_raw(item_key="k1"))) == 150
+    assert [r.body for r in storage.iter_raw(since=at(448))] == [b"448", b"449"]
+
+
+def test_prune_keeps_the_newest_raw_of_items_in_use(storage: Storage) -> None:
+    storage.add_source(source("feed"))
+    storage.apply_upserts(UpsertBatch(creates=[new("live")]))
+    for n, key in enumerate(["live", "live", "gone", None, "live"]):
+        storage.put_raw(raw(n, key=key, body=f"{n}".encode()))
+    assert storage.prune_raw(at(4)) == 4
+    assert [r.body for r in storage.iter_raw()] == [b"4"]
+    assert storage.prune_raw(at(10)) == 0  # the newest for "live" stays
+    storage.put_raw(raw(2, key="live", body=b"old"))
+    assert storage.prune_raw(at(10)) == 1
+
+
+def test_backup_is_consistent_while_writing(storage: Storage, tmp_path: Path) -> None:
+    storage.add_source(source("feed"))
+    stop = threading.Event()
+    written: list[int] = []
+
+    def writer() -> None:
+        n = 0
+        while not stop.is_set():
+            storage.apply_upserts(UpsertBatch(creates=[new(f"k{n}-{i}") for i in range(50)]))
+            written.append(n)
+            n += 1
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        while len(written) < 3:
+            time.sleep(0.01)
+        copies = [storage.backup(tmp_path / f"copy{i}.sqlite3") for i in range(3)]
+    finally:
+        stop.set()
+        thread.join()
+    for copy in copies:
+        with SqliteStorage(copy) as restored:
+            (count,) = {restored.archive_stats().items}
+            assert count % 50 == 0 and count > 0  # whole batches only
+    assert not list(tmp_path.glob("*.partial"))
+
+
+def test_make_backup_and_rotation(storage: Storage, tmp_path: Path) -> None:
+    folder = tmp_path / "backups"
+    start = datetime(2023, 1, 1, 3, tzinfo=UTC)
+    for day in range(500):
+        (folder / f"tidings-{(start + timedelta(days=day)).date()}.sqlite3").parent.mkdir(
+            exist_ok=True)
+        (folder / f"tidings-{(start + timedelta(days=day)).date()}.sqlite3").write_bytes(b"")
+    (folder / "notes.txt").write_text("keep me")
+    now = start + timedelta(days=500)
+    made = make_backup(storage, folder, now)
+    assert made.name == f"tidings-{now.date()}.sqlite3" and made.stat().st_size > 0
+    names = sorted(p.name for p in folder.glob("tidings-*.sqlite3"))
+    assert len(names) == 14 + 11  # 14 days (two months) and the 11 months before them
+    assert names[-1] == made.name and (folder / "notes.txt").exists()
+    assert "tidings-2024-02-29.sqlite3" in names  # the newest of its month
+    assert rotate_backups(folder, now) == []
+
+
+def test_migrations_are_recorded_and_idempotent(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite3"
+    with SqliteStorage(path) as first:
+        first.add_source(source("feed"))
+    with SqliteStorage(path) as again:
+        assert [s.id for s in again.list_sources()] == ["feed"]
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone() == (len(MIGRATIONS),)
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    with pytest.raises(StorageError, match="newer"):
+        SqliteStorage(path)
+
+
+def test_open_storage_picks_the_backend(settings: Settings) -> None:
+    storage = open_storage(settings)
+    try:
+        assert settings.database_path.exists()
+    finally:
+        storage.close()
+    with pytest.raises(ConfigError, match="PostgreSQL"):
+        open_storage(replace(settings, database_url="postgresql://u@localhost/tidings"))
+    with pytest.raises(ConfigError, match="mysql"):
+        open_storage(replace(settings, database_url="mysql://localhost/x"))
+
+
+def test_readers_are_not_blocked_by_a_writer(storage: Storage) -> None:
+    if not isinstance(storage, SqliteStorage):
+        pytest.skip("SQLite connection handling")
+    storage.add_source(source("feed"))
+    holding = threading.Event()
+    release = threading.Event()
+
+    def long_write() -> None:
+        with storage._db.write() as conn:
+            conn.execute("UPDATE sources SET title = 'changing'")
+            holding.set()
+            release.wait(5)
+
+    thread = threading.Thread(target=long_write)
+    thread.start()
+    try:
+        assert holding.wait(5)
+        started = time.perf_counter()
+        assert storage.get_source("feed").title == "Title of feed"  # the committed snapshot
+        assert time.perf_counter() - started < 0.5
+    finally:
+        release.set()
+        thread.join()
+    assert storage.get_source("feed").title == "changing"
+
+
+def test_naive_datetimes_are_refused(storage: Storage) -> None:
+    storage.add_source(source("feed"))
+    with pytest.raises(ConfigError, match="naive"):
+        storage.start_run("feed", datetime(2024, 1, 1))
+    assert storage.list_runs() == []
+    assert T0.tzinfo is UTC

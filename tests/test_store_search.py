@@ -1,0 +1,125 @@
+"""Contract: full-text search (CJK and English), its syntax, highlights and index upkeep."""
+
+from __future__ import annotations
+
+import pytest
+
+from storage_contract import at, fields, new, source
+from tidings.store.base import Revision, SearchQuery, Storage, UpsertBatch
+from tidings.store.query_syntax import parse_search
+
+DOCS = {
+    "zh1": ("人工智能的新进展",
+            "<p>研究人员发布了新的<b>大语言</b>模型。机器学习正在改变世界。</p>"),
+    "zh2": ("北京天气", "<p>今天北京晴朗，气温适中。人们在公园散步。</p>"),
+    "zh3": ("猫", "<p>我家的猫喜欢睡觉</p>"),
+    "en1": ("Python performance tips", "<p>Profiling comes first. Then <em>optimize</em> "
+                                       "the hot loops of your program.</p>"),
+    "en2": ("Gardening in spring", "<p>Plant tomatoes after the last frost; python "
+                                   "snakes are not welcome.</p>"),
+    "mix": ("iPhone手机评测", "<p>The new iPhone手机 has a better camera &amp; battery.</p>"),
+}
+
+
+@pytest.fixture
+def indexed(storage: Storage) -> Storage:
+    storage.add_source(source("feed"))
+    storage.add_source(source("other"))
+    creates = [new(key, "other" if key == "en2" else "feed", minutes=n, title=title, body=body,
+                   author="Ann" if key.startswith("en") else "", published_at=at(n * 60))
+               for n, (key, (title, body)) in enumerate(DOCS.items())]
+    storage.apply_upserts(UpsertBatch(creates=creates))
+    assert storage.unindexed_count() == len(DOCS)
+    assert storage.index_pending(limit=4) == 4
+    assert storage.index_pending() == 2
+    assert storage.index_pending() == 0 and storage.unindexed_count() == 0
+    return storage
+
+
+def keys(storage: Storage, text: str, **kw: object) -> list[str]:
+    return [h.item.key for h in storage.search(parse_search(text, **kw))]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("猫", ["zh3"]),  # one character, a whole run
+    ("北", ["zh2"]),  # one character starting a run
+    ("界", ["zh1"]),  # one character ending a run
+    ("人", ["zh2", "zh1"]),  # in several documents, newest first
+    ("天气", ["zh2"]),
+    ("语言", ["zh1"]),  # across an inline tag: <b>大语言</b>
+    ("大语言", ["zh1"]),
+    ("语言模型", ["zh1"]),
+    ("机器学习正在", ["zh1"]),
+    ("学正", []),  # characters present but not adjacent
+    ("京北", []),
+    ("python", ["en2", "en1"]),
+    ("PYTHON Loops", ["en1"]),
+    ('"hot loops"', ["en1"]),
+    ('"loops hot"', []),
+    ("optimize", ["en1"]),
+    ("iphone手机", ["mix"]),
+    ("手机", ["mix"]),
+    ("camera battery", ["mix"]),
+])
+def test_matches(indexed: Storage, query: str, expected: list[str]) -> None:
+    assert keys(indexed, query) == expected
+
+
+def test_negation_title_author_source_and_dates(indexed: Storage) -> None:
+    assert keys(indexed, "python -snakes") == ["en1"]
+    assert keys(indexed, "人 -天气") == ["zh1"]
+    assert keys(indexed, "intitle:python") == ["en1"]
+    assert keys(indexed, "intitle:猫") == ["zh3"]
+    assert keys(indexed, "intitle:人") == ["zh1"]
+    assert keys(indexed, "python author:Ann") == ["en2", "en1"]
+    assert keys(indexed, "python source:other") == ["en2"]
+    assert keys(indexed, "source:feed -python") == ["mix", "zh3", "zh2", "zh1"]
+    day = at(0).date().isoformat()
+    assert keys(indexed, f"python date:{day}") == ["en2", "en1"]
+    assert keys(indexed, f"python date:>{day}") == []
+    assert keys(indexed, "python date:<2000-01-01") == []
+
+
+def test_ranked_prefers_title_hits(indexed: Storage) -> None:
+    hits = indexed.search(SearchQuery(terms=("python",), ranked=True))
+    assert [h.item.key for h in hits] == ["en1", "en2"]
+    assert hits[0].rank > hits[1].rank
+
+
+def test_snippets_are_escaped_and_highlighted(indexed: Storage) -> None:
+    (hit,) = indexed.search(parse_search("camera"))
+    assert "<mark>camera</mark>" in hit.snippet and "&amp;" in hit.snippet
+    assert "<p>" not in hit.snippet
+    (hit,) = indexed.search(parse_search("语言"))
+    assert "大<mark>语言</mark>模型" in hit.snippet
+    (hit,) = indexed.search(parse_search('"hot loops"'))
+    assert "<mark>hot loops</mark>" in hit.snippet
+
+
+def test_newest_first_paging(indexed: Storage) -> None:
+    first = indexed.search(SearchQuery(terms=("人",), limit=1))
+    assert [h.item.key for h in first] == ["zh2"]
+    item = first[0].item
+    assert item.published_at is not None
+    rest = indexed.search(SearchQuery(terms=("人",), before=(item.published_at, item.id)))
+    assert [h.item.key for h in rest] == ["zh1"]
+
+
+def test_revision_and_deletion_update_the_index(indexed: Storage) -> None:
+    item = indexed.get_item_by_key("zh3")
+    indexed.apply_upserts(UpsertBatch(revisions=[
+        Revision(item.id, fields(title="狗", body="<p>我家的狗喜欢跑步</p>"))]))
+    assert keys(indexed, "猫") == []  # the old text is gone at once
+    assert keys(indexed, "狗") == []  # the new one waits for the indexer
+    assert indexed.unindexed_count() == 1
+    indexed.index_pending()
+    assert keys(indexed, "狗") == ["zh3"] and keys(indexed, "猫") == []
+    indexed.delete_item(indexed.get_item_by_key("en1").id)
+    assert keys(indexed, "python") == ["en2"]
+
+
+def test_queries_without_words_filter_the_timeline(indexed: Storage) -> None:
+    assert keys(indexed, "source:other") == ["en2"]
+    assert keys(indexed, "author:Ann -snakes") == ["en1"]
+    assert keys(indexed, "") == list(reversed(DOCS))
+    assert keys(indexed, "。。。") == list(reversed(DOCS))

@@ -76,7 +76,7 @@ def start_farm(feeds: int, hosts: int, port_file: Path) -> subprocess.Popen[byte
         [sys.executable, str(FARM), "--feeds", str(feeds), "--hosts", str(hosts),
          "--latency", "fast", "--port-file", str(port_file)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
+    for _ in range(6000):  # building 1,000 feeds (~180 MB of XML) takes a while
         if port_file.exists() and port_file.read_text().strip():
             return proc
         time.sleep(0.05)

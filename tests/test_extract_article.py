@@ -215,3 +215,23 @@ def test_density_subset_trims_trafilatura_boilerplate() -> None:
     tail = "Read more about council decisions and the river bank in our archive"
     chosen = _arbitrate(article + "\n" + tail, article + "\n" + tail, article)
     assert chosen is not None and chosen.method == "density" and chosen.text == article
+
+
+def test_edge_lines_the_density_output_lacks_are_trimmed() -> None:
+    article = "\n".join(_PARTS)
+    dateline = "Posted by the newsroom on 12 March at 10:40 in Local affairs"
+    about = "The Courier is an independent paper serving the valley since 1921 and online"
+    teaser = (
+        "Elsewhere: the regional orchestra plays the old mill on Friday, "
+        "and tickets are still on sale at the door"
+    )
+    chosen = _arbitrate(f"{dateline}\n{article}\n{about}", "", f"{article}\n{teaser}")
+    assert chosen is not None and chosen.method == "trafilatura-recall"
+    assert chosen.text == article
+
+
+def test_edge_trimming_never_cuts_much_of_the_text() -> None:
+    # The density output found only the second half: the first half stays.
+    article = "\n".join(_PARTS)
+    chosen = _arbitrate(article, "", "\n".join(_PARTS[3:]))
+    assert chosen is not None and chosen.text == article

@@ -57,6 +57,9 @@ _CONTAINED = 0.95
 # subset of it: what trafilatura kept on top is what the scorer rejected.
 _SUBSET_CONTAINED = 0.97
 _SUBSET_MIN_SIZE = 0.85
+# Edge lines of trafilatura's text that the density output lacks are dropped
+# while they make up at most this share of it.
+_TRIM_MAX_SHARE = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +85,8 @@ def arbitrate(recall: Candidate, precision: Candidate, density: Candidate) -> Ar
     3. It extends the winner when it holds all of it plus several long
        paragraphs (a multi-part article): the text is then the density blocks
        the winner supports, plus the long ones.
+    4. Otherwise the winner stands, minus edge lines the density output lacks
+       (:func:`_trim_edges`).
     """
     sets = {c.method: shingles(c.text) for c in (recall, precision, density)}
     r, p, d = sets[recall.method], sets[precision.method], sets[density.method]
@@ -97,7 +102,36 @@ def arbitrate(recall: Candidate, precision: Candidate, density: Candidate) -> Ar
         merged = _extension(density.text.split("\n"), t)
         if merged is not None:
             return Arbitration(density.method, merged, extended=True)
-    return Arbitration(best.method, best.text)
+    return Arbitration(best.method, _trim_edges(best.text, t, d))
+
+
+def _trim_edges(
+    text: str, own: frozenset[tuple[str, ...]], judge: frozenset[tuple[str, ...]]
+) -> str:
+    """``text`` without leading and trailing lines that ``judge`` does not hold.
+
+    Datelines, bylines and "about the company" blurbs sit at the edges of what
+    trafilatura returns; when the density scorer left them out, they go, as
+    long as that removes no more than a small part of the text (a scorer that
+    found only half the article must not cut the other half).
+    """
+    lines = text.split("\n")
+    start, end = 0, len(lines)
+    while start < end and not _line_held(lines[start], judge):
+        start += 1
+    while end > start and not _line_held(lines[end - 1], judge):
+        end -= 1
+    if start == 0 and end == len(lines):
+        return text
+    trimmed = "\n".join(lines[start:end])
+    if len(shingles(trimmed)) < (1 - _TRIM_MAX_SHARE) * len(own):
+        return text
+    return trimmed
+
+
+def _line_held(line: str, judge: frozenset[tuple[str, ...]]) -> bool:
+    own = shingles(line)
+    return not own or _covered(own, judge) >= 0.5
 
 
 def _extension(parts: Sequence[str], base: frozenset[tuple[str, ...]]) -> str | None:

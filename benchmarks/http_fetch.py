@@ -62,8 +62,10 @@ def _serve(port_out: multiprocessing.SimpleQueue[int]) -> None:
     asyncio.run(main())
 
 
-async def _drive(get: Callable[[], Awaitable[bytes]], requests: int, concurrency: int) -> float:
-    """Requests per second for ``requests`` calls of ``get`` by ``concurrency`` workers."""
+async def _drive(
+    get: Callable[[], Awaitable[bytes]], requests: int, concurrency: int
+) -> tuple[float, float]:
+    """Requests per wall second, and client CPU ms per request, for ``requests`` calls."""
     remaining = requests
 
     async def worker() -> None:
@@ -73,48 +75,53 @@ async def _drive(get: Callable[[], Awaitable[bytes]], requests: int, concurrency
             body = await get()
             assert body == BODY
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return requests / (time.perf_counter() - start)
+    wall = time.perf_counter() - start
+    return requests / wall, (time.process_time() - cpu) * 1000 / requests
 
 
 async def _run(url: str, settings: Settings, args: argparse.Namespace) -> None:
-    guarded_rates: list[float] = []
-    plain_rates: list[float] = []
+    guarded: list[tuple[float, float]] = []
+    plain: list[tuple[float, float]] = []
     async with (
         Fetcher(settings) as fetcher,
         httpx.AsyncClient(limits=LIMITS, trust_env=False) as client,
     ):
 
-        async def guarded() -> bytes:
+        async def guarded_get() -> bytes:
             return (await fetcher.fetch(url)).content
 
-        async def plain() -> bytes:
+        async def plain_get() -> bytes:
             response = await client.get(url)
             response.raise_for_status()
             return response.content
 
-        await _drive(guarded, 200, args.concurrency)  # warm both pools
-        await _drive(plain, 200, args.concurrency)
+        await _drive(guarded_get, 200, args.concurrency)  # warm both pools
+        await _drive(plain_get, 200, args.concurrency)
         for _ in range(args.reps):
-            guarded_rates.append(await _drive(guarded, args.requests, args.concurrency))
-            plain_rates.append(await _drive(plain, args.requests, args.concurrency))
-    guarded_median = statistics.median(guarded_rates)
-    plain_median = statistics.median(plain_rates)
+            guarded.append(await _drive(guarded_get, args.requests, args.concurrency))
+            plain.append(await _drive(plain_get, args.requests, args.concurrency))
     print(f"{args.requests} requests x {args.reps} reps, concurrency {args.concurrency}, "
           f"politeness off (per_host_concurrency={settings.per_host_concurrency}, delay 0)")
-    print(f"  tidings.net Fetcher : {guarded_median:8.0f} req/s  "
-          f"(runs: {', '.join(f'{r:.0f}' for r in guarded_rates)})")
-    print(f"  plain httpx client  : {plain_median:8.0f} req/s  "
-          f"(runs: {', '.join(f'{r:.0f}' for r in plain_rates)})")
-    overhead = 1 - guarded_median / plain_median
-    print(f"  ratio guarded/plain : {guarded_median / plain_median:.3f}  "
-          f"(guard overhead {overhead:+.1%}; budget < 15 %)")
+    rates = _report("tidings.net Fetcher", guarded), _report("plain httpx client ", plain)
+    (g_rate, g_cpu), (p_rate, p_cpu) = rates
+    print(f"  ratio guarded/plain : {g_rate / p_rate:.3f} req/s "
+          f"(guard overhead {1 - g_rate / p_rate:+.1%}); "
+          f"CPU per request x{g_cpu / p_cpu:.3f} ({g_cpu / p_cpu - 1:+.1%}); budget < 15 %")
+
+
+def _report(name: str, runs: list[tuple[float, float]]) -> tuple[float, float]:
+    rate = statistics.median(r for r, _ in runs)
+    cpu = statistics.median(c for _, c in runs)
+    print(f"  {name}: {rate:7.0f} req/s, {cpu:.3f} client CPU ms/req "
+          f"(runs: {', '.join(f'{r:.0f}' for r, _ in runs)} req/s)")
+    return rate, cpu
 
 
 async def _polite(url: str, settings: Settings) -> None:
     async with Fetcher(settings) as fetcher:
-        rate = await _drive(lambda: _content(fetcher, url), 20, 8)
+        rate, _ = await _drive(lambda: _content(fetcher, url), 20, 8)
     print(f"  default politeness ({settings.per_host_concurrency} per host, "
           f"{settings.per_host_delay} s spacing + jitter), one host: {rate:.1f} req/s "
           "(information: this is the intended ceiling)")

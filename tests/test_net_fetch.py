@@ -84,7 +84,8 @@ async def test_user_agent_is_honest(settings: Settings) -> None:
     log = ServerLog()
     async with serve(standard_app(log)) as base, Fetcher(settings) as fetcher:
         await fetcher.fetch(f"{base}/ok")
-    assert log.user_agents == [settings.user_agent]
+        await fetcher.fetch(f"{base}/ok", headers={"User-Agent": "Mozilla/5.0 (disguise)"})
+    assert log.user_agents == [settings.user_agent] * 2
     assert re.fullmatch(r"tidings/\d+\.\d+\.\d+ \(\+https?://\S+\)", settings.user_agent)
 
 

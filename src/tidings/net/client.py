@@ -173,6 +173,7 @@ class Fetcher:
         )
         sent = {k.lower(): v for k, v in (headers or {}).items()}
         sent.pop("accept-encoding", None)  # the body reader decodes only what it announced
+        sent.pop("user-agent", None)  # R-HTTP-7: always the honest one from the settings
         if etag:
             sent["if-none-match"] = etag
         if last_modified:

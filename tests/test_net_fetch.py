@@ -203,3 +203,13 @@ async def test_response_headers_are_lower_cased(fetcher: Fetcher, server: str) -
     assert resp.content_type == "text/plain"
     assert resp.elapsed > 0
     assert resp.fetched_at.tzinfo is UTC
+
+
+async def test_the_pool_stays_usable_after_aborted_bodies(fetcher: Fetcher, server: str) -> None:
+    """A timeout or cap abort mid-body must not leave a broken connection in the pool."""
+    with pytest.raises(FetchTimeoutError):
+        await fetcher.fetch(f"{server}/drip?every=0.2", timeout=0.5)
+    with pytest.raises(BodyTooLargeError):
+        await fetcher.fetch(f"{server}/endless", max_bytes=100_000)
+    for _ in range(3):
+        assert (await fetcher.fetch(f"{server}/ok")).content == b"hello"

@@ -8,6 +8,7 @@ names also call them the content. Lazy-loaded images get their real source.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -61,20 +62,23 @@ def _drop(el: HtmlElement) -> None:
     parent.remove(el)
 
 
-def _words(el: HtmlElement) -> list[str]:
-    hint = f"{el.get('class', '')} {el.get('id', '')} {el.get('role', '')}"
-    return [w.lower() for w in _WORD_SPLIT.split(hint) if w]
-
-
 def _chrome_kind(el: HtmlElement) -> str | None:
     """'hidden', 'comments', 'chrome' or None, from attributes alone."""
     if el.get("aria-hidden") == "true" or el.get("hidden") is not None:
         return "hidden"
-    if _HIDDEN_STYLE.search(el.get("style", "")):
+    style = el.get("style")
+    if style and _HIDDEN_STYLE.search(style):
         return "hidden"
-    if el.get("class") is None and el.get("id") is None and el.get("role") is None:
+    cls, ident, role = el.get("class"), el.get("id"), el.get("role")
+    if cls is None and ident is None and role is None:
         return None
-    words = _words(el)
+    return _hint_kind(f"{cls or ''} {ident or ''} {role or ''}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _hint_kind(hint: str) -> str | None:
+    """The kind named by class/id/role words; cached, as pages repeat their classes."""
+    words = [w.lower() for w in _WORD_SPLIT.split(hint) if w]
     if not words or any(w.startswith(_CONTENT_PREFIXES) for w in words):
         return None
     if any(w.startswith(_COMMENT_PREFIXES) for w in words):

@@ -1,10 +1,11 @@
 # Shared by scripts/run.sh and scripts/test.sh: make .venv with tidings installed.
+# Sourced (POSIX sh passes no arguments to `.`), so the caller sets EXTRAS first.
 # Re-running is cheap: pip only acts when pyproject.toml changed.
 set -eu
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3.11}
 command -v "$PY" >/dev/null 2>&1 || PY=python3
-extras=${1:-}
+extras=${EXTRAS:-}
 if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv
 fi

@@ -235,3 +235,14 @@ def test_edge_trimming_never_cuts_much_of_the_text() -> None:
     article = "\n".join(_PARTS)
     chosen = _arbitrate(article, "", "\n".join(_PARTS[3:]))
     assert chosen is not None and chosen.text == article
+
+
+@pytest.mark.parametrize("use_density_only", [False, True])
+def test_next_story_loaded_below_is_not_added(use_density_only: bool) -> None:
+    # Two <article>s in one stream: the second is longer, and its paragraphs
+    # are long enough to pass for the rest of a multi-part article.
+    page = "appended_story.html"
+    text = _density_text(page) if use_density_only else extract_article(_page(page), URL).text
+    assert "county fair opened on Friday" in text
+    assert "fireworks display" in text
+    assert "harbour board" not in text

@@ -31,6 +31,9 @@ _LEAD_LINK_SHARE = 0.1
 _CARD_LENGTH = 700.0
 _MIN_CARDS = 3
 _CARD_SHARE = 0.75
+# Of several <article> elements, the first holding at least this share of the
+# best one's value is the page's own story.
+_ARTICLE_SHARE = 0.5
 _PROSE_TAGS = frozenset({"p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "pre", "a"})
 
 
@@ -146,6 +149,7 @@ def density_extract(root: HtmlElement) -> DensityResult:
         return DensityResult(None, (), 0.0)
     nodes = _aggregate(root, all_blocks)
     best, best_node = max(nodes.items(), key=lambda item: item[1].value)
+    best, best_node = _first_of_articles(best, best_node, nodes)
     kept = tuple(
         b
         for b in all_blocks
@@ -154,6 +158,25 @@ def density_extract(root: HtmlElement) -> DensityResult:
         and not _excluded(b.element, best, nodes)
     )
     return DensityResult(best, kept, best_node.value, all_blocks)
+
+
+def _first_of_articles(
+    best: HtmlElement, best_node: _Node, nodes: dict[HtmlElement, _Node]
+) -> tuple[HtmlElement, _Node]:
+    """The first of several substantial ``<article>`` elements inside ``best``.
+
+    Pages that load the next story below the current one hold both in one
+    container, which outscores either; the page's own story comes first.
+    """
+    articles = [
+        (el, nodes[el])
+        for el in best.iterdescendants("article")
+        if el in nodes and nodes[el].value > 0 and el.find(".//article") is None
+    ]
+    if len(articles) < 2:
+        return best, best_node
+    top = max(node.value for _el, node in articles)
+    return next((el, node) for el, node in articles if node.value >= _ARTICLE_SHARE * top)
 
 
 def _inside(el: HtmlElement, ancestor: HtmlElement) -> bool:

@@ -123,3 +123,30 @@ def test_queries_without_words_filter_the_timeline(indexed: Storage) -> None:
     assert keys(indexed, "author:Ann -snakes") == ["en1"]
     assert keys(indexed, "") == list(reversed(DOCS))
     assert keys(indexed, "。。。") == list(reversed(DOCS))
+
+
+def test_full_width_and_single_characters_inside_terms(indexed: Storage) -> None:
+    assert keys(indexed, "ＰＹＴＨＯＮ") == ["en2", "en1"]
+    assert keys(indexed, "人 -北") == ["zh1"]
+    # a lone CJK character splits a term: both parts must match, adjacency is not checked
+    assert keys(indexed, "new手") == ["mix"]
+    assert keys(indexed, "python猫") == []
+    assert keys(indexed, "iphone手") == ["mix"]
+
+
+def test_a_new_tokenizer_version_rebuilds_the_index(indexed: Storage) -> None:
+    from tidings.store.sqlite import SqliteStorage
+
+    if not isinstance(indexed, SqliteStorage):
+        pytest.skip("SQLite index bookkeeping")
+    with indexed._db.write() as conn:
+        conn.execute("UPDATE meta SET value = 'old' WHERE name = 'search_tokenizer'")
+    indexed.close()
+    reopened = SqliteStorage(indexed.path)
+    try:
+        assert reopened.unindexed_count() == len(DOCS)
+        assert keys(reopened, "猫") == []
+        reopened.index_pending()
+        assert keys(reopened, "猫") == ["zh3"]
+    finally:
+        reopened.close()

@@ -1,15 +1,15 @@
 """Text for the search index, queries against it, and highlighted snippets.
 
 Pure functions, shared by every storage backend. The index sees title and body
-as plain text (tags stripped, NFKC-normalized) in which every run of CJK
-characters is rewritten as overlapping bigrams followed by the run's last
-character: ``中国人`` becomes ``中国 国人 人``. A word tokenizer (FTS5
-``unicode61``) then sees CJK bigrams as words, so
+as plain text (tags stripped, full-width ASCII folded) in which every run of two
+or more CJK characters is rewritten as overlapping bigrams (``中国人`` becomes
+``中国 国人``), and, in two more columns, the set of distinct CJK characters of
+each. A word tokenizer (FTS5 ``unicode61``) then sees bigrams as words, so
 
-* a query of two or more CJK characters is a phrase of bigrams (exact, no
-  false positives from scattered characters);
-* a one-character query is a prefix query (``人*`` matches the bigrams starting
-  with it and the trailing character of a run), so it finds every occurrence;
+* a query of two or more CJK characters is a phrase of bigrams (exact: no false
+  positives from characters scattered over the text);
+* a one-character query is one term of the character columns (no prefix scan
+  over every bigram that starts with it, which is slow for common characters);
 * Latin text is left to the word tokenizer (case and diacritics folded).
 
 Queries go through the same rewrite, so index and query always agree. Changing
@@ -22,12 +22,11 @@ from __future__ import annotations
 import html
 import operator
 import re
-import unicodedata
 from collections.abc import Iterable
 
 from tidings.textutil import is_cjk
 
-TOKENIZER_VERSION = "cjk-bigram-1"
+TOKENIZER_VERSION = "cjk-bigram-chars-3"
 
 _CJK = ("\u3040-\u30fa\u30fc-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
         "\U00020000-\U0002fa1f")
@@ -38,6 +37,11 @@ _INLINE = frozenset((
     "a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "del", "dfn", "em", "font", "i",
     "ins", "kbd", "mark", "q", "rp", "rt", "ruby", "s", "samp", "small", "span", "strike",
     "strong", "sub", "sup", "time", "tt", "u", "var", "wbr"))
+
+
+#: full-width ASCII (common in Chinese text) and the ideographic space, as ASCII;
+#: cheaper than NFKC over whole documents and the case that matters for search
+_FOLD = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
 
 
 def _tag_gap(match: re.Match[str]) -> str:
@@ -57,19 +61,23 @@ def _index_run(match: re.Match[str]) -> str:
     run = match.group()
     if len(run) == 1:
         return f" {run} "
-    return " " + " ".join(map(operator.add, run[:-1], run[1:])) + f" {run[-1]} "
+    return " " + " ".join(map(operator.add, run[:-1], run[1:])) + " "
 
 
 def index_text(text: str) -> str:
     """Plain text rewritten for the word tokenizer (CJK runs as bigrams)."""
-    if not unicodedata.is_normalized("NFKC", text):
-        text = unicodedata.normalize("NFKC", text)
-    return _CJK_RUN.sub(_index_run, text)
+    return _CJK_RUN.sub(_index_run, text.translate(_FOLD))
 
 
-def document(title: str, body: str | None, summary: str) -> tuple[str, str]:
-    """The (title, body) pair that is indexed for an item."""
-    return index_text(title), index_text(html_to_text(body or summary))
+def char_set(text: str) -> str:
+    """The distinct CJK characters of a text, sorted (deterministic, for deletes)."""
+    return " ".join(sorted(set("".join(_CJK_RUN.findall(text)))))
+
+
+def document(title: str, body: str | None, summary: str) -> tuple[str, str, str, str]:
+    """The indexed columns of an item: title, body, title characters, body characters."""
+    text = html_to_text(body or summary)
+    return index_text(title), index_text(text), char_set(title), char_set(text)
 
 
 def _quote(text: str) -> str:
@@ -80,52 +88,67 @@ def _has_word_chars(text: str) -> bool:
     return any(ch.isalnum() for ch in text)
 
 
-def term_match(term: str) -> str | None:
-    """One search term (a word or a phrase) as an FTS5 phrase; None if it has no words.
+def _term_parts(term: str, in_title: bool) -> list[str]:
+    """One search term as FTS5 conditions that must all hold (empty: no words in it).
 
-    A CJK run inside a term is followed by its trailing character only when more
-    words follow it in the term, because that is where the indexed text has it.
+    Words and CJK runs of two or more characters form a phrase over the text
+    columns; a lone CJK character is looked up in the character columns, and
+    splits the phrase around it (adjacency across it is not checked).
     """
-    text = unicodedata.normalize("NFKC", term).strip()
+    words, chars = ("title", "title_chars") if in_title else ("{title body}",
+                                                              "{title_chars body_chars}")
+    text = term.translate(_FOLD).strip()
     prefix = text.endswith("*")
     text = text.rstrip("*")
-    if not _has_word_chars(text):
-        return None
     parts: list[str] = []
+    buf: list[str] = []
+
+    def flush(last: bool) -> None:
+        phrase = " ".join("".join(buf).split())
+        if _has_word_chars(phrase):
+            star = " *" if last and prefix else ""
+            parts.append(f"{words} : ({_quote(phrase)}{star})")
+        buf.clear()
+
     pos = 0
     for m in _CJK_RUN.finditer(text):
-        parts.append(text[pos:m.start()])
+        buf.append(text[pos:m.start()])
         run = m.group()
-        last = not _has_word_chars(text[m.end():])
         if len(run) == 1:
-            prefix = prefix or last
-            parts.append(f" {run} ")
+            flush(last=False)
+            parts.append(f"{chars} : {_quote(run)}")
         else:
-            grams = " ".join(map(operator.add, run[:-1], run[1:]))
-            parts.append(f" {grams} " if last else f" {grams} {run[-1]} ")
+            buf.append(" " + " ".join(map(operator.add, run[:-1], run[1:])) + " ")
         pos = m.end()
-    parts.append(text[pos:])
-    phrase = _quote(" ".join("".join(parts).split()))
-    return phrase + " *" if prefix else phrase
+    buf.append(text[pos:])
+    flush(last=True)
+    return parts
+
+
+def _term_expr(term: str, in_title: bool = False) -> str | None:
+    parts = _term_parts(term, in_title)
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")"
 
 
 def match_expression(terms: Iterable[str], title_terms: Iterable[str] = (),
                      excluded: Iterable[str] = ()) -> str | None:
     """An FTS5 MATCH expression for all ``terms`` and ``title_terms``, none of ``excluded``."""
-    required = [m for m in map(term_match, terms) if m]
-    required += [f"title : {m}" for m in map(term_match, title_terms) if m]
+    required = [e for e in (_term_expr(t) for t in terms) if e]
+    required += [e for e in (_term_expr(t, in_title=True) for t in title_terms) if e]
     if not required:
         return None
     expr = " AND ".join(required)
-    for m in map(term_match, excluded):
-        if m:
-            expr = f"({expr}) NOT {m}"
+    for e in map(_term_expr, excluded):
+        if e:
+            expr = f"({expr}) NOT {e}"
     return expr
 
 
 def exclusion_expression(excluded: Iterable[str]) -> str | None:
     """Any of ``excluded`` (used when a query has nothing but negations)."""
-    found = [m for m in map(term_match, excluded) if m]
+    found = [e for e in map(_term_expr, excluded) if e]
     return " OR ".join(found) if found else None
 
 

@@ -45,6 +45,8 @@ _STATE_COLUMNS = (
 
 
 def _json(values: Any) -> str:
+    if not values:
+        return "[]" if isinstance(values, list) else "{}"
     return json.dumps(values, ensure_ascii=False, separators=(",", ":"))
 
 

@@ -147,7 +147,8 @@ CREATE TABLE meta (
 # The search index: contentless FTS5 fed by the pre-tokenizer of tidings.store.textindex.
 _V2 = """
 CREATE VIRTUAL TABLE item_search USING fts5 (
-    title, body, content = '', tokenize = 'unicode61 remove_diacritics 2'
+    title, body, title_chars, body_chars,
+    content = '', tokenize = 'unicode61 remove_diacritics 2'
 );
 """
 

@@ -24,8 +24,8 @@ from tidings.store.textindex import TOKENIZER_VERSION, document
 #: microseconds per FTS rowid unit
 US = 1_000_000
 
-_DELETE = ("INSERT INTO item_search (item_search, rowid, title, body) "
-           "VALUES ('delete', ?, ?, ?)")
+_DELETE = ("INSERT INTO item_search (item_search, rowid, title, body, title_chars, "
+           "body_chars) VALUES ('delete', ?, ?, ?, ?, ?)")
 
 
 def unindex(conn: sqlite3.Connection, item_ids: Sequence[int]) -> None:
@@ -88,7 +88,8 @@ class SearchIndexMixin:
                 unindex(conn, stale)
             rowids = _allocate(conn, [r[1] // US for r in rows])
             conn.executemany(
-                "INSERT INTO item_search (rowid, title, body) VALUES (?, ?, ?)",
+                "INSERT INTO item_search (rowid, title, body, title_chars, body_chars) "
+                "VALUES (?, ?, ?, ?, ?)",
                 [(rowid, *document(r[2], r[3], r[4])) for rowid, r in zip(rowids, rows,
                                                                            strict=True)])
             conn.executemany(

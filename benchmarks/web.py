@@ -185,7 +185,10 @@ def run(args: argparse.Namespace) -> None:
                     results[f"{name}, {label}"] = _wrk(url, paths, args, cookie, Path(tmp))
             finally:
                 proc.terminate()
-                proc.wait(10)
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
     _report(results, args)
 
 

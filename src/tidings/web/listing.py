@@ -63,8 +63,9 @@ class Row:
     folded: int = 0  # how many reprints are folded into this row ("+N")
 
     @property
-    def ids(self) -> list[int]:
-        return [self.item.id, *(o.id for o in self.others)]
+    def ids(self) -> str:
+        """Every item id the row stands for, comma-separated (for scripts and forms)."""
+        return ",".join(str(i) for i in (self.item.id, *(o.id for o in self.others)))
 
     @property
     def is_more(self) -> bool:
@@ -87,23 +88,34 @@ def build_page(
 ) -> Page:
     """Consume items newest first until ``page_size`` rows are filled.
 
-    One query of ``2 * page_size`` items: that is the most a page covers, so a
-    quota or folding never makes one page swallow the whole archive.
+    A page covers at most ``2 * page_size`` items, so a quota or folding never
+    makes one page swallow the whole archive; the first query asks for a little
+    more than a page, a second one only when folding or the quota ate rows.
     """
     rows: list[Row] = []
     folded: set[str] = set()
     per_source: dict[str, int] = {}
     overflow: dict[str, Row] = {}
     window = page_size * 2
-    batch = fetch(replace(query, limit=window))
-    group_map = groups([i.title_fp for i in batch if i.title_fp])
+    taken = 0
     last: Item | None = None
-    for item in batch:
-        last = item
-        _consume(item, rows, folded, per_source, overflow, group_map, quota, visible)
-        if len(rows) >= page_size:
+    more = False
+    before = query.before
+    for limit in (page_size + page_size // 5, window):
+        want = limit - taken
+        batch = fetch(replace(query, before=before, limit=want))
+        group_map = groups([i.title_fp for i in batch if i.title_fp and i.title_fp not in folded])
+        for item in batch:
+            last = item
+            taken += 1
+            _consume(item, rows, folded, per_source, overflow, group_map, quota, visible)
+            if len(rows) >= page_size:
+                break
+        # items remain after `last`: it was not the batch's end, or the batch was full
+        more = bool(batch) and (last is not batch[-1] or len(batch) == want)
+        if len(rows) >= page_size or not more or last is None:
             break
-    more = last is not None and (last is not batch[-1] or len(batch) == window)
+        before = (sort_time(last), last.id)
     return Page(rows=rows, next_cursor=encode_cursor(last) if more and last else None)
 
 

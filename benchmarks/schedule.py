@@ -88,7 +88,6 @@ async def farm_run(base: str, data: Path, minutes: float, speed: float) -> None:
     settings = load_settings(data, env={}, overrides={
         "allow_private_hosts": "127.0.0.0/8", "per_host_delay": 0.05})
     urls = httpx.get(f"{base}/feeds.txt", timeout=30).text.split()
-    start = datetime.now(UTC)
     t = Tidings.open(settings, create=True)
     for i, url in enumerate(urls):
         t.create_source(url, kind=SourceKind.RSS, source_id=f"f{i:05d}")
@@ -100,13 +99,15 @@ async def farm_run(base: str, data: Path, minutes: float, speed: float) -> None:
 
     httpx.get(f"{base}/_tick", timeout=30)  # a tenth of the feeds publish something new
     httpx.get(f"{base}/_stats?reset=1", timeout=30)
-    clock = AcceleratedClock(start, speed)
+    began = datetime.now(UTC) + timedelta(seconds=1)  # simulated time starts after the warm-up
+    sources = []
+    t = Tidings.open(settings)
+    for i, s in enumerate(t.sources()):  # steady state: next fetches spread over one interval
+        offset = timedelta(minutes=s.interval_min * i / len(urls))
+        sources.append(t.update_source(s.id, {"next_fetch_at": began + offset}))
+    await t.aclose()
+    clock = AcceleratedClock(began, speed)
     t = Tidings.open(settings, clock=clock.now)
-    sources = t.sources()
-    for i, s in enumerate(sources):  # steady state: next fetches spread over one interval
-        offset = timedelta(minutes=s.interval_min * i / len(sources))
-        t.update_source(s.id, {"next_fetch_at": clock.now() + offset})
-    began = clock.now()
     runner = Runner(t.pipeline_env(), clock=clock, options=RunnerOptions(
         tz=UTC, memory_limit_mb=0, concurrency=settings.collect_concurrency))
     task = asyncio.create_task(runner.run())

@@ -22,7 +22,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 
+import aiohttp
 import httpx
+from aiohttp import web
 
 from tidings.net import Fetcher
 from tidings.net.transport import LIMITS
@@ -131,13 +133,131 @@ async def _content(fetcher: Fetcher, url: str) -> bytes:
     return (await fetcher.fetch(url)).content
 
 
+# --- many hosts: tidings vs plain httpx vs aiohttp -------------------------------------
+
+
+def _serve_hosts(hosts: int, port_out: multiprocessing.SimpleQueue[int]) -> None:
+    """One aiohttp server listening on 127.0.0.2 .. 127.0.0.(hosts+1), all on one port."""
+
+    async def feed(request: web.Request) -> web.Response:
+        return web.Response(body=BODY, content_type="application/rss+xml")
+
+    async def main() -> None:
+        app = web.Application()
+        app.router.add_get("/feed/{n}", feed)
+        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await runner.setup()
+        port = 0
+        for index in range(hosts):
+            site = web.TCPSite(runner, f"127.0.0.{2 + index}", port, backlog=1024)
+            await site.start()
+            port = port or runner.addresses[0][1]
+        port_out.put(port)
+        await asyncio.Event().wait()
+
+    asyncio.run(main())
+
+
+async def _drive_hosts(
+    get: Callable[[str], Awaitable[bytes]], urls: list[str], requests: int, concurrency: int
+) -> tuple[float, float]:
+    """Like ``_drive``, worker ``i`` sticking to host ``i % hosts`` (hosts share the load)."""
+    remaining = requests
+    served = 0
+
+    async def worker(base: str) -> None:
+        nonlocal remaining, served
+        while remaining > 0:
+            remaining -= 1
+            served += 1
+            body = await get(f"{base}/feed/{served}")
+            assert body == BODY
+
+    start, cpu = time.perf_counter(), time.process_time()
+    await asyncio.gather(*(worker(urls[i % len(urls)]) for i in range(concurrency)))
+    wall = time.perf_counter() - start
+    return requests / wall, (time.process_time() - cpu) * 1000 / requests
+
+
+async def _run_hosts(urls: list[str], settings: Settings, args: argparse.Namespace) -> None:
+    runs: dict[str, list[tuple[float, float]]] = {"tidings": [], "httpx": [], "aiohttp": []}
+    generous = httpx.Limits(max_connections=4 * args.concurrency,
+                            max_keepalive_connections=4 * args.concurrency)
+    connector = aiohttp.TCPConnector(limit=4 * args.concurrency, limit_per_host=0)
+    async with (
+        Fetcher(settings) as fetcher,
+        httpx.AsyncClient(limits=generous, trust_env=False) as client,
+        aiohttp.ClientSession(connector=connector) as session,
+    ):
+
+        async def tidings_get(url: str) -> bytes:
+            return (await fetcher.fetch(url)).content
+
+        async def httpx_get(url: str) -> bytes:
+            response = await client.get(url)
+            response.raise_for_status()
+            return response.content
+
+        async def aiohttp_get(url: str) -> bytes:
+            async with session.get(url) as response:
+                response.raise_for_status()
+                return await response.read()
+
+        getters = {"tidings": tidings_get, "httpx": httpx_get, "aiohttp": aiohttp_get}
+        for get in getters.values():  # warm every pool: one connection per host and slot
+            await _drive_hosts(get, urls, 4 * args.concurrency, args.concurrency)
+        order = list(getters)
+        for rep in range(args.reps):
+            for name in order[rep % 3 :] + order[: rep % 3]:  # rotate who goes first
+                runs[name].append(
+                    await _drive_hosts(getters[name], urls, args.requests, args.concurrency)
+                )
+    print(f"{args.requests} requests x {args.reps} reps over {len(urls)} hosts "
+          f"({urls[0]} ..), concurrency {args.concurrency}, "
+          f"per_host_concurrency={settings.per_host_concurrency}, delay 0")
+    t_rate, t_cpu = _report("tidings.net Fetcher", runs["tidings"])
+    h_rate, h_cpu = _report("plain httpx client ", runs["httpx"])
+    a_rate, a_cpu = _report("aiohttp session    ", runs["aiohttp"])
+    print(f"  ratio tidings/httpx  : {t_rate / h_rate:.2f} req/s, CPU per request "
+          f"x{t_cpu / h_cpu:.2f}")
+    print(f"  ratio tidings/aiohttp: {t_rate / a_rate:.2f} req/s, CPU per request "
+          f"x{t_cpu / a_cpu:.2f}")
+
+
+def _main_hosts(args: argparse.Namespace) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    port_queue: multiprocessing.SimpleQueue[int] = ctx.SimpleQueue()
+    server = ctx.Process(target=_serve_hosts, args=(args.hosts, port_queue), daemon=True)
+    server.start()
+    try:
+        port = port_queue.get()
+        urls = [f"http://127.0.0.{2 + index}:{port}" for index in range(args.hosts)]
+        base = load_settings(Path("/nonexistent-tidings-bench"), env={},
+                             overrides={"allow_private_hosts": "127.0.0.0/8"})
+        asyncio.run(_run_hosts(urls, replace(base, per_host_delay=0.0), args))
+    finally:
+        server.terminate()
+        server.join()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=2000)
-    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--concurrency", type=int, default=None,
+                        help="requests in flight (default 32; 64 with --hosts)")
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--hosts", type=int, default=0,
+                        help="spread requests over 127.0.0.2 .. 127.0.0.(N+1) and compare "
+                             "with plain httpx and aiohttp (max 250)")
     parser.add_argument("--no-polite", action="store_true", help="skip the default-politeness run")
     args = parser.parse_args()
+    if args.hosts:
+        if not 0 < args.hosts <= 250:
+            parser.error("--hosts must be between 1 and 250 (loopback addresses only)")
+        args.concurrency = args.concurrency or 64
+        _main_hosts(args)
+        return
+    args.concurrency = args.concurrency or 32
 
     ctx = multiprocessing.get_context("spawn")
     port_queue: multiprocessing.SimpleQueue[int] = ctx.SimpleQueue()

@@ -32,17 +32,20 @@ from tidings.errors import (
 )
 from tidings.net.addresses import allow_list_from_settings
 from tidings.net.backend import AddressRefusedError, GuardedBackend, checked_addresses
-from tidings.net.body import BodyError, CapExceededError, read_capped
+from tidings.net.body import ACCEPT_ENCODING, BodyError, CapExceededError, read_capped
 from tidings.net.politeness import HostLimiter, parse_retry_after
+from tidings.net.pools import MAX_HOST_POOLS, HostPools
 from tidings.net.resolver import ResolveError, Resolver, SystemResolver
 from tidings.net.routing import uses_proxy
-from tidings.net.transport import direct_client, proxy_client
+from tidings.net.transport import proxy_client
 from tidings.net.types import Response
 from tidings.settings import Settings
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _NO_BODY_STATUSES = frozenset({204, 304})
 _PRIVATE_HEADERS = ("authorization", "cookie", "proxy-authorization")
+_TIMEOUT_PHASES = ("connect", "read", "write", "pool")
+_FIXED_HEADERS = frozenset({"user-agent", "accept-encoding"})  # R-HTTP-7; what the reader decodes
 
 
 @dataclass
@@ -101,6 +104,8 @@ class Fetcher:
     ``resolver`` replaces the system resolver (tests answer with private or
     changing addresses). ``network_backend`` is what opens sockets once the
     guard approved an address (tests pass one that records dials).
+    ``max_host_pools`` caps how many hosts keep a connection pool at once
+    (see ``net/pools.py``).
     """
 
     def __init__(
@@ -109,13 +114,21 @@ class Fetcher:
         *,
         resolver: Resolver | None = None,
         network_backend: httpcore.AsyncNetworkBackend | None = None,
+        max_host_pools: int = MAX_HOST_POOLS,
     ) -> None:
         self.settings = settings
         self.allow = allow_list_from_settings(settings)
         self.limiter = HostLimiter(settings.per_host_concurrency, settings.per_host_delay)
         self._resolver = resolver or SystemResolver()
         self._backend = GuardedBackend(self._resolver, self.allow, network_backend)
-        self._direct = direct_client(self._backend, settings.user_agent)
+        self.pools = HostPools(
+            self._backend, connections=self.limiter.concurrency, max_hosts=max_host_pools
+        )
+        self._base_headers = {
+            "accept": "*/*",
+            "accept-encoding": ACCEPT_ENCODING,
+            "user-agent": settings.user_agent,
+        }
         self._proxied = (
             proxy_client(settings.egress_proxy, settings.user_agent)
             if settings.egress_proxy
@@ -139,7 +152,7 @@ class Fetcher:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._direct.aclose()
+        await self.pools.aclose()
         if self._proxied is not None:
             await self._proxied.aclose()
 
@@ -171,9 +184,11 @@ class Fetcher:
             proxy=proxy,
             raise_for_status=raise_for_status,
         )
-        sent = {k.lower(): v for k, v in (headers or {}).items()}
-        sent.pop("accept-encoding", None)  # the body reader decodes only what it announced
-        sent.pop("user-agent", None)  # R-HTTP-7: always the honest one from the settings
+        sent = dict(self._base_headers)
+        for name, value in (headers or {}).items():
+            key = name.lower()
+            if key not in _FIXED_HEADERS:
+                sent[key] = value
         if etag:
             sent["if-none-match"] = etag
         if last_modified:
@@ -211,21 +226,36 @@ class Fetcher:
     async def _send(self, request: _Request, hop: _Hop) -> _Answer:
         host = hop.url.host
         request.current = str(hop.url)
-        via_proxy = self._proxied is not None and uses_proxy(host, self.settings, request.proxy)
-        client = self._proxied if via_proxy and self._proxied is not None else self._direct
+        proxied = self._proxied
+        if proxied is not None and not uses_proxy(host, self.settings, request.proxy):
+            proxied = None
         async with self.limiter.slot(host), request.budget.spend():
-            if via_proxy:  # the proxy resolves for us, so check the target here
+            seconds = request.budget.total - request.budget.used + 1
+            if proxied is not None:  # the proxy resolves for us, so check the target here
                 await checked_addresses(host, hop.url.port or _default_port(hop.url),
                                         self._resolver, self.allow)
-            outgoing = client.build_request(
-                hop.method, hop.url, headers=hop.headers, json=hop.json,
-                timeout=request.budget.total - request.budget.used + 1,
-            )
-            response = await client.send(outgoing, stream=True)
+                outgoing = proxied.build_request(hop.method, hop.url, headers=hop.headers,
+                                                 json=hop.json, timeout=seconds)
+                return await self._exchange(request, hop, await proxied.send(outgoing,
+                                                                             stream=True))
+            pool = await self.pools.acquire(host)
             try:
-                return await self._answer(request, hop, response)
+                outgoing = httpx.Request(
+                    hop.method, hop.url, headers=hop.headers, json=hop.json,
+                    extensions={"timeout": dict.fromkeys(_TIMEOUT_PHASES, seconds)},
+                )
+                response = await pool.transport.handle_async_request(outgoing)
+                return await self._exchange(request, hop, response)
             finally:
-                await response.aclose()
+                self.pools.release(pool)
+
+    async def _exchange(
+        self, request: _Request, hop: _Hop, response: httpx.Response
+    ) -> _Answer:
+        try:
+            return await self._answer(request, hop, response)
+        finally:
+            await response.aclose()
 
     async def _answer(self, request: _Request, hop: _Hop, response: httpx.Response) -> _Answer:
         answer = _Answer(response.status_code, response.reason_phrase, _flat(response.headers))

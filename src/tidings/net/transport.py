@@ -1,4 +1,4 @@
-"""The two httpx clients a Fetcher owns: direct (guarded at connect time) and proxied.
+"""Transports: per-host direct ones (guarded at connect time) and the proxied client.
 
 Redirects are never followed by httpx (the fetcher follows them hop by hop,
 re-checking each), and the environment's proxy variables are ignored: routing
@@ -7,21 +7,30 @@ is decided by the settings alone, so nothing can route around the guard.
 
 from __future__ import annotations
 
+import ssl
+
 import httpcore
 import httpx
 
 from tidings.errors import ConfigError
 from tidings.net.body import ACCEPT_ENCODING
 
-#: shared by both clients so the benchmark can give plain httpx the same pool
+#: the proxied client's pool (every proxied request shares one proxy connection pool)
 LIMITS = httpx.Limits(max_connections=256, max_keepalive_connections=64, keepalive_expiry=30)
 
 
 class GuardedTransport(httpx.AsyncHTTPTransport):
-    """httpx's transport with a connection pool that dials through ``backend``."""
+    """httpx's transport with a connection pool that dials through ``backend``.
 
-    def __init__(self, backend: httpcore.AsyncNetworkBackend, limits: httpx.Limits = LIMITS):
-        ssl_context = httpx.create_ssl_context(trust_env=False)
+    The Fetcher keeps one per host (``net/pools.py``), all sharing one TLS context.
+    """
+
+    def __init__(
+        self,
+        backend: httpcore.AsyncNetworkBackend,
+        limits: httpx.Limits,
+        ssl_context: ssl.SSLContext,
+    ) -> None:
         super().__init__(verify=ssl_context, trust_env=False, limits=limits)
         self._pool = httpcore.AsyncConnectionPool(
             ssl_context=ssl_context,
@@ -41,10 +50,6 @@ def _client(transport: httpx.AsyncBaseTransport, user_agent: str) -> httpx.Async
         trust_env=False,
         headers={"user-agent": user_agent, "accept-encoding": ACCEPT_ENCODING},
     )
-
-
-def direct_client(backend: httpcore.AsyncNetworkBackend, user_agent: str) -> httpx.AsyncClient:
-    return _client(GuardedTransport(backend), user_agent)
 
 
 def proxy_client(proxy_url: str, user_agent: str) -> httpx.AsyncClient:

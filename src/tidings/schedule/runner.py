@@ -31,6 +31,7 @@ from tidings.errors import ConfigError
 from tidings.model import RunCounts, Source
 from tidings.pipeline import timing
 from tidings.pipeline.collect import PipelineEnv, collect_source
+from tidings.pipeline.extraction import extract_pending, prune_archive
 from tidings.schedule import jobs, plan
 from tidings.schedule.clock import Clock, SystemClock
 from tidings.schedule.watchdog import MemoryWatchdog
@@ -102,6 +103,7 @@ class Runner:
         self.webhooks = webhooks
         self.watchdog = watchdog or MemoryWatchdog(self.options.memory_limit_mb)
         self.in_flight: dict[str, asyncio.Task[None]] = {}
+        self._extracting: asyncio.Task[None] | None = None
         self.stats = RunnerStats()
         self._manual: list[str] = []
         self._wake = asyncio.Event()
@@ -176,8 +178,10 @@ class Runner:
         store = self.env.store
         if self.webhooks is not None and self.webhooks.enabled:
             jobs.push_new_items(store, self.webhooks)
+        self._start_extraction()
         if now >= self._next_adapt:
-            jobs.daily_maintenance(store, now, self.options.tz)
+            if jobs.daily_maintenance(store, now, self.options.tz):
+                prune_archive(store, self.env.settings, now)
             self._next_adapt = plan.next_daily(now, self.options.adapt_at, self.options.tz)
         if now >= self._next_report:
             jobs.weekly_report(store, now, self.webhooks)
@@ -205,6 +209,23 @@ class Runner:
             await asyncio.gather(*waits, return_exceptions=True)
         self._wake.clear()
 
+    def _start_extraction(self) -> None:
+        """Fetch pending article bodies behind collection, one bounded batch at a time
+        (R-EXTRACT-1); a batch still running when the next tick comes is left alone."""
+        if self._extracting is not None and not self._extracting.done():
+            return
+        self._extracting = asyncio.create_task(self._extract(), name="extract pending")
+
+    async def _extract(self) -> None:
+        try:
+            report = await extract_pending(self.env)
+        except Exception:  # extraction trouble must not stop collection
+            log.exception("extracting pending bodies failed")
+            return
+        if report.tried:
+            log.info("extraction: %d tried, %d ok, %d unconfirmed", report.tried, report.ok,
+                     report.unconfirmed)
+
     # ---------------------------------------------------------------- one source
     async def _collect(self, source: Source) -> None:
         try:
@@ -230,6 +251,9 @@ class Runner:
 
     async def drain(self) -> None:
         """Let running fetches finish within the grace time, cancel the rest, release them."""
+        if self._extracting is not None and not self._extracting.done():
+            self._extracting.cancel()  # unfinished items simply stay pending
+            await asyncio.gather(self._extracting, return_exceptions=True)
         tasks = list(self.in_flight.values())
         if tasks:
             log.info("waiting up to %.0f s for %d running fetches",

@@ -9,6 +9,7 @@ method runs in exactly one transaction, which is what makes calls atomic.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -81,7 +82,9 @@ class Database:
             for conn in self._readers:
                 conn.close()
             self._readers.clear()
-            self._writer.execute("PRAGMA optimize")
+            # statistics are a nicety: another process holding the lock must not fail close()
+            with contextlib.suppress(sqlite3.OperationalError):
+                self._writer.execute("PRAGMA optimize")
             self._writer.close()
 
     def _check_open(self) -> None:

@@ -125,7 +125,9 @@ class ItemsReadMixin:
             for part in chunks(wanted):
                 rows = conn.execute(
                     f"SELECT {ITEM_COLUMNS} FROM {ITEM_FROM} "  # noqa: S608
-                    f"WHERE i.title_fp IN ({marks(len(part))}) ORDER BY i.sort_time, i.id",
+                    # != '' lets SQLite use the partial title_fp index (526 ms -> 3 ms, 200k)
+                    f"WHERE i.title_fp IN ({marks(len(part))}) AND i.title_fp != '' "
+                    "ORDER BY i.sort_time, i.id",
                     part).fetchall()
                 for r in rows:
                     out.setdefault(r[16], []).append(item_from_row(r))

@@ -137,6 +137,20 @@ def apply_prepared(
     Split so that the CPU-heavy ``prepare`` (sanitizing, hashing) can run in a
     worker process while lookups and the write stay with the one writer.
     """
+    batch, out = plan_prepared(store, source, prepared, now, imported=imported)
+    if batch.creates or batch.revisions or batch.discoveries:
+        out.created_ids = store.apply_upserts(batch)
+    return out
+
+
+def plan_prepared(
+    store: Storage, source: Source, prepared: Sequence[Prepared], now: datetime, *,
+    imported: bool = False,
+) -> tuple[UpsertBatch, UpsertOutcome]:
+    """Decide every entry against what is stored, writing nothing.
+
+    ``tidings doctor`` shows these decisions; :func:`apply_prepared` writes them.
+    """
     keys = [p.key for p in prepared]
     existing = store.lookup_items(keys)
     dead = store.tombstoned(keys)
@@ -165,9 +179,7 @@ def apply_prepared(
         elif old is not None and action is Action.REDISCOVER:
             discoveries.append(Discovery(source.id, now, item_id=old.id))
         _count(out, action, old)
-    if creates or revisions or discoveries:
-        out.created_ids = store.apply_upserts(UpsertBatch(creates, revisions, discoveries))
-    return out
+    return UpsertBatch(creates, revisions, discoveries), out
 
 
 def _state_only(fields: ItemFields, old: ItemState) -> bool:
@@ -201,4 +213,5 @@ def upsert_item(
                         imported=imported, local_media=local_media)
 
 
-__all__ = ["Prepared", "UpsertOutcome", "apply_prepared", "prepare", "upsert_item", "upsert_items"]
+__all__ = ["Prepared", "UpsertOutcome", "apply_prepared", "plan_prepared", "prepare",
+           "upsert_item", "upsert_items"]

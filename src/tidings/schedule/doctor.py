@@ -15,12 +15,10 @@ from datetime import datetime
 from typing import Any
 
 from tidings.errors import TidingsError
-from tidings.identity import comparable_text, content_hash
-from tidings.identity.decide import decide
 from tidings.model import ItemData, Source
 from tidings.pipeline.collect import PipelineEnv
 from tidings.pipeline.filters import apply_rules, compile_rules, limit_batch
-from tidings.pipeline.upsert import prepare
+from tidings.pipeline.upsert import plan_prepared, prepare
 from tidings.readers import get_reader
 from tidings.readers.base import ReadContext, ReadResult
 
@@ -130,22 +128,14 @@ def _response(report: DoctorReport, result: ReadResult) -> None:
 def _decisions(
     env: PipelineEnv, source: Source, batch: Sequence[ItemData], now: datetime,
 ) -> dict[int, tuple[str, str | None]]:
-    """The storage decision for each batch entry (by object id), as upsert_items makes it."""
-    prepared = [prepare(source, [item], now, env.settings.tracking_params)[0] for item in batch]
-    keys = [p.key for p in prepared]
-    existing = env.store.lookup_items(keys)
-    dead = env.store.tombstoned(keys)
+    """The storage decision for each batch entry (by object id): exactly what
+    ``upsert_items`` would decide (the same planning step), with nothing written."""
+    tracking = env.settings.tracking_params
+    keys = [prepare(source, [item], now, tracking)[0].key for item in batch]
+    _, outcome = plan_prepared(env.store, source, prepare(source, batch, now, tracking), now)
     out: dict[int, tuple[str, str | None]] = {}
     seen: set[str] = set()
-    for item, p in zip(batch, prepared, strict=True):
-        if p.key in seen:
-            out[id(item)] = ("repeated", p.key)
-            continue
-        seen.add(p.key)
-        f = p.fields
-        action = decide(source_id=source.id, new_hash=content_hash(f.title, f.body, f.summary),
-                        new_text=comparable_text(f.title, f.body, f.summary),
-                        new_title=f.title, existing=existing.get(p.key), existing_text=None,
-                        tombstoned=p.key in dead)
-        out[id(item)] = (action.value, p.key)
+    for item, key in zip(batch, keys, strict=True):
+        out[id(item)] = ("repeated" if key in seen else outcome.actions[key].value, key)
+        seen.add(key)
     return out

@@ -170,12 +170,16 @@ class Fetcher:
         method: str = "GET",
         json: Any = None,
         proxy: bool | None = None,
+        user_agent: str | None = None,
     ) -> Response:
         """Fetch ``url`` through the guard and return the final answer.
 
         304 comes back as a Response (``not_modified``); 4xx/5xx raise
         :class:`HTTPStatusError` unless ``raise_for_status`` is False. Every
         failure is a :class:`FetchError` whose message names the URL.
+        A ``User-Agent`` in ``headers`` is ignored (R-HTTP-7); ``user_agent`` is
+        the one way to replace it, for a source whose operator configured one
+        explicitly (R-RSS-9).
         """
         request = _Request(
             url=url,
@@ -195,6 +199,8 @@ class Fetcher:
             sent["if-modified-since"] = last_modified
         if referer:
             sent["referer"] = referer
+        if user_agent:
+            sent["user-agent"] = user_agent
         try:
             hop = _Hop(method.upper(), _parse_url(url), sent, json)
             return await self._follow(request, hop)

@@ -100,14 +100,16 @@ class RssReader:
     ) -> Response:
         headers = _request_headers(config)
         proxy = config.get("proxy")
+        agent = config.get("user_agent") or None
         try:
             return await ctx.fetcher.fetch(ctx.source.url, etag=etag, last_modified=modified,
-                                           headers=headers, proxy=proxy)
+                                           headers=headers, proxy=proxy, user_agent=agent)
         except HTTPStatusError as exc:
             if exc.status != 403:
                 raise
         return await ctx.fetcher.fetch(ctx.source.url, etag=etag, last_modified=modified,
-                                       headers={**headers, **BROWSER_HEADERS}, proxy=proxy)
+                                       headers={**headers, **BROWSER_HEADERS}, proxy=proxy,
+                                       user_agent=agent)
 
     def _result(self, source: Source, resp: Response, feed: ParsedFeed,
                 now: datetime) -> ReadResult:
@@ -137,8 +139,6 @@ def _from_feed(
 def _request_headers(config: Mapping[str, Any]) -> dict[str, str]:
     headers = {"Accept": FEED_ACCEPT}
     headers.update(config.get("headers") or {})
-    if config.get("user_agent"):
-        headers["User-Agent"] = config["user_agent"]
     if config.get("cookie"):
         headers["Cookie"] = config["cookie"]
     return headers

@@ -207,7 +207,9 @@ def test_review_page_lists_unconfirmed_items_with_raw_pages(web: Web) -> None:
         Spec("Extracted fine"),
         Spec("Could not extract", body_state=BodyState.UNCONFIRMED, body=None,
              summary="<b>teaser</b>"),
-    ])
+        Spec("Summary only on purpose", body_state=BodyState.UNCONFIRMED, body=None,
+             summary="teaser", raw={"summary_only": True}),
+    ])[:2]
     item = web.tid.item(bad_id)
     web.tid.store.put_raw(RawResponse(
         url=item.url or "", final_url=item.url or "", fetched_at=item.discovered_at,

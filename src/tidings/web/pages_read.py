@@ -8,6 +8,7 @@ it never holds up the event loop that the scheduler shares.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -18,7 +19,7 @@ from starlette.responses import RedirectResponse, Response
 
 from tidings.app import ItemQuery
 from tidings.errors import ConfigError, NotFoundError
-from tidings.model import BodyState, Visibility
+from tidings.model import BodyState, Item, Visibility
 from tidings.web.context import (
     form_with_csrf,
     page_key,
@@ -66,7 +67,8 @@ def visible_filter(request: Request) -> Any:
 
 
 def _list_page(request: Request, view: str, title: str, query: ItemQuery, *,
-               quota: int | None = DEFAULT_QUOTA, extra: dict[str, Any] | None = None) -> Response:
+               quota: int | None = DEFAULT_QUOTA, extra: dict[str, Any] | None = None,
+               fetch: Callable[[ItemQuery], list[Item]] | None = None) -> Response:
     who = require_reader(request)
     st = web_state(request)
     before = decode_cursor(request.query_params.get("before"))
@@ -75,8 +77,8 @@ def _list_page(request: Request, view: str, title: str, query: ItemQuery, *,
     def context() -> dict[str, Any]:
         tid = st.tidings
         q = replace(query, before=before, editorial_only=not who.admin)
-        page = build_page(tid.items, tid.reprints, q, quota=quota, page_size=PAGE_SIZE,
-                          visible=show)
+        page = build_page(fetch or tid.items, tid.reprints, q, quota=quota,
+                          page_size=PAGE_SIZE, visible=show)
         return {"view": view, "title": title, "page": page, "stats": st.stats(),
                 "sources": st.sources(), "paged": before is not None, **(extra or {})}
 
@@ -129,8 +131,11 @@ async def author_items(request: Request, name: str = "") -> Response:
 async def review(request: Request) -> Response:
     """Items whose body could not be extracted (R-EXTRACT-6), raw page one click away."""
     require_admin(request)
+    tid = web_state(request).tidings
+    # summary-only sources are unconfirmed on purpose: nobody tried, nothing to review
     return _list_page(request, "review", "Extraction review",
-                      ItemQuery(body_state=BodyState.UNCONFIRMED), quota=None)
+                      ItemQuery(body_state=BodyState.UNCONFIRMED), quota=None,
+                      fetch=lambda q: tid.review_items(limit=q.limit, before=q.before))
 
 
 @router.get("/search")

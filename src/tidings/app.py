@@ -378,5 +378,5 @@ def extract_target(settings: Settings, target: str, *, page_url: str | None = No
 def _host_of(url: str) -> str:
     match = re.match(r"^[a-z][a-z0-9+.-]*://([^/:?#]+)", url, re.IGNORECASE)
     if not match:
-        raise NotFoundError(f"{url}: not an http(s) URL")
+        raise ConfigError(f"{url}: not an http(s) URL")
     return match.group(1).removeprefix("www.")

@@ -17,7 +17,7 @@ import pytest
 
 from netservers import serve
 from schedfeeds import SchedFeeds
-from tidings.app import Tidings
+from tidings.app import SearchQuery, Tidings
 from tidings.model import FetchRun, Health, RunOutcome, SourceKind
 from tidings.schedule.clock import AcceleratedClock
 from tidings.schedule.runner import Runner, RunnerOptions, StopReason
@@ -145,3 +145,15 @@ async def test_five_simulated_hours_follow_every_rule(sim: Sim) -> None:
     assert all(r.outcome is not RunOutcome.RUNNING for rs in runs.values() for r in rs)
     assert sources["healthy"].next_fetch_at is not None
     assert sources["healthy"].next_fetch_at <= now + timedelta(minutes=30)
+
+
+async def test_the_runner_keeps_items_searchable(sim: Sim) -> None:
+    """Indexing runs behind collection: items collected early are searchable later on."""
+    sim.add("healthy")
+    await sim.run_for(sim.runner(), timedelta(minutes=45))
+    store = sim.tidings.store
+    items = sim.tidings.items()
+    assert items, "the feed produced items"
+    assert store.unindexed_count() == 0
+    hits = store.search(SearchQuery(terms=(items[0].title.split()[0],)))
+    assert hits

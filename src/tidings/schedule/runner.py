@@ -38,6 +38,9 @@ from tidings.schedule.watchdog import MemoryWatchdog
 from tidings.schedule.webhooks import WebhookSender
 from tidings.settings import Settings
 
+#: items indexed per call; each call is one short write transaction
+INDEX_BATCH = 2000
+
 log = logging.getLogger(__name__)
 
 
@@ -104,6 +107,7 @@ class Runner:
         self.watchdog = watchdog or MemoryWatchdog(self.options.memory_limit_mb)
         self.in_flight: dict[str, asyncio.Task[None]] = {}
         self._extracting: asyncio.Task[None] | None = None
+        self._indexing: asyncio.Task[None] | None = None
         self.stats = RunnerStats()
         self._manual: list[str] = []
         self._wake = asyncio.Event()
@@ -179,6 +183,7 @@ class Runner:
         if self.webhooks is not None and self.webhooks.enabled:
             jobs.push_new_items(store, self.webhooks)
         self._start_extraction()
+        self._start_indexing()
         if now >= self._next_adapt:
             if jobs.daily_maintenance(store, now, self.options.tz):
                 prune_archive(store, self.env.settings, now)
@@ -216,6 +221,20 @@ class Runner:
             return
         self._extracting = asyncio.create_task(self._extract(), name="extract pending")
 
+    def _start_indexing(self) -> None:
+        """Keep the search index just behind collection (R-STORE-4), off the event loop."""
+        if self._indexing is not None and not self._indexing.done():
+            return
+        self._indexing = asyncio.create_task(self._index(), name="search index")
+
+    async def _index(self) -> None:
+        store = self.env.store
+        try:
+            while await asyncio.to_thread(store.index_pending, INDEX_BATCH) > 0:
+                pass
+        except Exception:  # the index catches up on the next tick
+            log.exception("search indexing failed")
+
     async def _extract(self) -> None:
         try:
             report = await extract_pending(self.env)
@@ -251,9 +270,10 @@ class Runner:
 
     async def drain(self) -> None:
         """Let running fetches finish within the grace time, cancel the rest, release them."""
-        if self._extracting is not None and not self._extracting.done():
-            self._extracting.cancel()  # unfinished items simply stay pending
-            await asyncio.gather(self._extracting, return_exceptions=True)
+        for job in (self._extracting, self._indexing):
+            if job is not None and not job.done():
+                job.cancel()  # pending bodies stay pending; unindexed items stay queued
+                await asyncio.gather(job, return_exceptions=True)
         tasks = list(self.in_flight.values())
         if tasks:
             log.info("waiting up to %.0f s for %d running fetches",

@@ -41,6 +41,7 @@ _PARSERS = threading.local()  # lxml parsers must not be shared between threads
 _HTML_START = re.compile(rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)\b",
                          re.IGNORECASE | re.DOTALL)
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 _CHARSET = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9._\-]+)", re.IGNORECASE)
 
 
@@ -118,11 +119,64 @@ def _parse_xml(content: bytes, url: str, header_charset: str | None) -> tuple[Xm
     try:
         root = etree.fromstring(data, _parser(recover=False), base_url=url)
     except etree.XMLSyntaxError as exc:
+        quick = _quick_fix(data, url, exc) if data is content else None
+        if quick is not None:
+            return quick
         return _parse_broken(content, url, header_charset, _first_error(exc))
     fmt = feed_format(root)
     if fmt is None:
         raise ParseError(f"{url}: not a feed: {_root_reason(root, content, header_charset)}", url)
     return read_tree(root, fmt, url=url, xml_base=b"xml:base" in data), []
+
+
+def _quick_fix(
+    data: bytes, url: str, exc: etree.XMLSyntaxError
+) -> tuple[XmlFeed, list[str]] | None:
+    """The two common faults that need no decoding: control characters, a tail.
+
+    The full :func:`repair` decodes the document and runs its patterns over all
+    of it, ten times a parse on a large feed. A document whose only fault is
+    control characters (or something appended after the root element) parses
+    strictly once those bytes are gone; anything else returns None and takes the
+    full ladder. Only for byte-compatible encodings: a NUL-free ASCII superset.
+    """
+    error = _first_error(exc)
+    fixed, warning = None, list[str]()
+    if "invalid Char value" in error and _ascii_superset(data):
+        fixed = _CONTROL_BYTES.sub(b"", data)
+        warning = ["control characters removed"]
+    elif "Extra content at the end" in error and exc.lineno:
+        fixed = _before_line(data, exc.lineno)
+    root = _strict_or_none(fixed, url) if fixed else None
+    if root is None or fixed is None:
+        return None
+    fmt = feed_format(root)
+    if fmt is None:
+        return None
+    feed = read_tree(root, fmt, url=url, xml_base=b"xml:base" in fixed)
+    if not feed.entries:
+        return None
+    return feed, [f"not well-formed XML ({error})", *warning]
+
+
+def _ascii_superset(data: bytes) -> bool:
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in data[:64]:
+        return False
+    return declared_encoding(data) in (None, "utf-8", "utf8")
+
+
+def _before_line(data: bytes, lineno: int) -> bytes | None:
+    """``data`` up to the start of line ``lineno`` (1-based), where the extra content began.
+
+    Counted from the end: what follows a feed is short, the feed is not.
+    """
+    back = data.count(b"\n") - lineno + 2  # newlines from the end to the one ending line-1
+    if not 0 < back <= 10_000:
+        return None
+    pos = len(data)
+    for _ in range(back):
+        pos = data.rfind(b"\n", 0, pos)
+    return data[: pos + 1]
 
 
 def _parse_broken(

@@ -43,6 +43,7 @@ _RARE_MARKUP = re.compile("<(?:!--|!\\[CDATA\\[|script|style|noscript|SCRIPT|STY
 #: what html.unescape treats as a character reference (its own pattern)
 _CHARREF = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[^\t\n\f <&#;]{1,32};?)")
 _REFS: dict[str, str] = {}
+_IMG_GATE = re.compile("<(?:img|I)")  # "<img", "<IMG", "<Img" (and a few more)
 
 
 def html_to_text(fragment: str) -> str:
@@ -201,9 +202,13 @@ def resolve(base: str | None, href: str | None) -> str | None:
 def body_images(body: str, base: str | None) -> list[str]:
     """Image URLs of ``<img>`` tags in a body, skipping 1x1 tracking pixels.
 
-    ``str.find`` instead of a regex scan: bodies are long and mostly not images.
+    One regex scan rules out most bodies (they are long and mostly without
+    images), then ``str.find``. Upper-case tags count only in a body without
+    lower-case ones.
     """
     found: list[str] = []
+    if _IMG_GATE.search(body) is None:
+        return found
     if "<img" not in body:
         if "<IMG" not in body and "<Img" not in body:
             return found
@@ -223,12 +228,13 @@ def body_images(body: str, base: str | None) -> list[str]:
 def _img_url(tag: str, base: str | None) -> str | None:
     if len(tag) > MAX_URL_CHARS and "data:" in tag:
         tag = _DATA_URI.sub("data:", tag)  # a 100 KB base64 src is not worth parsing
-    attrs = {m[0].lower(): html.unescape(m[1] or m[2] or m[3]) for m in _ATTR.findall(tag)}
-    if attrs.get("width") == "1" or attrs.get("height") == "1":
+    attrs = {m[0].lower(): m[1] or m[2] or m[3] for m in _ATTR.findall(tag)}
+    get = attrs.get
+    if unescape(get("width", "")) == "1" or unescape(get("height", "")) == "1":
         return None
-    src = attrs.get("src", "")
+    src = unescape(get("src", ""))
     if not src or src.startswith("data:"):
-        src = attrs.get("data-src", "") or attrs.get("data-original", "")
+        src = unescape(get("data-src", "")) or unescape(get("data-original", ""))
     return resolve(base, src)
 
 

@@ -11,6 +11,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from aiohttp import web
 
 from netservers import GZIP_BOMB_SIZE, ServerLog, body_app, serve, standard_app
 from tidings.errors import (
@@ -213,3 +214,20 @@ async def test_the_pool_stays_usable_after_aborted_bodies(fetcher: Fetcher, serv
         await fetcher.fetch(f"{server}/endless", max_bytes=100_000)
     for _ in range(3):
         assert (await fetcher.fetch(f"{server}/ok")).content == b"hello"
+
+
+async def test_no_cookie_jar_carries_state_between_requests(fetcher: Fetcher) -> None:
+    async def set_cookie(request: web.Request) -> web.Response:
+        response = web.Response(text="set")
+        response.set_cookie("session", "s3cret")
+        return response
+
+    async def show(request: web.Request) -> web.Response:
+        return web.Response(text=request.headers.get("Cookie", "none"))
+
+    app = web.Application()
+    app.router.add_get("/set", set_cookie)
+    app.router.add_get("/show", show)
+    async with serve(app) as base:
+        assert (await fetcher.fetch(f"{base}/set")).headers["set-cookie"].startswith("session=")
+        assert (await fetcher.fetch(f"{base}/show")).content == b"none"

@@ -37,7 +37,7 @@ from tidings.net.politeness import HostLimiter, parse_retry_after
 from tidings.net.pools import MAX_HOST_POOLS, HostPools
 from tidings.net.resolver import ResolveError, Resolver, SystemResolver
 from tidings.net.routing import uses_proxy
-from tidings.net.transport import proxy_client
+from tidings.net.transport import proxy_transport
 from tidings.net.types import Response
 from tidings.settings import Settings
 
@@ -129,11 +129,7 @@ class Fetcher:
             "accept-encoding": ACCEPT_ENCODING,
             "user-agent": settings.user_agent,
         }
-        self._proxied = (
-            proxy_client(settings.egress_proxy, settings.user_agent)
-            if settings.egress_proxy
-            else None
-        )
+        self._proxy = proxy_transport(settings.egress_proxy) if settings.egress_proxy else None
 
     @property
     def connections_opened(self) -> int:
@@ -153,8 +149,8 @@ class Fetcher:
 
     async def aclose(self) -> None:
         await self.pools.aclose()
-        if self._proxied is not None:
-            await self._proxied.aclose()
+        if self._proxy is not None:
+            await self._proxy.aclose()
 
     async def fetch(
         self,
@@ -232,32 +228,33 @@ class Fetcher:
     async def _send(self, request: _Request, hop: _Hop) -> _Answer:
         host = hop.url.host
         request.current = str(hop.url)
-        proxied = self._proxied
-        if proxied is not None and not uses_proxy(host, self.settings, request.proxy):
-            proxied = None
+        proxy = self._proxy
+        if proxy is not None and not uses_proxy(host, self.settings, request.proxy):
+            proxy = None
         async with self.limiter.slot(host), request.budget.spend():
             seconds = request.budget.total - request.budget.used + 1
-            if proxied is not None:  # the proxy resolves for us, so check the target here
+            outgoing = httpx.Request(
+                hop.method, hop.url, headers=hop.headers, json=hop.json,
+                extensions={"timeout": dict.fromkeys(_TIMEOUT_PHASES, seconds)},
+            )
+            if proxy is not None:  # the proxy resolves for us, so check the target here
                 await checked_addresses(host, hop.url.port or _default_port(hop.url),
                                         self._resolver, self.allow)
-                outgoing = proxied.build_request(hop.method, hop.url, headers=hop.headers,
-                                                 json=hop.json, timeout=seconds)
-                return await self._exchange(request, hop, await proxied.send(outgoing,
-                                                                             stream=True))
+                return await self._exchange(request, hop, proxy, outgoing)
             pool = await self.pools.acquire(host)
             try:
-                outgoing = httpx.Request(
-                    hop.method, hop.url, headers=hop.headers, json=hop.json,
-                    extensions={"timeout": dict.fromkeys(_TIMEOUT_PHASES, seconds)},
-                )
-                response = await pool.transport.handle_async_request(outgoing)
-                return await self._exchange(request, hop, response)
+                return await self._exchange(request, hop, pool.transport, outgoing)
             finally:
                 self.pools.release(pool)
 
     async def _exchange(
-        self, request: _Request, hop: _Hop, response: httpx.Response
+        self,
+        request: _Request,
+        hop: _Hop,
+        transport: httpx.AsyncBaseTransport,
+        outgoing: httpx.Request,
     ) -> _Answer:
+        response = await transport.handle_async_request(outgoing)
         try:
             return await self._answer(request, hop, response)
         finally:

@@ -1,8 +1,10 @@
-"""Transports: per-host direct ones (guarded at connect time) and the proxied client.
+"""Transports: per-host direct ones (guarded at connect time) and the proxied one.
 
-Redirects are never followed by httpx (the fetcher follows them hop by hop,
-re-checking each), and the environment's proxy variables are ignored: routing
-is decided by the settings alone, so nothing can route around the guard.
+The fetcher hands each hop straight to a transport, without an httpx client:
+nothing follows redirects behind its back (it follows them hop by hop,
+re-checking each), no cookie jar carries state from one request to the next,
+and the environment's proxy variables are ignored: routing is decided by the
+settings alone, so nothing can route around the guard.
 """
 
 from __future__ import annotations
@@ -13,9 +15,8 @@ import httpcore
 import httpx
 
 from tidings.errors import ConfigError
-from tidings.net.body import ACCEPT_ENCODING
 
-#: the proxied client's pool (every proxied request shares one proxy connection pool)
+#: the proxied transport's pool (every proxied request shares it)
 LIMITS = httpx.Limits(max_connections=256, max_keepalive_connections=64, keepalive_expiry=30)
 
 
@@ -43,23 +44,13 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
         )
 
 
-def _client(transport: httpx.AsyncBaseTransport, user_agent: str) -> httpx.AsyncClient:
-    return httpx.AsyncClient(
-        transport=transport,
-        follow_redirects=False,
-        trust_env=False,
-        headers={"user-agent": user_agent, "accept-encoding": ACCEPT_ENCODING},
-    )
-
-
-def proxy_client(proxy_url: str, user_agent: str) -> httpx.AsyncClient:
-    """A client that sends everything through the egress proxy.
+def proxy_transport(proxy_url: str) -> httpx.AsyncHTTPTransport:
+    """A transport that sends everything through the egress proxy.
 
     The proxy itself is not checked: it is infrastructure the operator named.
     The fetcher checks each target host before a request goes this way.
     """
     try:
-        transport = httpx.AsyncHTTPTransport(proxy=proxy_url, trust_env=False, limits=LIMITS)
+        return httpx.AsyncHTTPTransport(proxy=proxy_url, trust_env=False, limits=LIMITS)
     except (ValueError, httpx.InvalidURL) as exc:
         raise ConfigError(f"egress_proxy: cannot use {proxy_url!r} ({exc})") from exc
-    return _client(transport, user_agent)

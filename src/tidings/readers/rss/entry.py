@@ -49,28 +49,30 @@ class EntryFields:
 
 
 def build_item(f: EntryFields, *, cst_china: bool) -> ItemData:
-    url = resolve(f.base, f.link)
+    base = f.base
+    url = resolve(base, f.link)
     if url is None and f.guid_is_link:
-        url = resolve(f.base, f.guid)
+        url = resolve(base, f.guid)
     body, body_state, summary = _body_and_summary(f.content, f.description)
     published_raw = (f.published or f.updated or "").strip() or None
     published_at = parse_date(published_raw, cst_china=cst_china)
     updated_raw = (f.updated or "").strip() or None
     updated_at = (published_at if updated_raw == published_raw
                   else parse_date(updated_raw, cst_china=cst_china))
-    images = [resolve(f.base, u) for u, _mime in f.media]
-    images += [resolve(f.base, e.get("url")) for e in f.enclosures
-               if looks_like_image(e.get("url", ""), e.get("type", ""))]
+    images: list[str | None] = [resolve(base, u) for u, _mime in f.media] if f.media else []
+    if f.enclosures:
+        images += [resolve(base, e.get("url")) for e in f.enclosures
+                   if looks_like_image(e.get("url", ""), e.get("type", ""))]
     if body:
-        images += body_images(body, f.base)
+        images += body_images(body, base)
     elif f.description:
-        images += body_images(f.description, f.base)
+        images += body_images(f.description, base)
     raw: dict[str, Any] = {}
     if f.comments:
-        raw["comments"] = resolve(f.base, f.comments) or f.comments
+        raw["comments"] = resolve(base, f.comments) or f.comments
     if f.enclosures:
         raw["enclosures"] = [
-            {**e, "url": resolve(f.base, e.get("url")) or e.get("url", "")} for e in f.enclosures
+            {**e, "url": resolve(base, e.get("url")) or e.get("url", "")} for e in f.enclosures
         ]
     return ItemData(
         title=clean_title(f.title),
@@ -82,11 +84,21 @@ def build_item(f: EntryFields, *, cst_china: bool) -> ItemData:
         published_at=published_at,
         published_raw=published_raw,
         updated_at=updated_at,
-        author=clean_title(f.author),
-        categories=tuple(dict.fromkeys(c for c in (clean_title(x) for x in f.categories) if c)),
-        images=unique_images([i for i in images if i]),
+        author=clean_title(f.author) if f.author else "",
+        categories=_categories(f.categories) if f.categories else (),
+        images=unique_images([i for i in images if i]) if images else (),
         raw=raw,
     )
+
+
+def _categories(raw: list[str]) -> tuple[str, ...]:
+    """Plain, distinct, non-empty category names in order."""
+    seen: dict[str, None] = {}
+    for category in raw:
+        name = clean_title(category)
+        if name:
+            seen[name] = None
+    return tuple(seen)
 
 
 def _body_and_summary(content: str, description: str) -> tuple[str | None, BodyState, str]:

@@ -141,17 +141,19 @@ def _quick_fix(
     full ladder. Only for byte-compatible encodings: a NUL-free ASCII superset.
     """
     error = _first_error(exc)
-    fixed, warning = None, list[str]()
+    root, fixed, warning = None, b"", list[str]()
     if "invalid Char value" in error and _ascii_superset(data):
         fixed = _CONTROL_BYTES.sub(b"", data)
         warning = ["control characters removed"]
+        root = _strict_or_none(fixed, url)
     elif "Extra content at the end" in error and exc.lineno:
-        fixed = _before_line(data, exc.lineno)
-    root = _strict_or_none(fixed, url) if fixed else None
-    if root is None or fixed is None:
-        return None
-    fmt = feed_format(root)
-    if fmt is None:
+        line, column = exc.position  # 1-based, like the message
+        for fixed in _cuts(data, line, column):
+            root = _strict_or_none(fixed, url)
+            if root is not None:
+                break
+    fmt = feed_format(root) if root is not None else None
+    if root is None or fmt is None:
         return None
     feed = read_tree(root, fmt, url=url, xml_base=b"xml:base" in fixed)
     if not feed.entries:
@@ -159,24 +161,28 @@ def _quick_fix(
     return feed, [f"not well-formed XML ({error})", *warning]
 
 
+def _cuts(data: bytes, lineno: int, column: int) -> list[bytes]:
+    """``data`` before the extra content at ``lineno``:``column`` (1-based), then before its line.
+
+    libxml2 counts columns in characters, so the first cut is only right on an
+    ASCII line; a wrong cut does not parse and the next one is tried. Lines are
+    counted from the end: what follows a feed is short, the feed is not.
+    """
+    back = data.count(b"\n") - lineno + 2  # newlines from the end to the one ending line-1
+    if not 0 < back <= 10_000:
+        return []
+    start = len(data)
+    for _ in range(back):
+        start = data.rfind(b"\n", 0, start)
+    start += 1
+    at = start + column - 1
+    return [data[:at], data[:start]] if start < at < len(data) else [data[:start]]
+
+
 def _ascii_superset(data: bytes) -> bool:
     if data.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in data[:64]:
         return False
     return declared_encoding(data) in (None, "utf-8", "utf8")
-
-
-def _before_line(data: bytes, lineno: int) -> bytes | None:
-    """``data`` up to the start of line ``lineno`` (1-based), where the extra content began.
-
-    Counted from the end: what follows a feed is short, the feed is not.
-    """
-    back = data.count(b"\n") - lineno + 2  # newlines from the end to the one ending line-1
-    if not 0 < back <= 10_000:
-        return None
-    pos = len(data)
-    for _ in range(back):
-        pos = data.rfind(b"\n", 0, pos)
-    return data[: pos + 1]
 
 
 def _parse_broken(

@@ -43,6 +43,9 @@ _RARE_MARKUP = re.compile("<(?:!--|!\\[CDATA\\[|script|style|noscript|SCRIPT|STY
 #: what html.unescape treats as a character reference (its own pattern)
 _CHARREF = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[^\t\n\f <&#;]{1,32};?)")
 _REFS: dict[str, str] = {}
+_HTTP = ("http://", "https://")
+_STRIPPED = frozenset("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000"
+                      "\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a")
 _IMG_GATE = re.compile("<(?:img|I)")  # "<img", "<IMG", "<Img" (and a few more)
 
 
@@ -185,16 +188,18 @@ def resolve(base: str | None, href: str | None) -> str | None:
     """Absolute http(s) URL for ``href``; None for empty, data:, javascript: and so on."""
     if not href:
         return None
+    if href.startswith(_HTTP) and len(href) <= MAX_URL_CHARS and " " not in href:
+        return href if href[-1] not in _STRIPPED else href.rstrip()
     href = href.strip()
     if not href or len(href) > MAX_URL_CHARS or href.startswith("data:"):
         return None  # inline images (base64) and junk are not links
-    if href.startswith(("http://", "https://")):
+    if href.startswith(_HTTP):
         return href if " " not in href else href.replace(" ", "%20")
     try:
         absolute = urljoin(base or "", href)
     except ValueError:
         return None
-    if absolute.startswith(("http://", "https://")):
+    if absolute.startswith(_HTTP):
         return absolute.replace(" ", "%20")
     return None
 
@@ -257,4 +262,6 @@ def looks_like_image(url: str, mime: str = "") -> bool:
 
 def has_cjk_date(raw: str | None) -> bool:
     """A date written with CJK characters comes from a Chinese-language publisher."""
-    return bool(raw) and _CJK.search(raw or "") is not None
+    if not raw or raw.isascii():
+        return False
+    return _CJK.search(raw) is not None

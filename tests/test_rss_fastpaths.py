@@ -1,0 +1,217 @@
+"""The parser's fast paths give what the slow, general way gives.
+
+Each shortcut taken for speed (reference decoding with str.replace, images and
+text by regular expressions, text from prefixes, broken documents fixed on the
+bytes) is checked against a reference: the standard library, lxml's HTML
+parser, the whole fragment, and the full repair ladder.
+"""
+
+from __future__ import annotations
+
+import html
+from html.entities import html5
+
+import lxml.html
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lxml import etree
+
+from tidings.readers.rss import parse as parse_module
+from tidings.readers.rss import parse_feed
+from tidings.readers.rss.text import (
+    MAX_IMAGES,
+    body_images,
+    html_to_text,
+    resolve,
+    text_prefix,
+    unescape,
+)
+
+BASE = "https://site.example/blog/post"
+
+# references: common ones, named without ";", numeric in every shape, invalid code points
+_REFS = ["&amp;", "&lt;", "&gt;", "&quot;", "&#39;", "&#039;", "&nbsp;", "&hellip;", "&#8217;",
+         "&#x2019;", "&#X27;", "&amp", "&lt", "&copy", "&ampx;", "&#38;", "&#x26;", "&AMP;",
+         "&#0;", "&#1;", "&#128;", "&#xD800;", "&#1114112;", "&notit;", "&notin;", "&;", "&#;",
+         "&#x;", "& ", "&&", "&" + "a" * 40 + ";", *sorted(html5)[::97]]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_REFS), st.text(alphabet="ab ;#x&<>9", max_size=6)),
+                max_size=30))
+def test_unescape_is_html_unescape(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert unescape(text) == html.unescape(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=200))
+def test_unescape_on_any_text(text: str) -> None:
+    assert unescape(text) == html.unescape(text)
+
+
+_WORD = st.text(alphabet="abcdefghij KLM\n\t,.éü中文", min_size=1, max_size=12)
+_INLINE = st.sampled_from(["b", "i", "em", "strong", "span", "a", "code"])
+_BLOCK = st.sampled_from(["p", "div", "li", "h2", "blockquote"])
+
+
+@st.composite
+def fragments(draw: st.DrawFn) -> str:
+    """Well-formed HTML made of text, inline and block elements and <br> (no entities)."""
+    out = []
+    for _ in range(draw(st.integers(1, 40))):
+        kind = draw(st.integers(0, 3))
+        word = draw(_WORD).replace("<", "").replace("&", "")
+        if kind == 0:
+            out.append(word)
+        elif kind == 1:
+            tag = draw(_INLINE)
+            out.append(f'<{tag} class="c">{word}</{tag}>')
+        elif kind == 2:
+            tag = draw(_BLOCK)
+            out.append(f"<{tag}>{word}</{tag}>")
+        else:
+            out.append("<br/>")
+    return "".join(out)
+
+
+def lxml_text(fragment: str) -> str:
+    root = lxml.html.fragment_fromstring(fragment, create_parent="div")
+    return root.text_content()
+
+
+def squeeze(text: str) -> str:
+    """Text without any whitespace: tags become spaces for us, nothing for lxml."""
+    return "".join(text.split())
+
+
+@settings(max_examples=200, deadline=None)
+@given(fragments())
+def test_html_to_text_has_the_text_lxml_finds(fragment: str) -> None:
+    ours = html_to_text(fragment)
+    assert squeeze(ours) == squeeze(lxml_text(fragment))
+    assert ours == ours.strip() and "  " not in ours
+
+
+@settings(max_examples=200, deadline=None)
+@given(fragments(), st.integers(5, 300))
+def test_text_prefix_is_the_start_of_the_whole_text(fragment: str, need: int) -> None:
+    whole = html_to_text(fragment)
+    prefix = text_prefix(fragment, need)
+    if len(whole) <= need:
+        assert prefix == whole
+    else:
+        assert len(prefix) > need
+        assert prefix[:need] == whole[:need]
+
+
+def test_text_prefix_never_ends_in_a_cut_tag() -> None:
+    words = "word " * 170  # 850 characters, so the 900-character prefix ends in the tag
+    fragment = f'<p>{words}<img src="https://site.example/{"x" * 80}.png" alt="a"> after</p>'
+    text = text_prefix(fragment, 850)
+    assert "<" not in text
+    assert text.endswith("after")
+
+
+_IMG_ATTRS = st.fixed_dictionaries(
+    {},
+    optional={
+        "src": st.sampled_from(["https://cdn.example/a.png", "/rel/b.jpg", "c.gif", "",
+                                "data:image/png;base64,AAAA", "https://cdn.example/q?a=1&amp;b=2"]),
+        "data-src": st.sampled_from(["https://cdn.example/lazy.png", "", "lazy.webp"]),
+        "data-original": st.sampled_from(["https://cdn.example/orig.png", ""]),
+        "width": st.sampled_from(["1", "600", "&#49;"]),
+        "height": st.sampled_from(["1", "400"]),
+        "alt": st.sampled_from(["", "a photo", "src=x.png"]),
+    },
+)
+
+
+def lxml_images(fragment: str, base: str) -> list[str]:
+    """The rules of body_images, applied to what lxml's HTML parser found."""
+    found: list[str] = []
+    root = lxml.html.fragment_fromstring(fragment, create_parent="div")
+    for img in root.iter("img"):
+        if img.get("width") == "1" or img.get("height") == "1":
+            continue
+        src = img.get("src") or ""
+        if not src or src.startswith("data:"):
+            src = img.get("data-src") or img.get("data-original") or ""
+        url = resolve(base, src)
+        if url and len(found) < MAX_IMAGES:
+            found.append(url)
+    return found
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_IMG_ATTRS, _WORD, st.booleans()), max_size=9))
+def test_body_images_are_the_images_lxml_finds(images: list[tuple[dict[str, str], str, bool]]
+                                               ) -> None:
+    parts = []
+    for attrs, word, quote_single in images:
+        quote = "'" if quote_single else '"'
+        rendered = " ".join(f"{k}={quote}{v}{quote}" for k, v in attrs.items())
+        parts.append(f"<p>{html.escape(word)}</p><img {rendered}>")
+    fragment = "".join(parts)
+    assert body_images(fragment, BASE) == lxml_images(fragment, BASE)
+
+
+def test_upper_case_img_tags_count_only_without_lower_case_ones() -> None:
+    assert body_images('<IMG SRC="https://a.example/1.png">', BASE) == [
+        "https://a.example/1.png"]
+    mixed = '<IMG SRC="https://a.example/1.png"><img src="https://a.example/2.png">'
+    assert body_images(mixed, BASE) == ["https://a.example/2.png"]
+    assert body_images("<Iframe src='x'></Iframe><p>no images</p>", BASE) == []
+
+
+# ------------------------------------------------------------ broken documents
+
+def _feed(items: int, extra: str = "") -> bytes:
+    entries = "".join(
+        f"<item><title>Post {i}{extra}</title><link>https://e.example/{i}</link>"
+        f"<description><![CDATA[<p>Body {i} &amp; more</p>]]></description>"
+        f"<pubDate>Mon, 0{i % 9 + 1} Jan 2024 10:00:00 GMT</pubDate></item>"
+        for i in range(items)
+    )
+    return (f'<?xml version="1.0" encoding="utf-8"?>\n<rss version="2.0"><channel>'
+            f"<title>T</title>\n{entries}\n</channel></rss>\n").encode()
+
+
+def _strict_error(content: bytes) -> etree.XMLSyntaxError:
+    try:
+        etree.fromstring(content, parse_module._parser(recover=False))
+    except etree.XMLSyntaxError as exc:
+        return exc
+    raise AssertionError("the document was meant to be broken")
+
+
+def _full_ladder(content: bytes, url: str) -> tuple[list[object], list[str]]:
+    """What the repair ladder (without the quick fix) makes of a broken document."""
+    error = parse_module._first_error(_strict_error(content))
+    feed, warnings = parse_module._parse_broken(content, url, None, error)
+    finished = parse_module._finish(feed, url, warnings)
+    return list(finished.items), list(finished.warnings)
+
+
+@pytest.mark.parametrize("content", [
+    _feed(5, extra="\x02 and \x1b"),  # control characters in the text
+    _feed(5) + b"<script>var x = 1;</script>\n",  # something appended after the feed
+    _feed(5) + b"\n\n<!-- cache -->\n<html><body>x</body></html>",
+    _feed(3).replace(b"</rss>\n", b"</rss><div>on the same line</div>\n"),
+])
+def test_quick_fixes_match_the_full_repair_ladder(content: bytes) -> None:
+    url = "https://e.example/feed"
+    assert parse_module._quick_fix(content, url, _strict_error(content)) is not None
+    feed = parse_feed(content, url=url)
+    items, warnings = _full_ladder(content, url)
+    assert list(feed.items) == items
+    assert list(feed.warnings) == warnings
+    assert feed.items and feed.warnings[0].startswith("not well-formed XML")
+
+
+def test_control_characters_in_utf16_take_the_full_ladder() -> None:
+    content = _feed(2, extra="\x02").decode().replace('encoding="utf-8"', 'encoding="utf-16"')
+    feed = parse_feed(content.encode("utf-16"), url="https://e.example/feed")
+    assert [i.title for i in feed.items] == ["Post 0", "Post 1"]
+    assert "control characters removed" in feed.warnings

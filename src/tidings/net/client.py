@@ -10,8 +10,8 @@ started. Share one Fetcher per process: the per-host limits live in it.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import TracebackType
@@ -55,8 +55,8 @@ class _Budget:
     total: float
     used: float = 0.0
 
-    @asynccontextmanager
-    async def spend(self) -> AsyncIterator[None]:
+    @contextmanager
+    def spend(self) -> Iterator[None]:
         remaining = self.total - self.used
         if remaining <= 0:
             raise TimeoutError
@@ -231,21 +231,22 @@ class Fetcher:
         proxy = self._proxy
         if proxy is not None and not uses_proxy(host, self.settings, request.proxy):
             proxy = None
-        async with self.limiter.slot(host), request.budget.spend():
-            seconds = request.budget.total - request.budget.used + 1
-            outgoing = httpx.Request(
-                hop.method, hop.url, headers=hop.headers, json=hop.json,
-                extensions={"timeout": dict.fromkeys(_TIMEOUT_PHASES, seconds)},
-            )
-            if proxy is not None:  # the proxy resolves for us, so check the target here
-                await checked_addresses(host, hop.url.port or _default_port(hop.url),
-                                        self._resolver, self.allow)
-                return await self._exchange(request, hop, proxy, outgoing)
-            pool = await self.pools.acquire(host)
-            try:
-                return await self._exchange(request, hop, pool.transport, outgoing)
-            finally:
-                self.pools.release(pool)
+        async with self.limiter.slot(host):
+            with request.budget.spend():
+                seconds = request.budget.total - request.budget.used + 1
+                outgoing = httpx.Request(
+                    hop.method, hop.url, headers=hop.headers, json=hop.json,
+                    extensions={"timeout": dict.fromkeys(_TIMEOUT_PHASES, seconds)},
+                )
+                if proxy is not None:  # the proxy resolves for us, so check the target here
+                    await checked_addresses(host, hop.url.port or _default_port(hop.url),
+                                            self._resolver, self.allow)
+                    return await self._exchange(request, hop, proxy, outgoing)
+                pool = await self.pools.acquire(host)
+                try:
+                    return await self._exchange(request, hop, pool.transport, outgoing)
+                finally:
+                    self.pools.release(pool)
 
     async def _exchange(
         self,

@@ -47,6 +47,7 @@ class Prepared:
     key: str
     fields: ItemFields
     declared_backfill: bool | None
+    digest: str = ""  # content hash of ``fields``, computed where prepare runs (a worker)
 
 
 def _item_fields(item: ItemData, url: str | None, now: datetime,
@@ -90,7 +91,9 @@ def prepare(
         if key in seen:
             continue
         seen.add(key)
-        out.append(Prepared(key, _item_fields(item, url, now, local_media), item.backfill))
+        fields = _item_fields(item, url, now, local_media)
+        digest = content_hash(fields.title, fields.body, fields.summary)
+        out.append(Prepared(key, fields, item.backfill, digest))
     return out
 
 
@@ -103,14 +106,20 @@ def _inherit(fields: ItemFields, existing: ItemState | None, source_id: str) -> 
     return replace(fields, body=existing.body, body_state=existing.body_state)
 
 
-def _existing_text(existing: ItemState | None, new_text: str) -> str | None:
-    if existing is None:
-        return None
-    if FFFD not in new_text and FFFD not in existing.title + existing.summary + (
-        existing.body or ""
+def _has_fffd(title: str, body: str | None, summary: str) -> bool:
+    return FFFD in title or FFFD in summary or (body is not None and FFFD in body)
+
+
+def _lossy_texts(fields: ItemFields, existing: ItemState | None) -> tuple[str, str | None]:
+    """(new, existing) comparable texts, only when a U+FFFD makes lossy comparison matter;
+    building them costs as much as hashing, so the common case skips it."""
+    if existing is None or not (
+        _has_fffd(fields.title, fields.body, fields.summary)
+        or _has_fffd(existing.title, existing.body, existing.summary)
     ):
-        return None
-    return comparable_text(existing.title, existing.body, existing.summary)
+        return "", None
+    return (comparable_text(fields.title, fields.body, fields.summary),
+            comparable_text(existing.title, existing.body, existing.summary))
 
 
 def upsert_items(
@@ -161,11 +170,12 @@ def plan_prepared(
     for p in prepared:
         old = existing.get(p.key)
         fields = _inherit(p.fields, old, source.id)
-        text = comparable_text(fields.title, fields.body, fields.summary)
-        digest = content_hash(fields.title, fields.body, fields.summary)
+        digest = p.digest if fields is p.fields and p.digest else content_hash(
+            fields.title, fields.body, fields.summary)
+        text, old_text = _lossy_texts(fields, old)
         action = decide(
             source_id=source.id, new_hash=digest, new_text=text, new_title=fields.title,
-            existing=old, existing_text=_existing_text(old, text), tombstoned=p.key in dead,
+            existing=old, existing_text=old_text, tombstoned=p.key in dead,
         )
         out.actions[p.key] = action
         hashed = replace(fields, content_hash=None if imported else digest)

@@ -200,7 +200,7 @@ class Tidings(OperationsMixin):
     def search(self, text: str, *, ranked: bool = False, limit: int = 50,
                before: tuple[datetime, int] | None = None) -> list[SearchHit]:
         """Search with the R-API-5 syntax; bad syntax raises ConfigError."""
-        self.store.index_pending(limit=100_000)
+        self.index_pending()  # what was collected a moment ago is found too
         query = replace(parse_search(text, ranked=ranked, limit=limit), before=before)
         return self.store.search(query)
 
@@ -285,7 +285,7 @@ class Tidings(OperationsMixin):
     def index_pending(self) -> int:
         """Bring the search index up to date; returns how many items were indexed."""
         total = 0
-        while (n := self.store.index_pending(limit=5000)) > 0:
+        while (n := self.store.index_pending(limit=1000)) > 0:  # bounded memory per batch
             total += n
         return total
 

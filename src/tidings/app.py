@@ -200,7 +200,9 @@ class Tidings(OperationsMixin):
     def search(self, text: str, *, ranked: bool = False, limit: int = 50,
                before: tuple[datetime, int] | None = None) -> list[SearchHit]:
         """Search with the R-API-5 syntax; bad syntax raises ConfigError."""
-        self.index_pending()  # what was collected a moment ago is found too
+        # what was collected a moment ago is found too; bounded, so a search never waits
+        # long behind a big backlog (the scheduler keeps the index caught up anyway)
+        self.store.index_pending(limit=2000)
         query = replace(parse_search(text, ranked=ranked, limit=limit), before=before)
         return self.store.search(query)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 from html.entities import html5
+from pathlib import Path
 
 import lxml.html
 import pytest
@@ -19,6 +20,8 @@ from lxml import etree
 
 from tidings.readers.rss import parse as parse_module
 from tidings.readers.rss import parse_feed
+from tidings.readers.rss.cdata import lift as lift_cdata
+from tidings.readers.rss.entry import EntryFields
 from tidings.readers.rss.text import (
     MAX_IMAGES,
     body_images,
@@ -27,6 +30,7 @@ from tidings.readers.rss.text import (
     text_prefix,
     unescape,
 )
+from tidings.readers.rss.xmlfeed import feed_format, read_tree
 
 BASE = "https://site.example/blog/post"
 
@@ -78,7 +82,7 @@ def fragments(draw: st.DrawFn) -> str:
 
 def lxml_text(fragment: str) -> str:
     root = lxml.html.fragment_fromstring(fragment, create_parent="div")
-    return root.text_content()
+    return str(root.text_content())
 
 
 def squeeze(text: str) -> str:
@@ -215,3 +219,89 @@ def test_control_characters_in_utf16_take_the_full_ladder() -> None:
     feed = parse_feed(content.encode("utf-16"), url="https://e.example/feed")
     assert [i.title for i in feed.items] == ["Post 0", "Post 1"]
     assert "control characters removed" in feed.warnings
+
+
+# ------------------------------------------------------------ lifted CDATA bodies
+
+BODY = "<p>" + "Long paragraph with <b>markup</b> &amp; an entity, " * 20 + "</p>"
+
+
+def _both_ways(content: bytes) -> tuple[list[EntryFields], list[EntryFields]]:
+    """Entries read with the CDATA bodies lifted, and read from libxml2's own tree."""
+    url = "https://e.example/feed"
+    root, sections = parse_module._lifted_or_none(content, url)
+    assert root is not None and sections, "nothing was lifted"
+    lifted, _ = parse_module._parse_xml(content, url, None)
+    plain_root = etree.fromstring(content, parse_module._parser(recover=False))
+    fmt = feed_format(plain_root)
+    assert fmt is not None
+    plain = read_tree(plain_root, fmt, url=url, xml_base=False)
+    return list(lifted.entries), list(plain.entries)
+
+
+def _rss(*descriptions: str) -> bytes:
+    items = "".join(f"<item><title>t{i}</title><description>{d}</description>"
+                    f"<content:encoded>\n  <![CDATA[{BODY}]]>\n</content:encoded></item>"
+                    for i, d in enumerate(descriptions))
+    return ('<?xml version="1.0" encoding="utf-8"?><rss version="2.0" xmlns:content='
+            f'"http://purl.org/rss/1.0/modules/content/"><channel><title>c</title>{items}'
+            "</channel></rss>" + " " * 8192).encode()
+
+
+@pytest.mark.parametrize("description", [
+    f"<![CDATA[{BODY}]]>",
+    f"<![CDATA[{BODY}\r\nwindows\rmac line ends]]>",
+    f"<![CDATA[{BODY} 中文 ü \U0001f600]]>",
+    f"<![CDATA[{BODY} <!-- a comment --> ]]>",
+    f"before <![CDATA[{BODY}]]> after",  # mixed content: not lifted, still equal
+    f"<p>child</p><![CDATA[{BODY}]]>",  # markup around it: serialized, not lifted
+])
+def test_lifted_cdata_reads_like_libxml2(description: str) -> None:
+    lifted, plain = _both_ways(_rss(description, f"<![CDATA[{BODY}]]>"))
+    assert lifted == plain
+
+
+def test_atom_text_content_in_cdata_stays_escaped() -> None:
+    entry = (f'<entry><title>a</title><content type="text"><![CDATA[{BODY}]]></content>'
+             f'<summary type="html"><![CDATA[{BODY}]]></summary></entry>')
+    content = (f'<feed xmlns="http://www.w3.org/2005/Atom"><title>f</title>{entry}</feed>'
+               + " " * 8192).encode()
+    lifted, plain = _both_ways(content)
+    assert lifted == plain
+    assert "&lt;p&gt;" in plain[0].content and plain[0].description.startswith("<p>")
+
+
+def test_cdata_that_libxml2_rejects_is_not_lifted() -> None:
+    bad = _rss(f"<![CDATA[{BODY}\x01]]>")
+    _, sections = lift_cdata(bad)
+    assert len(sections) == 1  # only the content:encoded body; the broken one stays put
+    feed = parse_feed(bad, url="https://e.example/feed")
+    assert "control characters removed" in feed.warnings
+
+
+def test_a_section_opened_inside_a_comment_is_not_lifted() -> None:
+    commented = _rss("x", "y").replace(
+        b"<channel>", b"<channel><!-- <description><![CDATA[ -->", 1)
+    lifted, sections = lift_cdata(commented)
+    # from the comment to the first body's end nothing is lifted; the second body is
+    assert len(sections) == 1 and b"<!-- <description><![CDATA[ -->" in lifted
+    assert len(parse_feed(commented, url="https://e.example/feed").items) == 2
+
+
+def test_documents_with_private_use_markers_are_left_alone() -> None:
+    marked = _rss(f"<![CDATA[{BODY} \ue000 ]]>")
+    assert lift_cdata(marked) == (marked, [])
+
+
+def test_lifting_changes_nothing_on_the_real_world_corpus(shared_dir: Path) -> None:
+    feeds = sorted((shared_dir / "eval" / "feeds").glob("*.*"))
+    lifted_files = 0
+    for path in feeds:
+        content = path.read_bytes()
+        root, _ = parse_module._lifted_or_none(content, "https://e.example/feed")
+        if root is None:
+            continue
+        lifted_files += 1
+        lifted, plain = _both_ways(content)
+        assert lifted == plain, path.name
+    assert lifted_files >= 10

@@ -23,6 +23,7 @@ from lxml import etree
 
 from tidings.errors import ParseError
 from tidings.model import ItemData
+from tidings.readers.rss.cdata import lift, restore
 from tidings.readers.rss.entry import build_item
 from tidings.readers.rss.fallback import read_with_feedparser
 from tidings.readers.rss.jsonfeed import is_json_feed, read_json_feed
@@ -41,6 +42,7 @@ _PARSERS = threading.local()  # lxml parsers must not be shared between threads
 _HTML_START = re.compile(rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)\b",
                          re.IGNORECASE | re.DOTALL)
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_LIFT_MIN_DOC = 8192  # bytes; below this lifting CDATA saves less than it costs
 _CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 _CHARSET = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9._\-]+)", re.IGNORECASE)
 
@@ -116,17 +118,40 @@ def _parse_xml(content: bytes, url: str, header_charset: str | None) -> tuple[Xm
     if _HTML_START.match(content[:4096]):
         raise ParseError(f"{url}: not a feed: {_html_reason(content, header_charset)}", url)
     data = _apply_header_charset(content, header_charset)
-    try:
-        root = etree.fromstring(data, _parser(recover=False), base_url=url)
-    except etree.XMLSyntaxError as exc:
-        quick = _quick_fix(data, url, exc) if data is content else None
-        if quick is not None:
-            return quick
-        return _parse_broken(content, url, header_charset, _first_error(exc))
+    root, sections = _lifted_or_none(data, url)
+    if root is None:
+        try:
+            root = etree.fromstring(data, _parser(recover=False), base_url=url)
+        except etree.XMLSyntaxError as exc:
+            quick = _quick_fix(data, url, exc) if data is content else None
+            if quick is not None:
+                return quick
+            return _parse_broken(content, url, header_charset, _first_error(exc))
     fmt = feed_format(root)
     if fmt is None:
         raise ParseError(f"{url}: not a feed: {_root_reason(root, content, header_charset)}", url)
-    return read_tree(root, fmt, url=url, xml_base=b"xml:base" in data), []
+    feed = read_tree(root, fmt, url=url, xml_base=b"xml:base" in data)
+    if sections:
+        for entry in feed.entries:
+            entry.description = restore(entry.description, sections)
+            entry.content = restore(entry.content, sections)
+            entry.title = restore(entry.title, sections)
+    return feed, []
+
+
+def _lifted_or_none(data: bytes, url: str) -> tuple[etree._Element | None, list[str]]:
+    """The tree of a UTF-8 document parsed with its CDATA bodies lifted (see cdata.py).
+
+    (None, []) when nothing was lifted or the lifted document does not parse
+    strictly; the caller then parses ``data`` itself, so errors stay libxml2's.
+    """
+    if len(data) < _LIFT_MIN_DOC or data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None, []
+    if declared_encoding(data) not in (None, "utf-8", "utf8"):
+        return None, []
+    lifted, sections = lift(data)
+    root = _strict_or_none(lifted, url) if sections else None
+    return (root, sections) if root is not None else (None, [])
 
 
 def _quick_fix(

@@ -9,6 +9,8 @@ import re
 
 from lxml import etree
 
+from tidings.readers.rss.cdata import mark_escaped
+
 NS_ATOM10 = "http://www.w3.org/2005/Atom"
 NS_ATOM03 = "http://purl.org/atom/ns#"
 NS_RSS10 = "http://purl.org/rss/1.0/"
@@ -61,7 +63,7 @@ def text_of(el: etree._Element) -> str:
         return el.text or ""
     parts = [html.escape(el.text, quote=False)] if el.text else []
     parts += [etree.tostring(child, encoding="unicode", with_tail=True) for child in el]
-    return _XMLNS.sub("", "".join(parts))
+    return mark_escaped(_XMLNS.sub("", "".join(parts)))
 
 
 def atom_text(el: etree._Element) -> str:
@@ -85,4 +87,4 @@ def atom_text(el: etree._Element) -> str:
         return raw
     if "&" in raw or "<" in raw or ">" in raw:
         return html.escape(raw, quote=False)
-    return raw
+    return mark_escaped(raw)

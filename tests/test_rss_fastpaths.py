@@ -8,6 +8,7 @@ parser, the whole fragment, and the full repair ladder.
 
 from __future__ import annotations
 
+import contextlib
 import html
 from html.entities import html5
 from pathlib import Path
@@ -18,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
+from tidings.errors import ParseError
 from tidings.readers.rss import parse as parse_module
 from tidings.readers.rss import parse_feed
 from tidings.readers.rss.cdata import lift as lift_cdata
@@ -305,3 +307,32 @@ def test_lifting_changes_nothing_on_the_real_world_corpus(shared_dir: Path) -> N
         lifted, plain = _both_ways(content)
         assert lifted == plain, path.name
     assert lifted_files >= 10
+
+
+_BIG = _rss(f"<![CDATA[{BODY}]]>", f"<![CDATA[{BODY}\r\n]]>", "plain &amp; text")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, len(_BIG)), st.integers(0, len(_BIG)),
+       st.sampled_from([b"", b"]]>", b"<![CDATA[", b"<!--", b"-->", b"\x01", b"\xff", b"</"]))
+def test_mangled_big_feeds_read_alike_with_and_without_lifting(
+    cut: int, at: int, insert: bytes
+) -> None:
+    """Whatever is inserted or cut off, lifting never changes what a strict parse yields."""
+    content = _BIG[:at] + insert + _BIG[at:cut] if at < cut else _BIG[:cut]
+    url = "https://e.example/feed"
+    with contextlib.suppress(ParseError):
+        parse_feed(content, url=url)
+    root, _ = parse_module._lifted_or_none(content, url)
+    if root is None:
+        return
+    try:
+        plain_root = etree.fromstring(content, parse_module._parser(recover=False))
+    except etree.XMLSyntaxError:
+        raise AssertionError("the lifted document parsed, the original does not") from None
+    fmt = feed_format(plain_root)
+    if fmt is None:
+        return
+    lifted, _ = parse_module._parse_xml(content, url, None)
+    plain = read_tree(plain_root, fmt, url=url, xml_base=False)
+    assert lifted.entries == plain.entries

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -31,6 +32,23 @@ def test_create_lookup_and_versions(feeds: Storage) -> None:
     item = feeds.get_item(created["k1"])
     assert item.source_title == "Title of feed" and item.updated_at == T0
     assert feeds.get_item_by_key("k1") == item
+
+
+def test_lookup_without_bodies_keeps_the_ones_asked_for_and_lossy_text(feeds: Storage) -> None:
+    feeds.apply_upserts(UpsertBatch(creates=[
+        new("plain", body="<p>plain</p>"), new("teaser", body="<p>extracted</p>"),
+        new("broken", body="<p>caf\ufffd</p>"), new("title", title="T\ufffd", body="<p>x</p>"),
+        new("none", body=None)]))
+    keys = ["plain", "teaser", "broken", "title", "none"]
+    full = feeds.lookup_items(keys)
+    lean = feeds.lookup_items(keys, bodies_for={"teaser", "missing"})
+    assert {k: s.body for k, s in lean.items()} == {
+        "plain": None, "teaser": "<p>extracted</p>", "broken": "<p>caf\ufffd</p>",
+        "title": "<p>x</p>", "none": None}
+    assert full["plain"].body == "<p>plain</p>"
+    for key in keys:  # everything else is the same state
+        assert lean[key] == replace(full[key], body=lean[key].body)
+    assert all(s.body is None for s in feeds.lookup_items(["plain", "none"], ()).values())
 
 
 def test_revision_updates_item_and_remembers_versions(feeds: Storage) -> None:

@@ -161,7 +161,10 @@ def plan_prepared(
     ``tidings doctor`` shows these decisions; :func:`apply_prepared` writes them.
     """
     keys = [p.key for p in prepared]
-    existing = store.lookup_items(keys)
+    # stored bodies matter only to teasers (inheritance) and to text holding U+FFFD
+    existing = store.lookup_items(keys, bodies_for={
+        p.key for p in prepared if p.fields.body is None
+        or FFFD in p.fields.title or FFFD in p.fields.summary or FFFD in p.fields.body})
     dead = store.tombstoned(keys)
     out = UpsertOutcome()
     creates: list[NewItem] = []

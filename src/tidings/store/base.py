@@ -18,7 +18,7 @@ the state those decisions need and applies them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -206,7 +206,17 @@ class Storage(OpsQueries, Protocol):
         ...
 
     # -- items: the primitives upsert_item is built on
-    def lookup_items(self, keys: Sequence[str]) -> dict[str, StoredState]: ...
+    def lookup_items(self, keys: Sequence[str],
+                     bodies_for: Collection[str] | None = None) -> dict[str, StoredState]:
+        """The stored state of each of ``keys`` that exists.
+
+        ``bodies_for`` None returns every body. A collection returns the body only for
+        the keys in it and for items whose stored title, summary or body holds U+FFFD
+        (the lossy comparison needs their text); any other state has ``body=None``.
+        Re-listings of known items mostly need no body, and bodies are most of the
+        cost of a lookup.
+        """
+        ...
     def tombstoned(self, keys: Sequence[str]) -> set[str]: ...
     def apply_upserts(self, batch: UpsertBatch) -> dict[str, int]:
         """Apply one batch atomically; returns identity key -> item id for created items.

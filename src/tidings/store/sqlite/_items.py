@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -38,10 +38,19 @@ _DISCOVER = (
     "seen_at = min(seen_at, excluded.seen_at), "
     "last_seen_at = max(last_seen_at, excluded.last_seen_at)"
 )
+#: what the dedup decision needs, versions included: one query per 900 keys, and the
+#: usual case (one version, the current hash) costs no JSON parsing
 _STATE_COLUMNS = (
-    "id, key, source_id, title, summary, body, body_state, content_hash, revisions, "
-    "published_at, discovered_at, url, raw"
+    "id, key, source_id, title, summary, {body}, body_state, content_hash, revisions, "
+    "published_at, discovered_at, url, raw, "
+    "EXISTS (SELECT 1 FROM versions v WHERE v.item_id = items.id AND v.hash = content_hash), "
+    "(SELECT json_group_array(v.hash) FROM versions v WHERE v.item_id = items.id "
+    "AND v.hash IS NOT content_hash)"
 )
+#: stored text the lossy comparison (R-DEDUP-6) must see, checked without loading it
+_HAS_FFFD = ("(instr(title, char(65533)) OR instr(summary, char(65533)) "
+             "OR instr(body, char(65533)))")
+_BODY_STATES = {state.value: state for state in BodyState}
 
 
 def _json(values: Any) -> str:
@@ -77,20 +86,19 @@ def _revision_row(r: Revision, now: int) -> tuple[Any, ...]:
 class ItemsWriteMixin:
     _db: Database
 
-    def lookup_items(self, keys: Sequence[str]) -> dict[str, ItemState]:
+    def lookup_items(self, keys: Sequence[str],
+                     bodies_for: Collection[str] | None = None) -> dict[str, ItemState]:
         out: dict[str, ItemState] = {}
         with self._db.read() as conn:
             for part in chunks(list(dict.fromkeys(keys))):
-                rows = conn.execute(f"SELECT {_STATE_COLUMNS} FROM items WHERE key IN "  # noqa: S608
-                                    f"({marks(len(part))})", part).fetchall()
-                hashes = _versions(conn, [r[0] for r in rows])
+                wanted = [] if bodies_for is None else [k for k in part if k in bodies_for]
+                body = "body" if bodies_for is None else (
+                    f"CASE WHEN key IN ({marks(len(wanted))}) OR {_HAS_FFFD} THEN body END")
+                rows = conn.execute(
+                    f"SELECT {_STATE_COLUMNS.format(body=body)} FROM items "  # noqa: S608
+                    f"WHERE key IN ({marks(len(part))})", [*wanted, *part]).fetchall()
                 for r in rows:
-                    out[r[1]] = ItemState(
-                        id=r[0], key=r[1], source_id=r[2], title=r[3], summary=r[4],
-                        body=r[5], body_state=BodyState(r[6]), content_hash=r[7],
-                        version_hashes=frozenset(hashes.get(r[0], ())), revisions=r[8],
-                        published_at=opt_dt(r[9]), discovered_at=from_us(r[10]), url=r[11],
-                        raw=json.loads(r[12]))
+                    out[r[1]] = _state(r)
         return out
 
     def tombstoned(self, keys: Sequence[str]) -> set[str]:
@@ -121,6 +129,17 @@ class ItemsWriteMixin:
             return created
 
 
+def _state(r: Sequence[Any]) -> ItemState:
+    hashes: frozenset[str] = frozenset() if r[14] == "[]" else frozenset(json.loads(r[14]))
+    if r[13]:
+        hashes |= {r[7]}
+    return ItemState(
+        id=r[0], key=r[1], source_id=r[2], title=r[3], summary=r[4], body=r[5],
+        body_state=_BODY_STATES[r[6]], content_hash=r[7], version_hashes=hashes,
+        revisions=r[8], published_at=opt_dt(r[9]), discovered_at=from_us(r[10]), url=r[11],
+        raw={} if r[12] == "{}" else json.loads(r[12]))
+
+
 def _check_batch(batch: UpsertBatch) -> None:
     keys = [n.key for n in batch.creates]
     if len(set(keys)) != len(keys):
@@ -130,16 +149,6 @@ def _check_batch(batch: UpsertBatch) -> None:
     for d in batch.discoveries:
         if d.item_id is None and not d.key:
             raise ConfigError("a discovery needs an item id or an identity key")
-
-
-def _versions(conn: sqlite3.Connection, item_ids: list[int]) -> dict[int, list[str]]:
-    out: dict[int, list[str]] = {}
-    for part in chunks(item_ids):
-        for item_id, h in conn.execute(
-                f"SELECT item_id, hash FROM versions WHERE item_id IN ({marks(len(part))})",  # noqa: S608
-                part):
-            out.setdefault(item_id, []).append(h)
-    return out
 
 
 def _ids_for_keys(conn: sqlite3.Connection, keys: list[str]) -> dict[str, int]:

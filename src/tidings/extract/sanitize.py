@@ -19,18 +19,9 @@ from urllib.parse import urlsplit
 
 import nh3
 
-_TAGS = frozenset(
-    {
-        "a", "abbr", "acronym", "article", "aside", "b", "bdi", "bdo", "blockquote", "br",
-        "caption", "center", "cite", "code", "col", "colgroup", "data", "dd", "del",
-        "details", "dfn", "div", "dl", "dt", "em", "figcaption", "figure", "footer",
-        "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "i", "img", "ins",
-        "kbd", "li", "mark", "ol", "p", "pre", "q", "rp", "rt", "rtc", "ruby", "s",
-        "samp", "section", "small", "span", "strike", "strong", "sub", "summary", "sup",
-        "table", "tbody", "td", "tfoot", "th", "thead", "time", "tr", "tt", "u", "ul",
-        "var", "wbr",
-    }
-)  # fmt: skip
+from tidings.htmlpolicy import ALLOWED_TAGS
+
+_TAGS = ALLOWED_TAGS
 
 # Elements dropped together with everything inside them: their content is code,
 # active content or form furniture, never article text. A <form> itself is only

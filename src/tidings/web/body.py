@@ -21,18 +21,9 @@ from html.parser import HTMLParser
 
 from markupsafe import Markup
 
-_TAGS = frozenset(
-    {
-        "a", "abbr", "acronym", "article", "aside", "b", "bdi", "bdo", "blockquote", "br",
-        "caption", "center", "cite", "code", "col", "colgroup", "data", "dd", "del",
-        "details", "dfn", "div", "dl", "dt", "em", "figcaption", "figure", "footer",
-        "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "i", "img", "ins",
-        "kbd", "li", "mark", "ol", "p", "pre", "q", "rp", "rt", "rtc", "ruby", "s",
-        "samp", "section", "small", "span", "strike", "strong", "sub", "summary", "sup",
-        "table", "tbody", "td", "tfoot", "th", "thead", "time", "tr", "tt", "u", "ul",
-        "var", "wbr",
-    }
-)  # fmt: skip
+from tidings.htmlpolicy import ALLOWED_TAGS
+
+_TAGS = ALLOWED_TAGS
 _VOID = frozenset({"br", "col", "hr", "img", "wbr"})
 # whose content is dropped along with them: code or active content, never text
 _DROP = frozenset({"script", "style", "template", "noscript", "iframe", "object", "embed",

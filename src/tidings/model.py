@@ -178,29 +178,6 @@ class RawResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class FetchRun:
-    """One attempt to collect one source (R-SCHED-8)."""
-
-    id: int
-    source_id: str
-    started_at: datetime
-    finished_at: datetime | None = None
-    outcome: RunOutcome = RunOutcome.RUNNING
-    found: int = 0
-    created: int = 0
-    revised: int = 0
-    rediscovered: int = 0
-    filtered: int = 0
-    pages: int = 0
-    backlog: int = 0
-    reused: int = 0
-    error: str | None = None
-    http_status: int | None = None
-    bytes: int = 0
-    warnings: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
 class RunCounts:
     """What a finished run reports; written onto its fetch-run row."""
 
@@ -217,6 +194,16 @@ class RunCounts:
     http_status: int | None = None
     bytes: int = 0
     warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchRun(RunCounts):
+    """One attempt to collect one source (R-SCHED-8): its counts, and when and for whom."""
+
+    id: int
+    source_id: str
+    started_at: datetime
+    finished_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

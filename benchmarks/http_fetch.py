@@ -9,6 +9,14 @@ a deliberate wait, not overhead. One extra informational run uses the default
 politeness settings.
 
     .venv/bin/python benchmarks/http_fetch.py [--requests 2000] [--concurrency 32] [--reps 5]
+
+Many hosts (``--hosts 32``): one aiohttp server in a child process listens on
+127.0.0.2 .. 127.0.0.33 (one port, loopback only) and tidings, plain httpx and
+aiohttp each fetch ``--requests`` from it with 64 requests in flight, worker
+``i`` sticking to host ``i % 32`` (so 2 per host: tidings' default politeness
+cap never makes it wait; spacing is off). Reps rotate who goes first.
+
+    .venv/bin/python benchmarks/http_fetch.py --hosts 32 [--requests 2000] [--reps 5]
 """
 
 from __future__ import annotations

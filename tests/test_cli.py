@@ -153,9 +153,18 @@ def test_kill_9_mid_round_then_rerun_leaves_no_duplicates(tmp_path: Path) -> Non
         with sqlite3.connect(db) as conn:
             partial = conn.execute("select count(*) from items").fetchone()[0]
         assert 0 < partial < len(farm.unique_paths())
-        # the killed round leased its sources ahead; a named collect runs them regardless
+        # The killed round leased its sources 10 minutes ahead and left runs "running":
+        # until the lease ends nothing may run them again (R-SCHED-1) ...
         ids = [r["id"] for r in json.loads(run(tmp_path, "sources", "--json"))]
-        run(tmp_path, "collect", *ids)
+        out = json.loads(run(tmp_path, "collect", "--once", "--json"))
+        assert out["sources"] < len(ids)
+        # ... so let those 10 minutes pass (in the database), then the next round runs
+        eleven_min_us = 11 * 60 * 1_000_000
+        with sqlite3.connect(db) as conn:
+            conn.execute("UPDATE sources SET next_fetch_at = next_fetch_at - ?", (eleven_min_us,))
+            conn.execute("UPDATE fetch_runs SET started_at = started_at - ? "
+                         "WHERE outcome = 'running'", (eleven_min_us,))
+        run(tmp_path, "collect", "--once")
         with sqlite3.connect(db) as conn:
             urls = [r[0] for r in conn.execute("select url from items")]
             hashes_ok = conn.execute(

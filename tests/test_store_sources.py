@@ -94,6 +94,18 @@ def test_claim_only_named_sources_due_or_not(storage: Storage) -> None:
     assert storage.claim_due_sources(T0, 0, at(5)) == []
 
 
+def test_claim_by_name_skips_a_source_running_elsewhere(storage: Storage) -> None:
+    """`tidings collect SOURCE` while `serve` runs that source must not run it twice."""
+    storage.add_source(source("a"))
+    storage.add_source(source("b"))
+    run = storage.start_run("a", T0)
+    assert [s.id for s in storage.claim_due_sources(at(1), 10, at(11), only=["a", "b"])] == ["b"]
+    storage.finish_run(run, at(2), RunCounts(RunOutcome.OK))
+    assert [s.id for s in storage.claim_due_sources(at(3), 10, at(13), only=["a"])] == ["a"]
+    storage.start_run("b", T0)  # left running by a process that died long ago
+    assert [s.id for s in storage.claim_due_sources(at(30), 10, at(40), only=["b"])] == ["b"]
+
+
 def test_two_threads_never_claim_one_source_twice(storage: Storage) -> None:
     for n in range(200):
         storage.add_source(source(f"s{n:03d}", next_fetch_at=at(-n)))

@@ -95,6 +95,10 @@ def collect(ctx: Context, source_ids: tuple[str, ...], once: bool, every: bool,
         for sid, error in report.results.items():
             if error.outcome is RunOutcome.FAILED:
                 click.echo(f"  {sid}: {error.error}", err=True)
+    skipped = sorted(set(source_ids) - set(report.results))
+    if skipped:
+        click.echo(f"not run: {', '.join(skipped[:10])}{' …' if len(skipped) > 10 else ''} "
+                   "(muted, or running in another process right now)", err=True)
     if report.sources and report.ok == 0:
         sys.exit(1)
 

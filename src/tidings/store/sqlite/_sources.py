@@ -118,8 +118,11 @@ class SourcesMixin:
         if limit <= 0:
             return []
         if only is not None:
-            where = f"id IN ({marks(len(only))})" if only else "0"
-            params: tuple[Any, ...] = tuple(only)
+            # named sources run due or not, but never twice at once: one with a run
+            # started within the lease window and not finished is running elsewhere
+            where = (f"id IN ({marks(len(only))}) AND id NOT IN (SELECT source_id FROM "
+                     "fetch_runs WHERE outcome = 'running' AND started_at > ?)") if only else "0"
+            params: tuple[Any, ...] = (*only, to_us(now - (lease_until - now))) if only else ()
         else:
             where = "(next_fetch_at IS NULL OR next_fetch_at <= ?)"
             params = (to_us(now),)

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import psutil
 from click.testing import CliRunner
 
 from farm import Farm, running_farm, serve_app
@@ -148,8 +149,11 @@ def test_kill_9_mid_round_then_rerun_leaves_no_duplicates(tmp_path: Path) -> Non
             if done >= 20:
                 break
             time.sleep(0.05)
+        helpers = psutil.Process(proc.pid).children(recursive=True)  # the parsing pool
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
+        _, alive = psutil.wait_procs(helpers, timeout=10)
+        assert alive == [], "worker processes outlived the killed command"
         with sqlite3.connect(db) as conn:
             partial = conn.execute("select count(*) from items").fetchone()[0]
         assert 0 < partial < len(farm.unique_paths())

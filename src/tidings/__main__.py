@@ -1,5 +1,10 @@
-"""``python -m tidings`` is the ``tidings`` command."""
+"""``python -m tidings`` is the ``tidings`` command.
+
+The guard matters: worker processes (the parsing pool) import the main module
+again, and must not run the command a second time.
+"""
 
 from tidings.cli import main
 
-main()
+if __name__ == "__main__":
+    main()

@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
+import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
@@ -23,12 +25,32 @@ T = TypeVar("T")
 
 #: rounds with fewer sources than this parse in the main process
 MIN_SOURCES = 50
+#: how often a worker checks that the process that owns it still exists
+OWNER_CHECK_SECONDS = 1.0
 
 
-def _warm() -> None:
-    """Import the heavy modules once per worker, not on the first feed."""
+def _start_worker(owner: int) -> None:
+    """Import the heavy modules once per worker, and leave when the owner is gone.
+
+    A worker blocks on its task queue, whose write end it holds itself, so it
+    would never notice its owner being killed (``kill -9``, the OOM killer) and
+    would linger forever; a small watcher thread ends it instead.
+    """
     import tidings.pipeline.upsert
     import tidings.readers.rss  # noqa: F401
+
+    threading.Thread(target=_exit_with, args=(owner,), daemon=True).start()
+
+
+def _exit_with(owner: int) -> None:
+    while True:
+        time.sleep(OWNER_CHECK_SECONDS)
+        try:
+            os.kill(owner, 0)
+        except ProcessLookupError:
+            os._exit(0)
+        except PermissionError:  # alive, owned by someone else (pid reused): keep going
+            continue
 
 
 class CpuPool:
@@ -36,7 +58,8 @@ class CpuPool:
 
     def __init__(self, workers: int) -> None:
         context = multiprocessing.get_context("forkserver")
-        self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_warm)
+        self._pool = ProcessPoolExecutor(workers, mp_context=context,
+                                         initializer=_start_worker, initargs=(os.getpid(),))
 
     async def __call__(self, func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         loop = asyncio.get_running_loop()

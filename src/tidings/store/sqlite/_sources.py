@@ -120,8 +120,9 @@ class SourcesMixin:
         if only is not None:
             # named sources run due or not, but never twice at once: one with a run
             # started within the lease window and not finished is running elsewhere
-            where = (f"id IN ({marks(len(only))}) AND id NOT IN (SELECT source_id FROM "
-                     "fetch_runs WHERE outcome = 'running' AND started_at > ?)") if only else "0"
+            running = ("SELECT source_id FROM fetch_runs "
+                       "WHERE outcome = 'running' AND started_at > ?")
+            where = f"id IN ({marks(len(only))}) AND id NOT IN ({running})" if only else "0"  # noqa: S608
             params: tuple[Any, ...] = (*only, to_us(now - (lease_until - now))) if only else ()
         else:
             where = "(next_fetch_at IS NULL OR next_fetch_at <= ?)"

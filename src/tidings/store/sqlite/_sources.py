@@ -122,7 +122,7 @@ class SourcesMixin:
             # started within the lease window and not finished is running elsewhere
             running = ("SELECT source_id FROM fetch_runs "
                        "WHERE outcome = 'running' AND started_at > ?")
-            where = f"id IN ({marks(len(only))}) AND id NOT IN ({running})" if only else "0"  # noqa: S608
+            where = f"id IN ({marks(len(only))}) AND id NOT IN ({running})" if only else "0"
             params: tuple[Any, ...] = (*only, to_us(now - (lease_until - now))) if only else ()
         else:
             where = "(next_fetch_at IS NULL OR next_fetch_at <= ?)"

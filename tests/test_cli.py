@@ -136,7 +136,8 @@ def test_kill_9_mid_round_then_rerun_leaves_no_duplicates(tmp_path: Path) -> Non
         (tmp_path / "f.opml").write_bytes(farm.opml())
         run(tmp_path, "init", "--empty")
         run(tmp_path, "import-opml", str(tmp_path / "f.opml"))
-        env = {**os.environ, **ENV, "TIDINGS_COLLECT_CONCURRENCY": "8"}
+        env = {**os.environ, **ENV, "TIDINGS_COLLECT_CONCURRENCY": "8",
+               "TIDINGS_CPU_WORKERS": "2"}  # workers too must not outlive a kill
         cmd = [sys.executable, "-m", "tidings", "--data", str(tmp_path), "collect", "--once"]
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
@@ -30,10 +31,11 @@ def paths(t: Tidings) -> list[str]:
     return [urlsplit(i.url).path for i in all_items(t)]
 
 
+@pytest.mark.parametrize("cpu_workers", [-1, 2], ids=["inline", "process-pool"])
 async def test_round_stores_exactly_the_unique_items_then_only_new_ones(
-    settings: Settings, farm: Farm,
+    settings: Settings, farm: Farm, cpu_workers: int,
 ) -> None:
-    t = Tidings.open(settings, create=True)
+    t = Tidings.open(replace(settings, cpu_workers=cpu_workers), create=True)
     added, _ = t.import_opml(farm.opml())
     assert len(added) == 200
 

@@ -66,19 +66,17 @@ class ItemsReadMixin:
     _db: Database
 
     def get_item(self, item_id: int) -> Item:
-        with self._db.read() as conn:
-            row = conn.execute(f"SELECT {ITEM_COLUMNS} FROM {ITEM_FROM} WHERE i.id = ?",  # noqa: S608
-                               (item_id,)).fetchone()
-        if row is None:
-            raise NotFoundError(f"item {item_id} not found")
-        return item_from_row(row)
+        return self._one_item("i.id = ?", item_id, f"item {item_id} not found")
 
     def get_item_by_key(self, key: str) -> Item:
+        return self._one_item("i.key = ?", key, f"item {key!r} not found")
+
+    def _one_item(self, where: str, value: object, missing: str) -> Item:
         with self._db.read() as conn:
-            row = conn.execute(f"SELECT {ITEM_COLUMNS} FROM {ITEM_FROM} WHERE i.key = ?",  # noqa: S608
-                               (key,)).fetchone()
+            row = conn.execute(f"SELECT {ITEM_COLUMNS} FROM {ITEM_FROM} WHERE {where}",  # noqa: S608
+                               (value,)).fetchone()
         if row is None:
-            raise NotFoundError(f"item {key!r} not found")
+            raise NotFoundError(missing)
         return item_from_row(row)
 
     def list_items(self, query: ItemQuery) -> list[Item]:

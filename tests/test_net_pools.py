@@ -10,7 +10,7 @@ from typing import Any
 import httpcore
 import pytest
 
-from netservers import ServerLog, TableResolver, serve, standard_app
+from netservers import RecordingDialer, ServerLog, TableResolver, serve, standard_app
 from tidings.net import Fetcher
 from tidings.net.addresses import AllowList
 from tidings.net.backend import GuardedBackend
@@ -39,12 +39,12 @@ class _TrackedStream(httpcore.AsyncNetworkStream):
         return self.inner.get_extra_info(info)
 
 
-class _TrackingDialer(httpcore.AsyncNetworkBackend):
-    """Dials loopback only and keeps every stream it opened, in order."""
+class _TrackingDialer(RecordingDialer):
+    """Dials loopback only (as RecordingDialer) and keeps every stream it opened, in order."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.streams: list[_TrackedStream] = []
-        self._real = httpcore.AnyIOBackend()
 
     async def connect_tcp(
         self,
@@ -54,15 +54,10 @@ class _TrackingDialer(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        assert host.startswith("127."), host
         stream = _TrackedStream(
-            await self._real.connect_tcp(host, port, timeout, local_address, socket_options)
-        )
+            await super().connect_tcp(host, port, timeout, local_address, socket_options))
         self.streams.append(stream)
         return stream
-
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
 
 
 @pytest.fixture

@@ -60,16 +60,29 @@ def check_tokenizer(conn: sqlite3.Connection) -> None:
 
 
 def _allocate(conn: sqlite3.Connection, wanted: list[int]) -> list[int]:
-    """A unique FTS rowid for each wanted sort time, each as close above it as possible."""
-    taken: set[int] = set()
-    out: list[int] = []
-    probe = "SELECT 1 FROM items WHERE search_rowid = ?"
-    for start in wanted:
-        value = start
-        while value in taken or conn.execute(probe, (value,)).fetchone() is not None:
-            value += 1
-        taken.add(value)
-        out.append(value)
+    """A unique FTS rowid for each wanted sort time, each as close above it as possible.
+
+    Candidates are checked against the table a chunk at a time (one query per
+    round, not one per item); a taken value moves up by one and is checked again.
+    """
+    out = list(wanted)
+    used: set[int] = set()
+    todo = list(range(len(out)))
+    while todo:
+        candidates = list({out[i] for i in todo})
+        in_db: set[int] = set()
+        for part in chunks(candidates):
+            in_db.update(r[0] for r in conn.execute(
+                f"SELECT search_rowid FROM items WHERE search_rowid IN ({marks(len(part))})",  # noqa: S608
+                part))
+        retry = []
+        for i in todo:
+            if out[i] in used or out[i] in in_db:
+                out[i] += 1
+                retry.append(i)
+            else:
+                used.add(out[i])
+        todo = retry
     return out
 
 

@@ -60,3 +60,9 @@ def health_for(fail_count: int) -> Health:
 def lease_until(now: datetime) -> datetime:
     """A picked source is pushed this far ahead at once, so a crash cannot double-run it."""
     return now + timedelta(minutes=LEASE_MIN)
+
+
+def stale_runs_before(now: datetime) -> datetime:
+    """Runs still "running" that started before this belong to a dead process
+    (twice the lease: no live run lasts that long)."""
+    return now - timedelta(minutes=2 * LEASE_MIN)

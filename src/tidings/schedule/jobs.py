@@ -43,7 +43,7 @@ def daily_maintenance(store: Storage, now: datetime, tz: tzinfo) -> bool:
     if previous == today or not store.swap_mark(ADAPT_MARK, previous, today):
         return False
     adapt_intervals(store, now)
-    store.abandon_stale_runs(now - 2 * (timing.lease_until(now) - now), now)
+    store.abandon_stale_runs(timing.stale_runs_before(now), now)
     return True
 
 

@@ -141,7 +141,7 @@ class Runner:
         """Tick until stopped; returns why it stopped, after every source is released."""
         store = self.env.store
         now = self.clock.now()
-        store.abandon_stale_runs(now - 2 * (timing.lease_until(now) - now), now)
+        store.abandon_stale_runs(timing.stale_runs_before(now), now)
         if self.webhooks is not None and self.webhooks.enabled:
             jobs.start_item_watermark(store)
             self.webhooks.start()

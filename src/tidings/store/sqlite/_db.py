@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from tidings.errors import ConfigError, NotFoundError, StorageError
+from tidings.errors import ConfigError, StorageError
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _PRAGMAS = (
@@ -132,15 +132,6 @@ class Database:
         finally:
             if conn.in_transaction:
                 conn.execute("COMMIT")
-
-
-def one(conn: sqlite3.Connection, sql: str, params: tuple[object, ...], what: str) -> tuple[
-        object, ...]:
-    """The single row ``sql`` returns, or NotFoundError naming ``what``."""
-    row = conn.execute(sql, params).fetchone()
-    if row is None:
-        raise NotFoundError(f"{what} not found")
-    return tuple(row)
 
 
 def chunks(values: list[str] | list[int], size: int = 900) -> Iterator[list[object]]:

@@ -102,12 +102,8 @@ class ItemsWriteMixin:
         return out
 
     def tombstoned(self, keys: Sequence[str]) -> set[str]:
-        found: set[str] = set()
         with self._db.read() as conn:
-            for part in chunks(list(dict.fromkeys(keys))):
-                found.update(r[0] for r in conn.execute(
-                    f"SELECT key FROM tombstones WHERE key IN ({marks(len(part))})", part))  # noqa: S608
-        return found
+            return _tombstoned(conn, keys)
 
     def known_urls(self, urls: Sequence[str]) -> set[str]:
         found: set[str] = set()
@@ -159,6 +155,14 @@ def _ids_for_keys(conn: sqlite3.Connection, keys: list[str]) -> dict[str, int]:
     return out
 
 
+def _tombstoned(conn: sqlite3.Connection, keys: Sequence[str]) -> set[str]:
+    found: set[str] = set()
+    for part in chunks(list(dict.fromkeys(keys))):
+        found.update(r[0] for r in conn.execute(
+            f"SELECT key FROM tombstones WHERE key IN ({marks(len(part))})", part))  # noqa: S608
+    return found
+
+
 def _create(conn: sqlite3.Connection, creates: Sequence[NewItem]
             ) -> tuple[dict[str, int], dict[str, int]]:
     """Insert the new items; returns (created key -> id, already stored key -> id)."""
@@ -166,10 +170,7 @@ def _create(conn: sqlite3.Connection, creates: Sequence[NewItem]
         return {}, {}
     keys = [n.key for n in creates]
     existing = _ids_for_keys(conn, keys)
-    dead: set[str] = set()
-    for part in chunks(keys):
-        dead.update(r[0] for r in conn.execute(
-            f"SELECT key FROM tombstones WHERE key IN ({marks(len(part))})", part))  # noqa: S608
+    dead = _tombstoned(conn, keys)
     fresh = [n for n in creates if n.key not in existing and n.key not in dead]
     (next_id,) = conn.execute(
         "SELECT max(coalesce((SELECT max(id) FROM items), 0), "

@@ -123,6 +123,8 @@ IMAGE_CASES = [
         "https://cdn.example/d.jpg",
     ),
     ("", None),
+    ('<meta property="og:image" content="javascript:alert(1)">', None),
+    ('<meta property="og:image" content="data:image/svg+xml,&lt;svg/&gt;">', None),
 ]
 
 

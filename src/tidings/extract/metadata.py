@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urljoin
 
 from dateutil import parser as dateparser
 from lxml.html import HtmlElement
 
+from tidings.identity.urls import resolve_url
 from tidings.textutil import collapse_ws
 
 _DATE_META = (
@@ -174,5 +174,5 @@ def extract_metadata(root: HtmlElement, url: str) -> Metadata:
         author=author,
         published_at=_published(meta, ld, root),
         language=language.replace("_", "-") if language else None,
-        lead_image=urljoin(url, image) if image else None,
+        lead_image=resolve_url(url, image) if image else None,  # http(s) only
     )

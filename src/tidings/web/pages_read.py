@@ -153,10 +153,12 @@ async def search(request: Request, q: str = "", ranked: bool = False) -> Respons
                                            ranked=ranked, limit=PAGE_SIZE, before=before)
         except ConfigError as exc:
             error = str(exc)
-    show = visible_filter(request)
-    hits = [h for h in hits if show(h.item)]
+    # the cursor comes from the page as the store returned it: hiding some hits
+    # from a non-admin must not end the paging
     next_cursor = encode_cursor(hits[-1].item) if len(hits) >= PAGE_SIZE and not ranked \
         else None
+    show = visible_filter(request)
+    hits = [h for h in hits if show(h.item)]
     ctx = {"q": q, "ranked": ranked, "hits": hits, "terms": search_terms(q), "error": error,
            "next_cursor": next_cursor, "title": f"Search: {q}" if q else "Search",
            "stats": web_state(request).stats()}

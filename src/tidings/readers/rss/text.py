@@ -11,6 +11,8 @@ import html
 import re
 from urllib.parse import urljoin
 
+from tidings.textutil import collapse_ws
+
 TEASER_MAX_CHARS = 1200  # R-RSS-2
 SUMMARY_MAX_CHARS = 600
 MAX_IMAGES = 6  # R-RSS-4
@@ -103,11 +105,6 @@ def unescape(text: str) -> str:
     if last is not None:
         text = text.replace("&" + last, html.unescape("&" + last))
     return text
-
-
-def collapse_ws(text: str) -> str:
-    """One space for any whitespace run (U+3000 included); str.split is 10x a regex here."""
-    return " ".join(text.split())
 
 
 def surely_longer(fragment: str, need: int) -> bool:

@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -178,3 +179,20 @@ def test_kill_9_mid_round_then_rerun_leaves_no_duplicates(tmp_path: Path) -> Non
         assert len(urls) == len(set(urls))
         assert {urlsplit(u).path for u in urls} == farm.unique_paths()
         assert hashes_ok == 0
+
+
+def test_opml_folders_become_categories_and_come_back(tmp_path: Path) -> None:
+    opml = tmp_path / "folders.opml"
+    opml.write_text(
+        '<?xml version="1.0"?><opml version="2.0"><head><title>x</title></head><body>'
+        '<outline text="AI"><outline type="rss" text="A" xmlUrl="https://a.example/feed"/>'
+        '<outline type="rss" text="B" xmlUrl="https://b.example/feed"/></outline>'
+        '<outline type="rss" text="C" xmlUrl="https://c.example/feed"/></body></opml>')
+    run(tmp_path, "init", "--empty")
+    assert "3 sources added" in run(tmp_path, "import-opml", str(opml))
+    assert "0 sources added, 3 already present" in run(tmp_path, "import-opml", str(opml))
+    root = ET.fromstring(run(tmp_path, "export-opml"))
+    folder = next(o for o in root.iter("outline") if o.get("text") == "AI")
+    assert {o.get("xmlUrl") for o in folder} == {"https://a.example/feed",
+                                                "https://b.example/feed"}
+    assert len([o for o in root.iter("outline") if o.get("xmlUrl")]) == 3

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from importlib import resources
@@ -68,7 +68,7 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def slugify(text: str, taken: Sequence[str] = ()) -> str:
+def slugify(text: str, taken: Collection[str] = ()) -> str:
     """A stable, readable source id from a title or URL host, unique among ``taken``."""
     base = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "source"
     slug, n = base, 2
@@ -132,13 +132,18 @@ class Tidings(OperationsMixin):
     def create_source(
         self, url: str, *, kind: SourceKind = SourceKind.RSS, title: str = "",
         source_id: str | None = None, config: Mapping[str, Any] | None = None,
-        site_url: str | None = None, priority: int = 0,
+        site_url: str | None = None, priority: int = 0, taken: set[str] | None = None,
     ) -> Source:
-        """Store a new source after validating its config for its kind (R-SCHED-2)."""
+        """Store a new source after validating its config for its kind (R-SCHED-2).
+
+        ``taken`` (the ids in use, kept up to date here) spares bulk imports a
+        listing of every source per new one.
+        """
         if self.store.find_source_by_url(url) is not None:
             raise ConfigError(f"{url}: already a source")
         clean = get_reader(kind).validate_config(dict(config or {}))
-        taken = [s.id for s in self.store.list_sources()]
+        if taken is None:
+            taken = {s.id for s in self.store.list_sources()}
         sid = source_id or slugify(title or _host_of(url), taken)
         if sid in taken:
             raise ConfigError(f"source id {sid!r} is already taken")
@@ -147,7 +152,9 @@ class Tidings(OperationsMixin):
             interval_min=self.settings.default_interval_min, next_fetch_at=self.clock(),
             created_at=self.clock(), site_url=site_url, priority=priority,
         )
-        return self.store.add_source(source)
+        added = self.store.add_source(source)
+        taken.add(sid)
+        return added
 
     async def add_source(
         self, url: str, *, kind: SourceKind | None = None, title: str = "",
@@ -296,13 +303,11 @@ class Tidings(OperationsMixin):
         """The 18 default sources of SPEC §13 (those not already present)."""
         data = json.loads(resources.files("tidings").joinpath(
             "data/default_sources.json").read_text("utf-8"))
-        added = []
-        for entry in data:
-            if self.store.find_source_by_url(entry["url"]) is None:
-                added.append(self.create_source(
-                    entry["url"], title=entry["title"], source_id=entry["id"],
-                    priority=2 - int(entry["tier"])))
-        return added
+        existing = self.store.list_sources()
+        urls, taken = {s.url for s in existing}, {s.id for s in existing}
+        return [self.create_source(entry["url"], title=entry["title"], source_id=entry["id"],
+                                   priority=2 - int(entry["tier"]), taken=taken)
+                for entry in data if entry["url"] not in urls]
 
     def import_opml(
         self, data: bytes, origin: str = "OPML file",
@@ -310,12 +315,14 @@ class Tidings(OperationsMixin):
     ) -> tuple[list[Source], int]:
         """Add every feed of an OPML document; returns (added, already present)."""
         feeds = parse_opml(data, origin)
+        existing = self.store.list_sources()
+        urls, taken = {s.url for s in existing}, {s.id for s in existing}
         added: list[Source] = []
         for n, feed in enumerate(feeds, 1):
-            if self.store.find_source_by_url(feed.url) is None:
+            if feed.url not in urls:
                 config = {"category": feed.category} if feed.category else None
                 added.append(self.create_source(feed.url, title=feed.title, config=config,
-                                                site_url=feed.site_url or None))
+                                                site_url=feed.site_url or None, taken=taken))
             if progress is not None:
                 progress(n, len(feeds))
         return added, len(feeds) - len(added)

@@ -24,7 +24,7 @@ from tidings.readers.rss.parse import ParsedFeed, parse_feed
 
 #: keys every kind accepts; the pipeline interprets them (R-SCHED-2)
 COMMON_KEYS = frozenset(
-    {"filters", "url_allow", "url_rewrite", "summary_only", "extract", "detail"}
+    {"filters", "url_allow", "url_rewrite", "summary_only", "extract", "detail", "category"}
 )
 RSS_KEYS = frozenset({"user_agent", "cookie", "headers", "proxy"})
 
@@ -62,6 +62,8 @@ class RssReader:
                 out[key] = out[key].strip()
         if "headers" in out:
             out["headers"] = _headers(out["headers"])
+        if "category" in out and not isinstance(out["category"], str):
+            raise ConfigError("config key 'category' must be a string (an OPML folder name)")
         if "proxy" in out and not isinstance(out["proxy"], bool):
             raise ConfigError("config key 'proxy' must be true or false")
         if "extract" in out:

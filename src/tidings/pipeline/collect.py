@@ -24,7 +24,7 @@ from tidings.identity import choose_identity_mode
 from tidings.model import Health, ItemData, RunCounts, RunOutcome, Source
 from tidings.net import Fetcher
 from tidings.pipeline import timing
-from tidings.pipeline.filters import apply_rules, compile_rules, limit_batch
+from tidings.pipeline.filters import apply_rules, compile_rules, limit_batch, summary_only
 from tidings.pipeline.upsert import apply_prepared, prepare
 from tidings.readers import get_reader
 from tidings.readers.base import Offload, ReadContext, ReadResult, inline
@@ -107,8 +107,7 @@ async def _collect(env: PipelineEnv, source: Source, now: datetime) -> Collected
                                 [it.url for it in result.items], source.identity_mode)
     if mode is not source.identity_mode:
         changes["identity_mode"] = mode
-    if config.get("summary_only"):
-        batch = [replace(it, body=None, raw={**it.raw, "summary_only": True}) for it in batch]
+    batch = summary_only(config, batch)
     keyed = replace(source, identity_mode=mode)
     prepared = await env.offload(prepare, keyed, batch, now, s.tracking_params)
     outcome = apply_prepared(env.store, keyed, prepared, now)

@@ -167,3 +167,10 @@ def limit_batch(
     oldest = now - timedelta(days=30 * first_months)
     recent = [it for it in ranked if it.published_at is None or it.published_at >= oldest]
     return recent[:first_limit]
+
+
+def summary_only(config: Mapping[str, Any], items: Sequence[ItemData]) -> list[ItemData]:
+    """For a summary-only source (SPEC §14) entries keep no body, and say why."""
+    if not config.get("summary_only"):
+        return list(items)
+    return [replace(it, body=None, raw={**it.raw, "summary_only": True}) for it in items]

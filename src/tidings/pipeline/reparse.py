@@ -21,7 +21,7 @@ so they are new versions by the owner's rules and nothing else moves:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import lxml.html
@@ -33,7 +33,7 @@ from tidings.identity.decide import Action
 from tidings.model import BodyState, ItemData, RawResponse, Source
 from tidings.net import decode_text
 from tidings.pipeline.extraction import page_item, run_extraction, store_page_item
-from tidings.pipeline.filters import apply_rules, compile_rules
+from tidings.pipeline.filters import apply_rules, compile_rules, summary_only
 from tidings.pipeline.upsert import upsert_items
 from tidings.readers import get_reader
 from tidings.settings import Settings
@@ -96,8 +96,7 @@ def _feed_entries(store: Storage, settings: Settings, source: Source, since: dat
             continue
         report.feeds += 1
         kept, _ = apply_rules(result.items, rules, raw.fetched_at)
-        if config.get("summary_only"):  # as collection stores them
-            kept = [replace(e, body=None, raw={**e.raw, "summary_only": True}) for e in kept]
+        kept = summary_only(config, kept)  # as collection stores them
         for entry in kept:
             key = identity_key(source_id=source.id, url=entry.url, title=entry.title,
                                guid=entry.guid, explicit=entry.key, mode=source.identity_mode,

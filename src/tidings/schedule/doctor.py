@@ -9,15 +9,16 @@ default (a 304 would show nothing to parse); storage is only read.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from tidings.errors import TidingsError
+from tidings.identity import choose_identity_mode, identity_key
 from tidings.model import ItemData, Source
 from tidings.pipeline.collect import PipelineEnv
-from tidings.pipeline.filters import apply_rules, compile_rules, limit_batch
+from tidings.pipeline.filters import apply_rules, compile_rules, limit_batch, summary_only
 from tidings.pipeline.upsert import plan_prepared, prepare
 from tidings.readers import get_reader
 from tidings.readers.base import ReadContext, ReadResult
@@ -97,7 +98,12 @@ async def doctor(env: PipelineEnv, source: Source, *, conditional: bool = False)
                         first_months=s.initial_backfill_months, later_limit=s.max_items_per_run)
     report.stages.append(("limit", f"{len(batch)} in the batch"
                           + (" (first collection)" if source.last_success_at is None else "")))
-    decided = _decisions(env, source, batch, now)
+    mode = choose_identity_mode([it.guid for it in result.items],
+                                [it.url for it in result.items], source.identity_mode)
+    if mode is not source.identity_mode:
+        report.stages.append(("identity", f"would degrade to {mode.value}: the feed repeats "
+                                          "or omits GUIDs"))
+    decided = _decisions(env, replace(source, identity_mode=mode), config, batch, now)
     for item, rewritten in zip(result.items, after, strict=True):
         if rewritten is None:
             verdict, key = "filtered", None
@@ -126,13 +132,18 @@ def _response(report: DoctorReport, result: ReadResult) -> None:
 
 
 def _decisions(
-    env: PipelineEnv, source: Source, batch: Sequence[ItemData], now: datetime,
+    env: PipelineEnv, source: Source, config: Mapping[str, Any], batch: Sequence[ItemData],
+    now: datetime,
 ) -> dict[int, tuple[str, str | None]]:
     """The storage decision for each batch entry (by object id): exactly what
-    ``upsert_items`` would decide (the same planning step), with nothing written."""
+    collection would decide (same summary-only rule, same planning step), with
+    nothing written."""
     tracking = env.settings.tracking_params
-    keys = [prepare(source, [item], now, tracking)[0].key for item in batch]
-    _, outcome = plan_prepared(env.store, source, prepare(source, batch, now, tracking), now)
+    keys = [identity_key(source_id=source.id, url=it.url, title=it.title, guid=it.guid,
+                         explicit=it.key, mode=source.identity_mode, extra_tracking=tracking)
+            for it in batch]
+    prepared = prepare(source, summary_only(config, batch), now, tracking)
+    _, outcome = plan_prepared(env.store, source, prepared, now)
     out: dict[int, tuple[str, str | None]] = {}
     seen: set[str] = set()
     for item, key in zip(batch, keys, strict=True):

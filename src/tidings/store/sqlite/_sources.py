@@ -129,17 +129,16 @@ class SourcesMixin:
             params = (to_us(now),)
         with self._db.write() as conn:
             # never fetched counts as the most overdue of all
-            rows = conn.execute(
-                f"SELECT id FROM sources WHERE muted_reason IS NULL AND {where} "  # noqa: S608
+            picked = [source_from_row(r) for r in conn.execute(
+                f"SELECT {_COLUMNS} FROM sources WHERE muted_reason IS NULL AND {where} "  # noqa: S608
                 "ORDER BY priority DESC, coalesce(next_fetch_at, -1) ASC, id LIMIT ?",
-                (*params, limit)).fetchall()
-            ids = [r[0] for r in rows]
-            if not ids:
+                (*params, limit))]
+            if not picked:
                 return []
-            before = {i: conn.execute("SELECT coalesce(next_fetch_at, -1), priority "
-                                      "FROM sources WHERE id = ?", (i,)).fetchone()
-                      for i in ids}
+            ids = [src.id for src in picked]
             conn.execute(f"UPDATE sources SET next_fetch_at = ? WHERE id IN ({marks(len(ids))})",  # noqa: S608
                          (to_us(lease_until), *ids))
-            ids.sort(key=lambda i: (before[i][0], -before[i][1], i))
-            return [self._get_source(conn, i) for i in ids]
+        # longest overdue first among those picked (the pick itself favoured priority)
+        picked.sort(key=lambda src: (src.next_fetch_at.timestamp() if src.next_fetch_at
+                                     else -1.0, -src.priority, src.id))
+        return [replace(src, next_fetch_at=lease_until) for src in picked]

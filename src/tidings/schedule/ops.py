@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from tidings.model import FetchRun, Health, Source
+from tidings.model import FetchRun, Health
 from tidings.store.base import Storage
 from tidings.store.ops import RunTotals
 
@@ -92,12 +92,13 @@ def _reason(run: FetchRun | None) -> str | None:
     return None
 
 
-def overview(store: Storage, now: datetime, sources: Sequence[Source] | None = None,
-             ) -> list[SourceOverview]:
-    """Every source (or ``sources``) with its figures, from four bulk queries."""
-    sources = store.list_sources() if sources is None else sources
+def overview(store: Storage, now: datetime,
+             totals: Mapping[str, RunTotals] | None = None) -> list[SourceOverview]:
+    """Every source with its figures, from four bulk queries (``totals``: the week's
+    run totals when the caller has them already)."""
+    sources = store.list_sources()
     daily = store.new_item_counts(now, 7)
-    totals = store.run_totals(now - WEEK)
+    totals = store.run_totals(now - WEEK) if totals is None else totals
     last = store.last_runs()
     out = []
     for s in sources:
@@ -218,8 +219,9 @@ class HealthReport:
 
 
 def health_report(store: Storage, now: datetime) -> HealthReport:
-    rows = overview(store, now)
-    totals = store.run_totals(now - WEEK).values()
+    week = store.run_totals(now - WEEK)
+    rows = overview(store, now, week)
+    totals = week.values()
     by_health = {h.value: sum(1 for r in rows if r.health is h and not r.muted_reason)
                  for h in Health}
     by_health["muted"] = sum(1 for r in rows if r.muted_reason)

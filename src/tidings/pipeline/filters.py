@@ -83,7 +83,7 @@ def _rules(raw: Any, where: str) -> tuple[Rule, ...]:
     return tuple(out)
 
 
-def compile_rules(config: Mapping[str, Any], global_block: Sequence[str] = ()) -> EntryRules:
+def compile_rules(config: Mapping[str, Any]) -> EntryRules:
     """Build the rules from a source config; raises ConfigError naming the bad part."""
     filters = config.get("filters") or {}
     if not isinstance(filters, Mapping):
@@ -100,7 +100,6 @@ def compile_rules(config: Mapping[str, Any], global_block: Sequence[str] = ()) -
     if max_age is not None and (not isinstance(max_age, int) or max_age < 1):
         raise ConfigError("filters.max_age_days: expected a positive whole number")
     block = _rules(filters.get("block", []), "filters.block")
-    block += tuple(Rule("title", _compile(p, "global block pattern")) for p in global_block)
     return EntryRules(
         url_allow=tuple(_compile(p, "url_allow") for p in config.get("url_allow") or []),
         url_rewrite=tuple(rewrites),

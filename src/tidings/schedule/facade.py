@@ -17,7 +17,7 @@ from tidings.schedule.doctor import DoctorReport, doctor
 from tidings.schedule.ops import DiversityReport, HealthReport, SourceOverview
 from tidings.schedule.runner import Runner, StopReason
 from tidings.schedule.watchdog import restart_in_place
-from tidings.schedule.webhooks import WebhookEvent, WebhookSender
+from tidings.schedule.webhooks import WebhookSender
 from tidings.settings import Settings
 from tidings.store.base import Storage
 
@@ -97,13 +97,3 @@ class OperationsMixin:
         """Every stage of collecting one source, without storing (R-OPS-5)."""
         return await doctor(self.pipeline_env(), self.store.get_source(source_id),
                             conditional=conditional)
-
-    async def send_health_report(self: _Host) -> HealthReport:
-        """Post the health report to the configured webhooks now (bounded wait)."""
-        report = self.health_report()
-        sender = WebhookSender(self.fetcher, self.settings.webhooks, clock=self.clock)
-        sender.start()
-        sender.submit(WebhookEvent("health_report",
-                                   {"report": report.as_json(), "text": report.text()}))
-        await sender.aclose(timeout=30.0)
-        return report

@@ -23,12 +23,12 @@ from lxml import etree
 
 from tidings.errors import ParseError
 from tidings.model import ItemData
+from tidings.net.charset import codec_for
 from tidings.readers.rss.cdata import lift, restore
 from tidings.readers.rss.entry import build_item
 from tidings.readers.rss.fallback import read_with_feedparser
 from tidings.readers.rss.jsonfeed import is_json_feed, read_json_feed
 from tidings.readers.rss.repair import (
-    codec_name,
     declared_encoding,
     decode,
     repair,
@@ -277,7 +277,7 @@ def _parser(*, recover: bool) -> etree.XMLParser:
 
 def _apply_header_charset(content: bytes, header_charset: str | None) -> bytes:
     """A header charset counts only when the document itself names none (no BOM, no decl)."""
-    codec = codec_name(header_charset)
+    codec = codec_for(header_charset)
     if codec in (None, "utf-8") or content[:2] in (b"\xff\xfe", b"\xfe\xff"):
         return content
     if content.startswith(b"\xef\xbb\xbf") or declared_encoding(content):

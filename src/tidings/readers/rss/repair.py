@@ -13,6 +13,7 @@ from html.entities import html5
 
 from charset_normalizer import from_bytes
 
+from tidings.net.charset import codec_for  # one widening table for pages and feeds
 from tidings.textutil import collapse_fffd
 
 _DECL_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._\-]+)["']""")
@@ -32,7 +33,6 @@ _AMP = re.compile(
 )
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 _XML_ENTITIES = frozenset(("amp", "lt", "gt", "quot", "apos"))
-_ALIASES = {"gb2312": "gb18030", "gbk": "gb18030", "x-gbk": "gb18030", "gb_2312-80": "gb18030"}
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
          (codecs.BOM_UTF16_BE, "utf-16"))
 #: a UTF-8 document with at most this share of broken bytes is read as UTF-8
@@ -44,18 +44,6 @@ def declared_encoding(data: bytes) -> str | None:
     return m.group(1).decode("ascii").lower() if m else None
 
 
-def codec_name(name: str | None) -> str | None:
-    """A Python codec for a charset label, widening gb2312/gbk to gb18030 (R-HTTP-5)."""
-    if not name:
-        return None
-    name = name.strip().strip("\"'").lower()
-    name = _ALIASES.get(name, name)
-    try:
-        return codecs.lookup(name).name
-    except LookupError:
-        return None
-
-
 def decode(data: bytes, header_charset: str | None) -> tuple[str, list[str]]:
     """The document as text, plus warnings when its encoding label was wrong."""
     for bom, bom_codec in _BOMS:
@@ -64,7 +52,7 @@ def decode(data: bytes, header_charset: str | None) -> tuple[str, list[str]]:
     declared = declared_encoding(data)
     tried: list[str] = []
     for label in (declared, header_charset, "utf-8"):
-        name = codec_name(label)
+        name = codec_for(label)
         if not name or name in tried:
             continue
         tried.append(name)
@@ -78,13 +66,13 @@ def decode(data: bytes, header_charset: str | None) -> tuple[str, list[str]]:
         return collapse_fffd(text), ["some bytes are not valid UTF-8; replaced"]
     best = from_bytes(data[:200_000]).best()
     if best is not None and best.encoding:
-        codec = codec_name(best.encoding) or "utf-8"
+        codec = codec_for(best.encoding) or "utf-8"
         return collapse_fffd(data.decode(codec, "replace")), _label_warning(declared, codec)
     return collapse_fffd(text), ["encoding unknown; decoded as UTF-8 with replacements"]
 
 
 def _label_warning(declared: str | None, used: str) -> list[str]:
-    if declared and codec_name(declared) != used:
+    if declared and codec_for(declared) != used:
         return [f"declared encoding {declared} is wrong; decoded as {used}"]
     return []
 

@@ -6,9 +6,10 @@ import html
 import re
 
 import lxml.html
+import nh3
 import pytest
 
-from tidings.extract import sanitize_html
+from tidings.extract import sanitize, sanitize_html
 
 BASE = "https://news.example.com/2024/story.html"
 
@@ -131,3 +132,22 @@ def test_cjk_text_is_untouched() -> None:
 
 def test_empty_input() -> None:
     assert sanitize_html("") == ""
+
+
+@pytest.mark.parametrize("markup", [
+    '<a href="//cdn.example/x">protocol-relative</a>',
+    '<a href="">empty</a>',
+    '<a href="#note">fragment</a>',
+    '<img src="?size=2">',
+    '<a HREF = page.html>unquoted</a>',
+    '<p>only absolute <a href="https://a.example/">a</a> <img src="http://b.example/i.png"></p>',
+    '<a href="mailto:x@example.com">mail</a><a href="javascript:alert(1)">js</a>',
+    '<img data-original-src="rel/a.jpg" src="https://c.example/a.jpg">',
+    '<a href="HTTPS://CAPS.EXAMPLE/">caps</a><a href="rel">rel</a>',
+    '<p> href="https://in.text/ but a <a href="rel">relative</a> link</p>',
+])
+def test_shared_cleaner_agrees_with_a_cleaner_built_for_the_base(markup: str) -> None:
+    """The shared pass-through cleaner plus the relative-URL fallback gives exactly
+    what a cleaner configured with the item's base would give."""
+    expected = nh3.clean(markup, **sanitize._options(), url_relative=("rewrite_with_base", BASE))
+    assert sanitize_html(markup, BASE) == expected

@@ -172,7 +172,9 @@ def _runner_thread(settings: Settings, start: datetime, seconds: float) -> dict[
         clock = AcceleratedClock(start, 600.0)
         t = Tidings.open(settings, clock=clock.now)
         try:
-            runner = Runner(t.pipeline_env(), clock=clock, options=QUIET)
+            # five per tick: one runner cannot take all sixteen due sources at once,
+            # so both get work whichever ticks first
+            runner = Runner(t.pipeline_env(), clock=clock, options=replace(QUIET, per_tick=5))
             task = asyncio.create_task(runner.run())
             await asyncio.sleep(seconds)
             runner.stop()

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
+import zlib
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -12,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from storage_contract import T0, at, new, source
-from tidings.errors import ConfigError, StorageError
+from tidings.errors import ConfigError, NotFoundError, StorageError
 from tidings.model import RawResponse
 from tidings.settings import Settings
 from tidings.store import open_storage
 from tidings.store.backup import make_backup, rotate_backups
-from tidings.store.base import Storage, UpsertBatch
+from tidings.store.base import Discovery, Storage, UpsertBatch
 from tidings.store.sqlite import SqliteStorage
 from tidings.store.sqlite._schema import MIGRATIONS
 
@@ -40,6 +42,18 @@ def test_raw_round_trip_is_compressed(storage: Storage, tmp_path: Path) -> None:
             sizes = conn.execute("SELECT length(body), size FROM raw_responses ORDER BY id")
             (stored, original), _ = sizes.fetchall()
         assert stored < original / 10
+
+
+def test_raw_rows_written_with_zlib_stay_readable(tmp_path: Path) -> None:
+    """Archives from before the switch to zstd keep their zlib rows."""
+    storage = SqliteStorage(tmp_path / "old.sqlite3")
+    body = b"<rss>" + b"old archive " * 500
+    storage.put_raw(raw(0, body=body, source_id=None))
+    with sqlite3.connect(storage.path) as conn:
+        conn.execute("UPDATE raw_responses SET encoding = 'zlib', body = ?",
+                     (zlib.compress(body, 6),))
+    assert [r.body for r in storage.iter_raw()] == [body]
+    storage.close()
 
 
 def test_iter_raw_filters_and_long_histories(storage: Storage) -> None:
@@ -169,3 +183,61 @@ def test_naive_datetimes_are_refused(storage: Storage) -> None:
         storage.start_run("feed", datetime(2024, 1, 1))
     assert storage.list_runs() == []
     assert T0.tzinfo is UTC
+
+
+def test_transaction_commits_its_calls_together(storage: Storage) -> None:
+    storage.add_source(source())
+    with storage.transaction():
+        storage.put_raw(raw(0))
+        storage.apply_upserts(UpsertBatch(creates=[new("k1")]))
+        # a reader on another thread does not see the open transaction's writes
+        seen: list[int] = []
+        reader = threading.Thread(target=lambda: seen.append(len(list(storage.iter_raw()))))
+        reader.start()
+        reader.join()
+        assert seen == [0]
+    assert len(list(storage.iter_raw())) == 1
+    assert set(storage.lookup_items(["k1"])) == {"k1"}
+
+
+def test_transaction_rolls_back_every_call_on_error(storage: Storage) -> None:
+    storage.add_source(source())
+    with pytest.raises(RuntimeError), storage.transaction():
+        storage.put_raw(raw(0))
+        storage.apply_upserts(UpsertBatch(creates=[new("k1")]))
+        raise RuntimeError("boom")
+    assert list(storage.iter_raw()) == []
+    assert storage.lookup_items(["k1"]) == {}
+    storage.put_raw(raw(1))  # the writer is free again
+    assert len(list(storage.iter_raw())) == 1
+
+
+def test_a_failed_call_inside_a_transaction_undoes_only_itself(storage: Storage) -> None:
+    storage.add_source(source())
+    with storage.transaction():
+        storage.put_raw(raw(0))
+        with pytest.raises(ConfigError):  # the second create of k2 fails the whole call
+            storage.apply_upserts(UpsertBatch(creates=[new("k2"), new("k2")]))
+        with pytest.raises(NotFoundError):  # fails after inserting k3: k3 must vanish too
+            storage.apply_upserts(UpsertBatch(creates=[new("k3")], discoveries=[
+                Discovery("feed", at(0), item_id=999_999)]))
+        storage.apply_upserts(UpsertBatch(creates=[new("k4")]))
+    assert len(list(storage.iter_raw())) == 1
+    assert set(storage.lookup_items(["k2", "k3", "k4"])) == {"k4"}
+
+
+def test_the_wal_is_copied_back_by_the_background_checkpointer(tmp_path: Path) -> None:
+    """The writer never checkpoints inline; the checkpointer thread must keep up."""
+    from tidings.store.sqlite._db import CHECKPOINT_EVERY
+
+    storage = SqliteStorage(tmp_path / "wal.sqlite3")
+    main_file = storage.path
+    before = main_file.stat().st_size
+    for i in range(CHECKPOINT_EVERY * 2):
+        storage.put_raw(raw(i, body=os.urandom(16_384), source_id=None))  # incompressible
+    deadline = time.monotonic() + 10
+    while main_file.stat().st_size < before + CHECKPOINT_EVERY * 16_384:
+        assert time.monotonic() < deadline, "no checkpoint copied the WAL into the database"
+        time.sleep(0.05)
+    assert len(list(storage.iter_raw())) == CHECKPOINT_EVERY * 2
+    storage.close()

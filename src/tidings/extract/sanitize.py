@@ -1,7 +1,13 @@
 """Allow-list sanitizing of every HTML body we store (R-EXTRACT-3).
 
-Runs on the collection hot path (every feed item body), so the whole job is a
-single ``nh3.clean`` call: one Rust parse and serialise, no lxml pass. The only
+Runs on the collection hot path (every feed item body), so the whole job is
+one pass of a prebuilt ``nh3.Cleaner``: one Rust parse and serialise, no lxml
+pass. Building the cleaner's configuration costs more than cleaning a typical
+body (``nh3.clean`` rebuilds it on every call: 4.7 against 2.0 ms per 33-item
+feed), so the policy is built once. Relative links need the item's URL as a
+base, which a shared cleaner cannot hold; bodies almost never have them, so
+the shared cleaner passes them through and only a body whose output still
+holds a relative ``href``/``src`` is cleaned again with its base. The only
 Python work is a per-attribute callback that vets inline ``style`` values,
 because nh3's own style filter keeps values such as ``expression(...)``.
 
@@ -14,7 +20,7 @@ reference files, and data URIs are a common smuggling route for SVG script.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import nh3
@@ -98,6 +104,39 @@ def _relative_policy(
     return "pass_through"
 
 
+def _options() -> dict[str, Any]:
+    return {
+        "tags": set(_TAGS),
+        "clean_content_tags": set(_DROP_WITH_CONTENT),
+        "attributes": _ATTRIBUTES,
+        "attribute_filter": _attribute_filter,
+        "strip_comments": True,
+        "link_rel": "noopener noreferrer",
+        "url_schemes": set(_URL_SCHEMES),
+    }
+
+
+_SHARED = nh3.Cleaner(**_options(), url_relative="pass_through")
+# nh3 serialises every attribute as ` name="value"` and keeps only the schemes of
+# _URL_SCHEMES, so a URL attribute not starting with one of them is relative
+# (protocol-relative and empty ones included). Text may hold the same characters;
+# that only sends a body down the slower, always-correct path. Plain substring
+# search: a regex over the whole body cost as much as cleaning it.
+_URL_ATTRS = (' href="', ' src="')
+_SCHEMES = tuple(f"{scheme}:" for scheme in sorted(_URL_SCHEMES))
+
+
+def _has_relative_urls(cleaned: str) -> bool:
+    for attr in _URL_ATTRS:
+        at = cleaned.find(attr)
+        while at >= 0:
+            at += len(attr)
+            if not cleaned.startswith(_SCHEMES, at):
+                return True
+            at = cleaned.find(attr, at)
+    return False
+
+
 def sanitize_html(html: str, base_url: str | None = None) -> str:
     """Return ``html`` reduced to the allow-list, safe to render in our pages.
 
@@ -107,16 +146,10 @@ def sanitize_html(html: str, base_url: str | None = None) -> str:
     """
     if not html:
         return ""
-    return str(
-        nh3.clean(
-            html,
-            tags=set(_TAGS),
-            clean_content_tags=set(_DROP_WITH_CONTENT),
-            attributes=_ATTRIBUTES,
-            attribute_filter=_attribute_filter,
-            strip_comments=True,
-            link_rel="noopener noreferrer",
-            url_schemes=set(_URL_SCHEMES),
-            url_relative=_relative_policy(base_url),
-        )
-    )
+    cleaned = str(_SHARED.clean(html))
+    if not base_url or not _has_relative_urls(cleaned):
+        return cleaned
+    policy = _relative_policy(base_url)
+    if policy == "pass_through":
+        return cleaned
+    return str(nh3.clean(html, **_options(), url_relative=policy))

@@ -11,6 +11,7 @@ unchanged.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from collections.abc import Iterable
@@ -179,6 +180,13 @@ def normalize_url(url: str, extra_tracking: Iterable[str] = ()) -> str:
     ending in ``*`` drops every parameter starting with the rest. Input that is
     not an absolute http(s) URL with a valid host is returned stripped.
     """
+    return _normalize(url, tuple(extra_tracking))
+
+
+# A pure function asked twice for every entry (its stored URL, then its identity key)
+# and again for every unchanged listing: remembering recent answers halves its cost.
+@functools.lru_cache(maxsize=8192)
+def _normalize(url: str, extra_tracking: tuple[str, ...]) -> str:
     text = url.strip()
     try:
         parts = urlsplit(text)

@@ -1,8 +1,9 @@
 """``collect_source``: one source, one run, from fetch to stored items (SPEC §5).
 
-The order matters for crash safety: the raw response is archived, then the
-batch is upserted in one transaction, and only then are the cursor and the
-validators saved. A crash anywhere leaves either the old cursor (the next run
+A run has two halves. Reading (fetch, parse, filter, sanitize and hash) writes
+nothing. Storing (raw archive, the batch, the source's cursor and validators,
+the run row) is one transaction, run by ``env.writer`` (a thread of its own in
+rounds). A crash anywhere therefore leaves either the old cursor (the next run
 fetches again and upserts idempotently) or everything (R-DEDUP-9, R-RSS-1).
 
 A source's failure never escapes as an exception: it becomes a failed fetch-run
@@ -21,11 +22,12 @@ from typing import Any
 
 from tidings.errors import BudgetExhaustedError, HTTPStatusError, TidingsError
 from tidings.identity import choose_identity_mode
-from tidings.model import Health, ItemData, RunCounts, RunOutcome, Source
+from tidings.model import Health, ItemData, RawResponse, RunCounts, RunOutcome, Source
 from tidings.net import Fetcher
 from tidings.pipeline import timing
 from tidings.pipeline.filters import apply_rules, compile_rules, limit_batch, summary_only
-from tidings.pipeline.upsert import apply_prepared, prepare
+from tidings.pipeline.upsert import Prepared, apply_prepared, prepare
+from tidings.pipeline.writer import StoreWriter, in_loop
 from tidings.readers import get_reader
 from tidings.readers.base import Offload, ReadContext, ReadResult, inline
 from tidings.settings import Settings
@@ -48,6 +50,7 @@ class PipelineEnv:
     settings: Settings
     clock: Callable[[], datetime]
     offload: Offload = inline  # CPU-bound steps; a process pool in large rounds
+    writer: StoreWriter = in_loop  # storing runs; a thread of its own in rounds
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,18 +87,27 @@ def _success_changes(source: Source, result: ReadResult, now: datetime) -> dict[
     return changes
 
 
-async def _collect(env: PipelineEnv, source: Source, now: datetime) -> Collected:
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """A run's result before anything of it is stored (the event loop's half)."""
+
+    result: ReadResult
+    changes: dict[str, Any]
+    source: Source  # with the identity mode this run chose
+    prepared: Sequence[Prepared] = ()
+    filtered: int = 0
+
+
+async def _read(env: PipelineEnv, source: Source, now: datetime,
+                raws: list[RawResponse]) -> _Read:
     reader = get_reader(source.kind)
     config = reader.validate_config(source.config)  # unknown keys fail the run (R-SCHED-2)
     rules = compile_rules(config)
     result = await reader.read(ReadContext(source, env.fetcher, now, env.offload))
-    for raw in result.raw:
-        env.store.put_raw(replace(raw, source_id=source.id))
+    raws.extend(result.raw)
     changes = _success_changes(source, result, now)
     if result.not_modified:
-        counts = RunCounts(RunOutcome.NOT_MODIFIED, http_status=result.http_status,
-                           pages=result.pages, warnings=result.warnings)
-        return Collected(counts, changes)
+        return _Read(result, changes, source)
     kept, filtered = apply_rules(result.items, rules, now)
     s = env.settings
     batch = limit_batch(
@@ -107,20 +119,57 @@ async def _collect(env: PipelineEnv, source: Source, now: datetime) -> Collected
                                 [it.url for it in result.items], source.identity_mode)
     if mode is not source.identity_mode:
         changes["identity_mode"] = mode
-    batch = summary_only(config, batch)
     keyed = replace(source, identity_mode=mode)
-    prepared = await env.offload(prepare, keyed, batch, now, s.tracking_params)
-    outcome = apply_prepared(env.store, keyed, prepared, now)
-    warnings = result.warnings + run_warnings(result.items, filtered)
-    if mode is not source.identity_mode:
-        warnings += (f"identity rule degraded to {mode.value}: the feed repeats or omits GUIDs",)
+    prepared = await env.offload(prepare, keyed, summary_only(config, batch), now,
+                                 s.tracking_params)
+    return _Read(result, changes, keyed, prepared, filtered)
+
+
+def _store(env: PipelineEnv, source: Source, read: _Read, now: datetime) -> Collected:
+    """The storage half, in the caller's transaction: raw archive, batch, counts."""
+    result = read.result
+    for raw in result.raw:
+        env.store.put_raw(replace(raw, source_id=source.id))
+    if result.not_modified:
+        counts = RunCounts(RunOutcome.NOT_MODIFIED, http_status=result.http_status,
+                           pages=result.pages, warnings=result.warnings)
+        return Collected(counts, read.changes)
+    outcome = apply_prepared(env.store, read.source, read.prepared, now)
+    warnings = result.warnings + run_warnings(result.items, read.filtered)
+    if read.source.identity_mode is not source.identity_mode:
+        warnings += (f"identity rule degraded to {read.source.identity_mode.value}: "
+                     "the feed repeats or omits GUIDs",)
     counts = RunCounts(
         RunOutcome.OK, found=len(result.items), created=outcome.created,
-        revised=outcome.revised, rediscovered=outcome.rediscovered, filtered=filtered,
+        revised=outcome.revised, rediscovered=outcome.rediscovered, filtered=read.filtered,
         pages=result.pages, reused=outcome.unchanged, http_status=result.http_status,
         bytes=result.bytes, warnings=warnings,
     )
-    return Collected(counts, changes, tuple(outcome.created_ids.values()))
+    return Collected(counts, read.changes, tuple(outcome.created_ids.values()))
+
+
+def _finish(env: PipelineEnv, source: Source, run_id: int, read: _Read, now: datetime
+            ) -> Collected:
+    """Store a successful run whole: raw, items, source and run row in one transaction.
+
+    The cursor and validators are saved with the batch they describe, so a crash
+    leaves either everything or the old cursor (the next run fetches again).
+    """
+    with env.store.transaction():
+        done = _store(env, source, read, now)
+        env.store.update_source(source.id, done.changes)
+        env.store.finish_run(run_id, env.clock(), done.counts)
+    return done
+
+
+def _record_failure(env: PipelineEnv, source: Source, run_id: int, done: Collected,
+                    raws: Sequence[RawResponse]) -> Collected:
+    """A failed run: keep what was fetched (for replay), back the source off."""
+    for raw in raws:
+        env.store.put_raw(replace(raw, source_id=source.id))
+    env.store.update_source(source.id, done.changes)
+    env.store.finish_run(run_id, env.clock(), done.counts)
+    return done
 
 
 def _failure(source: Source, exc: TidingsError, now: datetime) -> Collected:
@@ -145,10 +194,12 @@ def _failure(source: Source, exc: TidingsError, now: datetime) -> Collected:
 async def collect_source(env: PipelineEnv, source: Source) -> RunCounts:
     """Run ``source`` once and record the run; never raises for the source's own faults."""
     now = env.clock()
-    run_id = env.store.start_run(source.id, now)
+    run_id = await env.writer(env.store.start_run, source.id, now)
+    raws: list[RawResponse] = []
     try:
         async with asyncio.timeout(RUN_TIMEOUT_S):
-            done = await _collect(env, source, now)
+            read = await _read(env, source, now, raws)
+        return (await env.writer(_finish, env, source, run_id, read, now)).counts
     except TimeoutError:
         done = _failure(source, TidingsError(f"run took longer than {RUN_TIMEOUT_S:.0f} s"), now)
     except TidingsError as exc:
@@ -157,6 +208,4 @@ async def collect_source(env: PipelineEnv, source: Source) -> RunCounts:
         log.exception("collecting %s failed unexpectedly", source.id)
         done = _failure(source, TidingsError(f"internal error: {type(exc).__name__}: {exc}"),
                         now)
-    env.store.update_source(source.id, done.changes)
-    env.store.finish_run(run_id, env.clock(), done.counts)
-    return done.counts
+    return (await env.writer(_record_failure, env, source, run_id, done, raws)).counts

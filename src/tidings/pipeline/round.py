@@ -20,6 +20,7 @@ from tidings.pipeline import timing
 from tidings.pipeline.collect import PipelineEnv, collect_source
 from tidings.pipeline.cpu import CpuPool, pool_size
 from tidings.pipeline.extraction import ExtractReport, extract_pending
+from tidings.pipeline.writer import WriterThread, in_loop
 from tidings.readers.base import inline
 
 
@@ -101,13 +102,14 @@ async def run_round(
 
     workers = pool_size(env.settings.cpu_workers, len(sources))
     pool = CpuPool(workers) if workers else None
-    if pool is not None:
-        env = replace(env, offload=pool)
+    writer = WriterThread()
+    env = replace(env, writer=writer, offload=pool or env.offload)
     try:
         await asyncio.gather(*(one(s) for s in interleave_hosts(sources)))
     finally:
+        writer.close()
+        env = replace(env, writer=in_loop, offload=inline)
         if pool is not None:
-            env = replace(env, offload=inline)
             pool.close()
     report.finished_at = env.clock()
     if extract:

@@ -32,6 +32,7 @@ from tidings.model import RunCounts, Source
 from tidings.pipeline import timing
 from tidings.pipeline.collect import PipelineEnv, collect_source
 from tidings.pipeline.extraction import extract_pending, prune_archive
+from tidings.pipeline.writer import WriterThread, in_loop
 from tidings.schedule import jobs, plan
 from tidings.schedule.clock import Clock, SystemClock
 from tidings.schedule.watchdog import MemoryWatchdog
@@ -145,6 +146,9 @@ class Runner:
         if self.webhooks is not None and self.webhooks.enabled:
             jobs.start_item_watermark(store)
             self.webhooks.start()
+        # runs are stored on a thread of their own, off the loop the web pages share
+        writer = WriterThread()
+        self.env = replace(self.env, writer=writer)
         try:
             while not self._stop.is_set():
                 started = self.clock.now()
@@ -154,6 +158,8 @@ class Runner:
                 await self._pause(self.options.tick_seconds - spent)
         finally:
             await self.drain()
+            writer.close()
+            self.env = replace(self.env, writer=in_loop)
         return self._reason
 
     def tick(self) -> list[Source]:

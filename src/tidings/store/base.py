@@ -19,6 +19,7 @@ the state those decisions need and applies them.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -164,6 +165,14 @@ class Storage(OpsQueries, Protocol):
 
     # -- lifecycle
     def close(self) -> None: ...
+    def transaction(self) -> AbstractContextManager[None]:
+        """Group the calls this thread makes inside it into one transaction.
+
+        They commit together or not at all; each call stays atomic by itself, so
+        a caller that catches one call's error keeps the others. Holds the one
+        writer for its whole length: keep it short and never await inside it.
+        """
+        ...
     def backup(self, dest: Path) -> Path:
         """Write a consistent copy of the database to ``dest`` (never a file copy)."""
         ...

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from tidings.errors import StorageError
@@ -43,6 +45,11 @@ class SqliteStorage(
 
     def close(self) -> None:
         self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self._db.transaction():
+            yield
 
     def __enter__(self) -> SqliteStorage:
         return self

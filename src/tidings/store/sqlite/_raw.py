@@ -8,15 +8,24 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+import zstandard
+
 from tidings.errors import StorageError
 from tidings.model import RawResponse
 from tidings.store.sqlite._db import Database, from_us, to_us
 
 _BATCH = 200
+# zstd at level 1: a 180 KB feed in 1.0 ms against zlib level 1's 2.8 ms, at about the
+# same size; every fetched body passes here inside the collection round. Rows written
+# before keep their zlib encoding and stay readable.
+_PACK = zstandard.ZstdCompressor(level=1)
+_UNPACK = zstandard.ZstdDecompressor()
 _COLUMNS = "id, url, final_url, status, headers, fetched_at, source_id, item_key, encoding, body"
 
 
 def _decode(encoding: str, blob: bytes) -> bytes:
+    if encoding == "zstd":
+        return _UNPACK.decompress(blob)
     if encoding == "zlib":
         return zlib.decompress(blob)
     if encoding == "identity":
@@ -35,8 +44,8 @@ class RawMixin:
 
     def put_raw(self, raw: RawResponse) -> int:
         body = bytes(raw.body)
-        packed = zlib.compress(body, 1)  # level 1: 5x faster than 6, ~10% larger
-        encoding, blob = ("zlib", packed) if len(packed) < len(body) else ("identity", body)
+        packed = _PACK.compress(body)
+        encoding, blob = ("zstd", packed) if len(packed) < len(body) else ("identity", body)
         with self._db.write() as conn:
             cur = conn.execute(
                 "INSERT INTO raw_responses (url, final_url, status, headers, fetched_at, "

@@ -31,6 +31,7 @@ TOKENIZER_VERSION = "cjk-bigram-chars-3"
 _CJK = ("\u3040-\u30fa\u30fc-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
         "\U00020000-\U0002fa1f")
 _CJK_RUN = re.compile(f"[{_CJK}]+")
+_CJK_SPLIT = re.compile(f"([{_CJK}]+)")
 _DROP_BLOCKS = re.compile(r"<(script|style|template)\b.*?</\1\s*>|<!--.*?-->", re.S | re.I)
 _TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)\b[^>]*>")
 _INLINE = frozenset((
@@ -57,27 +58,44 @@ def html_to_text(markup: str) -> str:
     return html.unescape(text)
 
 
-def _index_run(match: re.Match[str]) -> str:
-    run = match.group()
+def _bigrams(run: str) -> str:
     if len(run) == 1:
         return f" {run} "
     return " " + " ".join(map(operator.add, run[:-1], run[1:])) + " "
 
 
+def index_columns(text: str) -> tuple[str, str]:
+    """Plain text rewritten for the word tokenizer (CJK runs as bigrams), and the
+    distinct CJK characters of it, sorted (deterministic, for deletes).
+
+    One split finds the CJK runs for both; text with no CJK in it (checked in C
+    with ``isascii`` for the common English case) is passed through untouched.
+    """
+    if text.isascii():
+        return text, ""
+    parts = _CJK_SPLIT.split(text.translate(_FOLD))
+    runs = parts[1::2]
+    if not runs:
+        return parts[0], ""
+    parts[1::2] = map(_bigrams, runs)
+    return "".join(parts), " ".join(sorted(set("".join(runs))))
+
+
 def index_text(text: str) -> str:
     """Plain text rewritten for the word tokenizer (CJK runs as bigrams)."""
-    return _CJK_RUN.sub(_index_run, text.translate(_FOLD))
+    return index_columns(text)[0]
 
 
 def char_set(text: str) -> str:
     """The distinct CJK characters of a text, sorted (deterministic, for deletes)."""
-    return " ".join(sorted(set("".join(_CJK_RUN.findall(text)))))
+    return index_columns(text)[1]
 
 
 def document(title: str, body: str | None, summary: str) -> tuple[str, str, str, str]:
     """The indexed columns of an item: title, body, title characters, body characters."""
-    text = html_to_text(body or summary)
-    return index_text(title), index_text(text), char_set(title), char_set(text)
+    title_words, title_chars = index_columns(title)
+    body_words, body_chars = index_columns(html_to_text(body or summary))
+    return title_words, body_words, title_chars, body_chars
 
 
 def _quote(text: str) -> str:

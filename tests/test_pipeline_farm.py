@@ -11,8 +11,10 @@ import pytest
 
 from farm import Farm, running_farm
 from tidings.app import ItemQuery, Tidings
+from tidings.errors import StorageError
 from tidings.model import Health, RunOutcome
 from tidings.settings import Settings
+from tidings.store.base import UpsertBatch
 
 pytestmark = pytest.mark.slow
 
@@ -96,4 +98,35 @@ async def test_reprints_are_one_item_owned_by_the_first_lister(
     assert len(wire) == len({i.url for i in wire}) == 10
     assert all("?" not in (i.url or "") for i in wire), "tracking parameters kept"
     assert sum(c.rediscovered for c in report.results.values()) > 0
+    await t.aclose()
+
+
+async def test_a_run_whose_batch_cannot_be_stored_is_failed_whole(
+    settings: Settings, farm: Farm, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Raw response, items, cursor and run row commit together: when the batch of one
+    source cannot be written, nothing of that run but its raw response (kept for
+    replay) and the failed run row remains, and the rest of the round is stored."""
+    t = Tidings.open(settings, create=True)
+    t.import_opml(farm.opml())
+    victim = next(s for s in t.sources() if s.url.endswith("/0.xml"))
+    real_apply = t.store.apply_upserts
+
+    def apply(batch: UpsertBatch) -> dict[str, int]:
+        if any(n.source_id == victim.id for n in batch.creates):
+            raise StorageError("database write failed: disk I/O error")
+        return real_apply(batch)
+
+    monkeypatch.setattr(t.store, "apply_upserts", apply)
+    report = await t.collect()
+    assert report.results[victim.id].outcome is RunOutcome.FAILED
+    assert "disk I/O error" in (report.results[victim.id].error or "")
+    source = t.store.get_source(victim.id)
+    assert source.fail_count == 1
+    assert not source.cursor.get("etag"), "validators saved without their batch"
+    assert [r.outcome for r in t.runs(victim.id)] == [RunOutcome.FAILED]
+    assert len(list(t.store.iter_raw(source_id=victim.id))) == 1
+    assert t.items(ItemQuery(source_id=victim.id, limit=1000)) == []
+    others = [c for sid, c in report.results.items() if sid != victim.id]
+    assert sum(c.created for c in others) > 0
     await t.aclose()

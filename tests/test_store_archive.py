@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import threading
 import time
@@ -225,19 +224,3 @@ def test_a_failed_call_inside_a_transaction_undoes_only_itself(storage: Storage)
     assert len(list(storage.iter_raw())) == 1
     assert set(storage.lookup_items(["k2", "k3", "k4"])) == {"k4"}
 
-
-def test_the_wal_is_copied_back_by_the_background_checkpointer(tmp_path: Path) -> None:
-    """The writer never checkpoints inline; the checkpointer thread must keep up."""
-    from tidings.store.sqlite._db import CHECKPOINT_EVERY
-
-    storage = SqliteStorage(tmp_path / "wal.sqlite3")
-    main_file = storage.path
-    before = main_file.stat().st_size
-    for i in range(CHECKPOINT_EVERY * 2):
-        storage.put_raw(raw(i, body=os.urandom(16_384), source_id=None))  # incompressible
-    deadline = time.monotonic() + 10
-    while main_file.stat().st_size < before + CHECKPOINT_EVERY * 16_384:
-        assert time.monotonic() < deadline, "no checkpoint copied the WAL into the database"
-        time.sleep(0.05)
-    assert len(list(storage.iter_raw())) == CHECKPOINT_EVERY * 2
-    storage.close()

@@ -165,10 +165,11 @@ def _finish(env: PipelineEnv, source: Source, run_id: int, read: _Read, now: dat
 def _record_failure(env: PipelineEnv, source: Source, run_id: int, done: Collected,
                     raws: Sequence[RawResponse]) -> Collected:
     """A failed run: keep what was fetched (for replay), back the source off."""
-    for raw in raws:
-        env.store.put_raw(replace(raw, source_id=source.id))
-    env.store.update_source(source.id, done.changes)
-    env.store.finish_run(run_id, env.clock(), done.counts)
+    with env.store.transaction():
+        for raw in raws:
+            env.store.put_raw(replace(raw, source_id=source.id))
+        env.store.update_source(source.id, done.changes)
+        env.store.finish_run(run_id, env.clock(), done.counts)
     return done
 
 

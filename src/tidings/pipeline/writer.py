@@ -3,7 +3,7 @@
 A collection round is one event loop doing Python work (HTTP, parsing,
 sanitizing) for many sources at once. Storing a run (compressing the raw
 response, looking up and writing the batch, saving the source) is mostly
-SQLite and zlib, which release the GIL; on a thread of its own that work uses
+SQLite and zstd, which release the GIL; on a thread of its own that work uses
 a second core while the loop goes on with other sources. One thread, so runs
 are stored one after another in the order they finish, exactly as they would
 be inline: every decision sees the writes of the runs stored before it.

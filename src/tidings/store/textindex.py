@@ -81,16 +81,6 @@ def index_columns(text: str) -> tuple[str, str]:
     return "".join(parts), " ".join(sorted(set("".join(runs))))
 
 
-def index_text(text: str) -> str:
-    """Plain text rewritten for the word tokenizer (CJK runs as bigrams)."""
-    return index_columns(text)[0]
-
-
-def char_set(text: str) -> str:
-    """The distinct CJK characters of a text, sorted (deterministic, for deletes)."""
-    return index_columns(text)[1]
-
-
 def document(title: str, body: str | None, summary: str) -> tuple[str, str, str, str]:
     """The indexed columns of an item: title, body, title characters, body characters."""
     title_words, title_chars = index_columns(title)

@@ -20,8 +20,7 @@ from tidings.pipeline import timing
 from tidings.pipeline.collect import PipelineEnv, collect_source
 from tidings.pipeline.cpu import CpuPool, pool_size
 from tidings.pipeline.extraction import ExtractReport, extract_pending
-from tidings.pipeline.writer import WriterThread, in_loop
-from tidings.readers.base import inline
+from tidings.pipeline.writer import WriterThread
 
 
 class RoundProgress(Protocol):
@@ -95,7 +94,7 @@ async def run_round(
 
     async def one(source: Source) -> None:
         async with gate:
-            counts = await collect_source(env, source)
+            counts = await collect_source(round_env, source)
         report.results[source.id] = counts
         if progress is not None:
             progress.finished(source, counts)
@@ -103,12 +102,11 @@ async def run_round(
     workers = pool_size(env.settings.cpu_workers, len(sources))
     pool = CpuPool(workers) if workers else None
     writer = WriterThread()
-    env = replace(env, writer=writer, offload=pool or env.offload)
+    round_env = replace(env, writer=writer, offload=pool or env.offload)
     try:
         await asyncio.gather(*(one(s) for s in interleave_hosts(sources)))
     finally:
         writer.close()
-        env = replace(env, writer=in_loop, offload=inline)
         if pool is not None:
             pool.close()
     report.finished_at = env.clock()

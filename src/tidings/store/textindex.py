@@ -30,8 +30,7 @@ TOKENIZER_VERSION = "cjk-bigram-chars-3"
 
 _CJK = ("\u3040-\u30fa\u30fc-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
         "\U00020000-\U0002fa1f")
-_CJK_RUN = re.compile(f"[{_CJK}]+")
-_CJK_SPLIT = re.compile(f"([{_CJK}]+)")
+_CJK_RUN = re.compile(f"([{_CJK}]+)")  # captured, so ``split`` keeps the runs
 _DROP_BLOCKS = re.compile(r"<(script|style|template)\b.*?</\1\s*>|<!--.*?-->", re.S | re.I)
 _TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)\b[^>]*>")
 _INLINE = frozenset((
@@ -73,7 +72,7 @@ def index_columns(text: str) -> tuple[str, str]:
     """
     if text.isascii():
         return text, ""
-    parts = _CJK_SPLIT.split(text.translate(_FOLD))
+    parts = _CJK_RUN.split(text.translate(_FOLD))
     runs = parts[1::2]
     if not runs:
         return parts[0], ""

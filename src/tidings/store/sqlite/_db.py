@@ -98,12 +98,8 @@ class Database:
         Inside :meth:`transaction` on the same thread it is a savepoint instead:
         still all-or-nothing by itself, committed with the enclosing transaction.
         """
-        if getattr(self._local, "depth", 0):
-            with self._savepoint() as conn:
-                yield conn
-            return
-        with self.transaction():
-            yield self._writer
+        with self.transaction() as conn:
+            yield conn
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

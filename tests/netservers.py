@@ -108,7 +108,8 @@ def standard_app(log: ServerLog) -> web.Application:
 
     @routes.get("/drip")
     async def drip(request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse(headers={"Content-Length": "1000"})
+        response = web.StreamResponse(status=int(request.query.get("status", "200")),
+                                      headers={"Content-Length": "1000"})
         await response.prepare(request)
         for _ in range(1000):
             await response.write(b"x")

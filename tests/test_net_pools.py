@@ -11,6 +11,7 @@ import httpcore
 import pytest
 
 from netservers import RecordingDialer, ServerLog, TableResolver, serve, standard_app
+from tidings.errors import HTTPStatusError
 from tidings.net import Fetcher
 from tidings.net.addresses import AllowList
 from tidings.net.backend import GuardedBackend
@@ -145,3 +146,34 @@ async def test_pools_idle_past_their_expiry_are_closed() -> None:
     pools.release(busy)
     await pools.aclose()
     assert len(pools) == 0
+
+
+async def test_answers_without_a_body_and_error_pages_keep_the_connection(
+    settings: Settings, logged: tuple[int, ServerLog]
+) -> None:
+    """A 304 has no body, but httpcore hands a connection back only once the
+    response was read to its end: closing it unread cost a new TCP connection
+    for every source a conditional round found unchanged."""
+    port, _ = logged
+    base = f"http://127.0.0.1:{port}"
+    async with Fetcher(settings) as fetcher:
+        for _ in range(3):
+            answer = await fetcher.fetch(f"{base}/status/304", raise_for_status=False)
+            assert answer.status == 304 and answer.content == b""
+        for path in ("/status/404", "/status/500"):
+            with pytest.raises(HTTPStatusError):
+                await fetcher.fetch(base + path)
+        assert (await fetcher.fetch(base + "/status/204")).status == 204
+        assert (await fetcher.fetch(base + "/ok")).status == 200
+        assert fetcher.connections_opened == 1
+
+
+async def test_a_slow_error_page_is_not_waited_for(
+    settings: Settings, logged: tuple[int, ServerLog]
+) -> None:
+    port, _ = logged
+    async with Fetcher(settings) as fetcher:
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(HTTPStatusError, match="HTTP 503"):
+            await fetcher.fetch(f"http://127.0.0.1:{port}/drip?status=503&every=0.2")
+        assert asyncio.get_running_loop().time() - started < 2

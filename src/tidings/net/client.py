@@ -43,6 +43,9 @@ from tidings.settings import Settings
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _NO_BODY_STATUSES = frozenset({204, 304})
+#: bytes of an unwanted body (an error page) read to keep its connection
+_DRAIN_LIMIT = 65_536
+_DRAIN_SECONDS = 0.5
 _PRIVATE_HEADERS = ("authorization", "cookie", "proxy-authorization")
 _TIMEOUT_PHASES = ("connect", "read", "write", "pool")
 _FIXED_HEADERS = frozenset({"user-agent", "accept-encoding"})  # R-HTTP-7; what the reader decodes
@@ -275,6 +278,8 @@ class Fetcher:
         if not skip_body:
             encoding = answer.headers.get("content-encoding", "")
             answer.content = await read_capped(response.aiter_raw(), encoding, request.cap)
+        else:
+            await _drain(response)
         return answer
 
     def _finish(self, request: _Request, hop: _Hop, answer: _Answer) -> Response:
@@ -336,6 +341,26 @@ def _next_hop(hop: _Hop, target: httpx.URL, status: int) -> _Hop:
         for name in _PRIVATE_HEADERS:
             headers.pop(name, None)
     return _Hop(method, target, headers, body)
+
+
+async def _drain(response: httpx.Response) -> None:
+    """Read an unwanted body to its end, if it is small, so the connection is reused.
+
+    httpcore returns a connection to its pool only once the response was read
+    through: closing a 304 unread (it has no body, but the read marks the end)
+    cost every unchanged source of a conditional round a new TCP connection.
+    A large or slow error page is not worth the wait (nor a failed read worth
+    hiding the status behind): the connection is dropped instead.
+    """
+    size = 0
+    with anyio.move_on_after(_DRAIN_SECONDS):
+        try:
+            async for chunk in response.aiter_raw():
+                size += len(chunk)
+                if size > _DRAIN_LIMIT:
+                    return
+        except httpx.HTTPError:
+            return
 
 
 def _flat(headers: httpx.Headers) -> dict[str, str]:

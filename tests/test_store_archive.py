@@ -199,6 +199,21 @@ def test_transaction_commits_its_calls_together(storage: Storage) -> None:
     assert set(storage.lookup_items(["k1"])) == {"k1"}
 
 
+def test_reads_inside_a_transaction_see_its_writes(storage: Storage) -> None:
+    """Runs stored together (one commit for several) decide on what the ones before
+    them wrote: a reprint of an item created earlier in the same commit is known."""
+    storage.add_source(source())
+    with storage.transaction():
+        storage.apply_upserts(UpsertBatch(creates=[new("k1")]))
+        assert set(storage.lookup_items(["k1"])) == {"k1"}
+        storage.update_source("feed", {"fail_count": 3})
+        assert storage.get_source("feed").fail_count == 3
+        assert len(list(storage.iter_raw())) == 0
+        storage.put_raw(raw(0))
+        assert len(list(storage.iter_raw())) == 1
+    assert storage.get_source("feed").fail_count == 3
+
+
 def test_transaction_rolls_back_every_call_on_error(storage: Storage) -> None:
     storage.add_source(source())
     with pytest.raises(RuntimeError), storage.transaction():

@@ -101,7 +101,7 @@ async def run_round(
 
     workers = pool_size(env.settings.cpu_workers, len(sources))
     pool = CpuPool(workers) if workers else None
-    writer = WriterThread()
+    writer = WriterThread(env.store)
     round_env = replace(env, writer=writer, offload=pool or env.offload)
     try:
         await asyncio.gather(*(one(s) for s in interleave_hosts(sources)))

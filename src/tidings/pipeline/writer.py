@@ -7,18 +7,33 @@ SQLite and zstd, which release the GIL; on a thread of its own that work uses
 a second core while the loop goes on with other sources. One thread, so runs
 are stored one after another in the order they finish, exactly as they would
 be inline: every decision sees the writes of the runs stored before it.
+
+Steps that queue up while the thread is busy are stored in one transaction
+(at most ``GROUP`` of them): a commit costs more than a typical step (every
+page a step touched goes to the WAL again), and a conditional round is a
+thousand tiny steps. Each step is still atomic by itself (storage calls nest
+as savepoints), reads inside the transaction see the steps before, and no
+step is reported stored before its group committed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import queue
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import ParamSpec, Protocol, TypeVar
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, ParamSpec, Protocol, TypeVar
+
+from tidings.store.base import Storage
 
 P = ParamSpec("P")
 T = TypeVar("T")
+
+#: steps stored in one transaction at most (a group holds the writer ~1 ms a step)
+GROUP = 32
 
 
 class StoreWriter(Protocol):
@@ -33,19 +48,78 @@ async def in_loop(func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) ->
     return func(*args, **kwargs)
 
 
+@dataclass
+class _Step:
+    call: Callable[[], Any]
+    future: Future[Any]
+
+
 class WriterThread:
     """A :class:`StoreWriter` with one thread; close it when the round is over."""
 
-    def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="tidings-writer")
+    def __init__(self, store: Storage, group: int = GROUP) -> None:
+        self._store = store
+        self._group = max(1, group)
+        self._queue: queue.SimpleQueue[_Step | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="tidings-writer", daemon=True)
+        self._thread.start()
 
     async def __call__(self, func: Callable[P, T], /, *args: P.args,
                        **kwargs: P.kwargs) -> T:
         # Cancelling the caller drops a step still queued and lets a running one
-        # finish; each step is one transaction, so neither leaves anything half-done.
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, functools.partial(func, *args, **kwargs))
+        # finish; each step is atomic, so neither leaves anything half-done.
+        future: Future[T] = Future()
+        self._queue.put(_Step(functools.partial(func, *args, **kwargs), future))
+        return await asyncio.wrap_future(future)
 
     def close(self) -> None:
         """Wait for the steps already queued, then stop the thread."""
-        self._pool.shutdown(wait=True)
+        self._queue.put(None)
+        self._thread.join()
+
+    def _run(self) -> None:
+        while True:
+            steps, stop = self._next_group()
+            live = [s for s in steps if s.future.set_running_or_notify_cancel()]
+            if live:
+                self._store_group(live)
+            if stop:
+                return
+
+    def _next_group(self) -> tuple[list[_Step], bool]:
+        """The next step (waiting for it) and whatever else is queued, up to a group."""
+        first = self._queue.get()
+        if first is None:
+            return [], True
+        steps = [first]
+        while len(steps) < self._group:
+            try:
+                step = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if step is None:
+                return steps, True
+            steps.append(step)
+        return steps, False
+
+    def _store_group(self, steps: list[_Step]) -> None:
+        outcomes: list[tuple[Any, BaseException | None]] = []
+        try:
+            with self._store.transaction():
+                for step in steps:
+                    try:
+                        with self._store.transaction():  # a savepoint: undone alone
+                            value = step.call()
+                    except Exception as exc:
+                        outcomes.append((None, exc))
+                        continue
+                    outcomes.append((value, None))
+        except Exception as exc:  # the commit failed: none of the group was stored
+            for step in steps:
+                step.future.set_exception(exc)
+            return
+        for step, (value, error) in zip(steps, outcomes, strict=True):
+            if error is None:
+                step.future.set_result(value)
+            else:
+                step.future.set_exception(error)

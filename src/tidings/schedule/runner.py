@@ -147,7 +147,7 @@ class Runner:
             jobs.start_item_watermark(store)
             self.webhooks.start()
         # runs are stored on a thread of their own, off the loop the web pages share
-        writer = WriterThread()
+        writer = WriterThread(store)
         self.env = replace(self.env, writer=writer)
         try:
             while not self._stop.is_set():

@@ -169,8 +169,9 @@ class Storage(OpsQueries, Protocol):
         """Group the calls this thread makes inside it into one transaction.
 
         They commit together or not at all; each call stays atomic by itself, so
-        a caller that catches one call's error keeps the others. Holds the one
-        writer for its whole length: keep it short and never await inside it.
+        a caller that catches one call's error keeps the others; reads made
+        inside it see its writes. Holds the one writer for its whole length:
+        keep it short and never await inside it.
         """
         ...
     def backup(self, dest: Path) -> Path:

@@ -162,8 +162,18 @@ class Database:
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
-        """A read transaction on this thread's connection: one consistent snapshot."""
+        """A read transaction on this thread's connection: one consistent snapshot.
+
+        Inside this thread's write transaction, reads go to the writer instead and
+        see what the transaction wrote so far (a reader's snapshot would not).
+        """
         self._check_open()
+        if getattr(self._local, "depth", 0):
+            try:
+                yield self._writer
+            except sqlite3.Error as exc:
+                raise StorageError(f"database read failed: {exc}") from exc
+            return
         conn = self._reader()
         try:
             conn.execute("BEGIN")

@@ -10,6 +10,8 @@ host name because httpcore passes the origin's name to ``start_tls``.
 
 from __future__ import annotations
 
+import select
+import socket
 import ssl
 from collections.abc import Iterable
 from typing import Any
@@ -89,7 +91,21 @@ class _Stream(httpcore.AsyncNetworkStream):
     def get_extra_info(self, info: str) -> Any:
         if info == "socket":
             return self._socket
+        if info == "is_readable" and isinstance(self._socket, socket.socket):
+            return _readable(self._socket)
         return self._inner.get_extra_info(info)
+
+
+def _readable(sock: socket.socket) -> bool:
+    """Whether data or the server's close waits on an idle connection (httpcore's probe,
+    asked directly of the socket instead of through anyio's attribute mapping)."""
+    if sock.fileno() < 0:
+        return True
+    if not hasattr(select, "poll"):  # pragma: no cover - Windows
+        return bool(select.select([sock], [], [], 0)[0])
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 class GuardedBackend(httpcore.AsyncNetworkBackend):

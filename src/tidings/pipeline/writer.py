@@ -80,9 +80,8 @@ class WriterThread:
     def _run(self) -> None:
         while True:
             steps, stop = self._next_group()
-            live = [s for s in steps if s.future.set_running_or_notify_cancel()]
-            if live:
-                self._store_group(live)
+            if steps:
+                self._store_group(steps)
             if stop:
                 return
 
@@ -103,22 +102,26 @@ class WriterThread:
         return steps, False
 
     def _store_group(self, steps: list[_Step]) -> None:
-        outcomes: list[tuple[Any, BaseException | None]] = []
+        ran: list[tuple[_Step, Any, Exception | None]] = []
         try:
             with self._store.transaction():
                 for step in steps:
+                    if not step.future.set_running_or_notify_cancel():
+                        continue  # cancelled while it waited: dropped
                     try:
                         with self._store.transaction():  # a savepoint: undone alone
                             value = step.call()
                     except Exception as exc:
-                        outcomes.append((None, exc))
+                        ran.append((step, None, exc))
                         continue
-                    outcomes.append((value, None))
-        except Exception as exc:  # the commit failed: none of the group was stored
+                    ran.append((step, value, None))
+        except Exception as exc:  # no transaction or no commit: none of the group was stored
+            started = {id(step) for step, _, _ in ran}
             for step in steps:
-                step.future.set_exception(exc)
+                if id(step) in started or step.future.set_running_or_notify_cancel():
+                    step.future.set_exception(exc)
             return
-        for step, (value, error) in zip(steps, outcomes, strict=True):
+        for step, value, error in ran:
             if error is None:
                 step.future.set_result(value)
             else:

@@ -6,7 +6,7 @@ import gzip
 import re
 import time
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -190,6 +190,41 @@ async def test_corrupt_and_unknown_encodings_are_fetch_errors(fetcher: Fetcher) 
     async with serve(body_app(b"??", {"Content-Encoding": "br"})) as base:
         with pytest.raises(FetchError, match="unsupported Content-Encoding 'br'"):
             await fetcher.fetch(f"{base}/x")
+
+
+@pytest.mark.parametrize("encode", [gzip.compress, zlib.compress])
+async def test_a_deferred_body_is_held_as_sent_and_decoded_when_read(
+    fetcher: Fetcher, encode: Callable[[bytes], bytes]
+) -> None:
+    text = b"<rss>" + "新闻 plenty of news ".encode() * 2000 + b"</rss>"
+    encoding = "gzip" if encode is gzip.compress else "deflate"
+    async with serve(body_app(encode(text), {"Content-Encoding": encoding})) as base:
+        resp = await fetcher.fetch(f"{base}/feed", defer_decoding=True)
+        eager = await fetcher.fetch(f"{base}/feed")
+    assert not resp.body.decoded and resp.body.held_bytes == len(encode(text)) < len(text) // 10
+    assert resp.content == eager.content == text
+    assert resp.body.decoded and resp.body.held_bytes == len(text)
+
+
+async def test_a_deferred_body_fails_when_read_as_an_eager_one_fails_when_fetched(
+    fetcher: Fetcher, server: str
+) -> None:
+    """Same errors, same messages; only the moment differs (the bomb is small as sent)."""
+    with pytest.raises(BodyTooLargeError) as eager:
+        await fetcher.fetch(f"{server}/bomb")
+    deferred = await fetcher.fetch(f"{server}/bomb", defer_decoding=True)
+    with pytest.raises(BodyTooLargeError) as late:
+        _ = deferred.content
+    assert str(late.value) == str(eager.value) and late.value.url == eager.value.url
+    with pytest.raises(BodyTooLargeError):  # a body too large as sent stops at once
+        await fetcher.fetch(f"{server}/endless", max_bytes=1_000_000, defer_decoding=True)
+    async with serve(body_app(b"not gzip at all", {"Content-Encoding": "gzip"})) as base:
+        corrupt = await fetcher.fetch(f"{base}/x", defer_decoding=True)
+        with pytest.raises(FetchError, match="corrupt gzip body"):
+            _ = corrupt.content
+    async with serve(body_app(b"??", {"Content-Encoding": "br"})) as base:
+        with pytest.raises(FetchError, match="unsupported Content-Encoding 'br'"):
+            await fetcher.fetch(f"{base}/x", defer_decoding=True)
 
 
 async def test_keep_alive_reuses_connections(fetcher: Fetcher, server: str) -> None:

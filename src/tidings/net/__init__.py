@@ -12,6 +12,7 @@ from tidings.net.addresses import (
     is_local_name,
     is_public_address,
 )
+from tidings.net.body import Body
 from tidings.net.charset import decode_body, decode_text
 from tidings.net.client import Fetcher, guarded_fetch, retry_after
 from tidings.net.politeness import HostLimiter, parse_retry_after
@@ -21,6 +22,7 @@ from tidings.net.types import Response
 
 __all__ = [
     "AllowList",
+    "Body",
     "Fetcher",
     "HostLimiter",
     "ResolveError",

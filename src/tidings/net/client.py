@@ -23,7 +23,6 @@ import httpx
 
 from tidings.errors import (
     BlockedAddressError,
-    BodyTooLargeError,
     ConnectError,
     FetchError,
     FetchTimeoutError,
@@ -32,7 +31,16 @@ from tidings.errors import (
 )
 from tidings.net.addresses import allow_list_from_settings
 from tidings.net.backend import AddressRefusedError, GuardedBackend, checked_addresses
-from tidings.net.body import ACCEPT_ENCODING, BodyError, CapExceededError, read_capped
+from tidings.net.body import (
+    ACCEPT_ENCODING,
+    Body,
+    BodyError,
+    CapExceededError,
+    read_capped,
+    read_encoded,
+    too_large,
+    undecodable,
+)
 from tidings.net.politeness import HostLimiter, parse_retry_after
 from tidings.net.pools import MAX_HOST_POOLS, HostPools
 from tidings.net.resolver import ResolveError, Resolver, SystemResolver
@@ -85,6 +93,7 @@ class _Answer:
     reason: str
     headers: dict[str, str]
     content: bytes = b""
+    encoding: str = ""  # of ``content``, when decoding was deferred
     location: str | None = None
 
 
@@ -97,6 +106,7 @@ class _Request:
     budget: _Budget
     proxy: bool | None
     raise_for_status: bool
+    defer_decoding: bool = False
     redirects: list[str] = field(default_factory=list)
     current: str = ""  # the hop being sent, for error messages
 
@@ -170,6 +180,7 @@ class Fetcher:
         json: Any = None,
         proxy: bool | None = None,
         user_agent: str | None = None,
+        defer_decoding: bool = False,
     ) -> Response:
         """Fetch ``url`` through the guard and return the final answer.
 
@@ -178,7 +189,9 @@ class Fetcher:
         failure is a :class:`FetchError` whose message names the URL.
         A ``User-Agent`` in ``headers`` is ignored (R-HTTP-7); ``user_agent`` is
         the one way to replace it, for a source whose operator configured one
-        explicitly (R-RSS-9).
+        explicitly (R-RSS-9). With ``defer_decoding`` a compressed body is kept
+        as sent (capped at ``max_bytes`` too) and decoded when ``content`` is
+        first read, which then raises the decoding errors.
         """
         request = _Request(
             url=url,
@@ -186,6 +199,7 @@ class Fetcher:
             budget=_Budget(self.settings.http_timeout if timeout is None else timeout),
             proxy=proxy,
             raise_for_status=raise_for_status,
+            defer_decoding=defer_decoding,
         )
         sent = dict(self._base_headers)
         for name, value in (headers or {}).items():
@@ -277,7 +291,11 @@ class Fetcher:
         )
         if not skip_body:
             encoding = answer.headers.get("content-encoding", "")
-            answer.content = await read_capped(response.aiter_raw(), encoding, request.cap)
+            if request.defer_decoding and encoding:
+                answer.content = await read_encoded(response.aiter_raw(), encoding, request.cap)
+                answer.encoding = encoding
+            else:
+                answer.content = await read_capped(response.aiter_raw(), encoding, request.cap)
         else:
             await _drain(response)
         return answer
@@ -299,7 +317,7 @@ class Fetcher:
             final_url=final,
             status=answer.status,
             headers=answer.headers,
-            content=answer.content,
+            body=Body(answer.content, answer.encoding, cap=request.cap, url=request.url),
             fetched_at=now,
             elapsed=request.budget.used,
             redirects=tuple(request.redirects),
@@ -384,13 +402,11 @@ def _translate(exc: Exception, request: _Request) -> FetchError:
             "(DNS, redirects and body together)",
         )
     if isinstance(exc, CapExceededError):
-        return BodyTooLargeError(
-            url, f"{url}: body larger than {request.cap} bytes (raise max_bytes if it is expected)"
-        )
+        return too_large(url, request.cap)
     if isinstance(exc, ResolveError):
         return ConnectError(url, f"{url}: {exc}")
     if isinstance(exc, BodyError):
-        return FetchError(url, f"{url}: {exc}")
+        return undecodable(url, exc)
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
         return FetchError(url, f"{url}: not a valid URL ({exc})")
     if isinstance(exc, httpx.HTTPError):

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from tidings.net.body import Body
+
 
 @dataclass(frozen=True, slots=True)
 class Response:
@@ -21,10 +23,15 @@ class Response:
     final_url: str  # after redirects
     status: int
     headers: Mapping[str, str]  # lower-cased names; repeated headers joined by ", "
-    content: bytes  # decompressed body, at most the byte cap
+    body: Body  # as received; ``content`` is the decoded body, at most the byte cap
     fetched_at: datetime
     elapsed: float  # seconds, DNS to last byte
     redirects: tuple[str, ...] = field(default=())  # every URL that answered 3xx
+
+    @property
+    def content(self) -> bytes:
+        """The decoded body (decoded now if the fetch deferred it; may raise FetchError)."""
+        return self.body.content()
 
     @property
     def not_modified(self) -> bool:

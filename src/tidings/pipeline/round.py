@@ -20,6 +20,7 @@ from tidings.pipeline import timing
 from tidings.pipeline.collect import PipelineEnv, collect_source
 from tidings.pipeline.cpu import CpuPool, pool_size
 from tidings.pipeline.extraction import ExtractReport, extract_pending
+from tidings.pipeline.fair import FairCpu
 from tidings.pipeline.writer import WriterThread
 
 
@@ -102,7 +103,8 @@ async def run_round(
     workers = pool_size(env.settings.cpu_workers, len(sources))
     pool = CpuPool(workers) if workers else None
     writer = WriterThread(env.store)
-    round_env = replace(env, writer=writer, offload=pool or env.offload)
+    cpu = FairCpu(pool or env.offload, slots=workers or 1)
+    round_env = replace(env, writer=writer, offload=cpu)
     try:
         await asyncio.gather(*(one(s) for s in interleave_hosts(sources)))
     finally:

@@ -32,6 +32,7 @@ from tidings.model import RunCounts, Source
 from tidings.pipeline import timing
 from tidings.pipeline.collect import PipelineEnv, collect_source
 from tidings.pipeline.extraction import extract_pending, prune_archive
+from tidings.pipeline.fair import FairCpu
 from tidings.pipeline.writer import WriterThread, in_loop
 from tidings.schedule import jobs, plan
 from tidings.schedule.clock import Clock, SystemClock
@@ -148,7 +149,9 @@ class Runner:
             self.webhooks.start()
         # runs are stored on a thread of their own, off the loop the web pages share
         writer = WriterThread(store)
-        self.env = replace(self.env, writer=writer)
+        offload = self.env.offload
+        # CPU steps take turns through the loop, so neither sockets nor web pages wait
+        self.env = replace(self.env, writer=writer, offload=FairCpu(self.env.offload))
         try:
             while not self._stop.is_set():
                 started = self.clock.now()
@@ -159,7 +162,7 @@ class Runner:
         finally:
             await self.drain()
             writer.close()
-            self.env = replace(self.env, writer=in_loop)
+            self.env = replace(self.env, writer=in_loop, offload=offload)
         return self._reason
 
     def tick(self) -> list[Source]:

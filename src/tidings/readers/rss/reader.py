@@ -17,7 +17,7 @@ from lxml.cssselect import CSSSelector
 
 from tidings.errors import ConfigError, FetchError, HTTPStatusError
 from tidings.model import RawResponse, Source, SourceKind
-from tidings.net.types import Response
+from tidings.net import Body, Response
 from tidings.readers.base import ReadContext, ReadResult
 from tidings.readers.rss.hints import not_before
 from tidings.readers.rss.parse import ParsedFeed, parse_feed
@@ -88,7 +88,7 @@ class RssReader:
             resp = await self._fetch(ctx, config, None, None)
             if resp.not_modified:
                 raise FetchError(resp.final_url, f"{resp.final_url}: 304 to an unconditional GET")
-        feed = await ctx.offload(parse_feed, resp.content, url=resp.final_url,
+        feed = await ctx.offload(_parse_body, resp.body, url=resp.final_url,
                                  headers=dict(resp.headers))
         return self._result(source, resp, feed, ctx.now)
 
@@ -105,13 +105,14 @@ class RssReader:
         agent = config.get("user_agent") or None
         try:
             return await ctx.fetcher.fetch(ctx.source.url, etag=etag, last_modified=modified,
-                                           headers=headers, proxy=proxy, user_agent=agent)
+                                           headers=headers, proxy=proxy, user_agent=agent,
+                                           defer_decoding=True)
         except HTTPStatusError as exc:
             if exc.status != 403:
                 raise
         return await ctx.fetcher.fetch(ctx.source.url, etag=etag, last_modified=modified,
                                        headers={**headers, **BROWSER_HEADERS}, proxy=proxy,
-                                       user_agent=agent)
+                                       user_agent=agent, defer_decoding=True)
 
     def _result(self, source: Source, resp: Response, feed: ParsedFeed,
                 now: datetime) -> ReadResult:
@@ -125,6 +126,11 @@ class RssReader:
         return _from_feed(feed, cursor=cursor, raw=(raw,), status=resp.status,
                           size=len(resp.content), final_url=resp.final_url,
                           hint=not_before(resp.headers, feed.ttl, now))
+
+
+def _parse_body(body: Body, *, url: str, headers: Mapping[str, str]) -> ParsedFeed:
+    """Decode and parse in one CPU step: until its turn, a round holds the body as sent."""
+    return parse_feed(body.content(), url=url, headers=headers)
 
 
 def _from_feed(

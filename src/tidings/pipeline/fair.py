@@ -1,0 +1,83 @@
+"""CPU steps of a round taken one at a time, so the network never waits on them.
+
+A round's event loop does two kinds of work: network (cheap steps, each waiting
+on a socket) and CPU (parsing and preparing a feed, ~10 ms each). Left alone,
+one pass of the loop runs every CPU step that became ready, and with a few
+dozen feeds waiting to be parsed the sockets are looked at a fraction of a
+second apart: requests crawl, a server that will never answer is only asked
+late in the round, and the round ends its whole timeout after that.
+
+:class:`FairCpu` wraps a round's offload: steps run ``slots`` at a time (one
+in the loop itself, one per worker with a process pool), the next step is
+handed over through the loop (so sockets are served between any two steps),
+and a source that already had a step goes before sources that have had none,
+so a feed is finished (and its parsed items freed) before another is started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import weakref
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+from tidings.readers.base import Offload
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class FairCpu:
+    """An :class:`~tidings.readers.base.Offload` that takes turns (see the module).
+
+    Turns are handed out by a callback the loop runs on its next pass, never
+    straight from one step to the next: the pass in between serves the sockets,
+    and a source that asks for its next step right after the last one (prepare
+    after parse) is already waiting when the turn is given, so it goes first.
+    """
+
+    def __init__(self, offload: Offload, slots: int = 1) -> None:
+        self._offload = offload
+        self._free = max(1, slots)
+        self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._order = itertools.count()
+        self._started: weakref.WeakSet[asyncio.Task[object]] = weakref.WeakSet()
+        self._granting = False
+
+    async def __call__(self, func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        task = asyncio.current_task()
+        await self._turn(0 if task in self._started else 1)
+        try:
+            if task is not None:
+                self._started.add(task)
+            return await self._offload(func, *args, **kwargs)
+        finally:
+            self._free += 1
+            self._grant_soon()
+
+    async def _turn(self, rank: int) -> None:
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiting, (rank, next(self._order), turn))
+        self._grant_soon()
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():  # given the turn, then cancelled
+                self._free += 1
+                self._grant_soon()
+            raise
+
+    def _grant_soon(self) -> None:
+        if not self._granting:
+            self._granting = True
+            asyncio.get_running_loop().call_soon(self._grant)
+
+    def _grant(self) -> None:
+        self._granting = False
+        while self._free and self._waiting:
+            _, _, turn = heapq.heappop(self._waiting)
+            if not turn.done():  # skip waits given up
+                self._free -= 1
+                turn.set_result(None)

@@ -1,0 +1,76 @@
+"""FairCpu: a round's CPU steps take turns through the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
+
+from tidings.pipeline.fair import FairCpu
+from tidings.readers.base import inline
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+async def _loop_gaps(until: asyncio.Future[Any]) -> float:
+    """The longest the loop went without serving this task (a stand-in for sockets)."""
+    worst, last = 0.0, time.monotonic()
+    while not until.done():
+        await asyncio.sleep(0)
+        now = time.monotonic()
+        worst, last = max(worst, now - last), now
+    return worst
+
+
+async def _gap_while_parsing(offload: Callable[..., Any]) -> float:
+    steps = asyncio.gather(*(offload(time.sleep, 0.02) for _ in range(10)))
+    gap = await _loop_gaps(steps)
+    await steps
+    return gap
+
+
+async def test_the_loop_is_served_between_any_two_steps() -> None:
+    assert await _gap_while_parsing(inline) > 0.15  # all ten ran in one pass of the loop
+    assert await _gap_while_parsing(FairCpu(inline)) < 0.08
+
+
+async def test_a_started_source_finishes_before_another_starts() -> None:
+    cpu = FairCpu(inline)
+    order: list[str] = []
+
+    def step(label: str) -> None:
+        order.append(label)
+        time.sleep(0.005)
+
+    async def source(name: str) -> None:
+        for part in "ab":  # parse, then prepare
+            await cpu(step, name + part)
+
+    await asyncio.gather(*(source(str(n)) for n in range(1, 5)))
+    # first come, first served would be 1a 2a 3a 4a 1b ...: every feed parsed (and
+    # held in memory) before the first is prepared
+    assert order == ["1a", "1b", "2a", "2b", "3a", "3b", "4a", "4b"]
+
+
+async def test_slots_run_side_by_side_and_a_cancelled_wait_frees_nothing() -> None:
+    running, peak = 0, 0
+
+    async def pool(func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        nonlocal running, peak  # a process pool: a step awaits its worker
+        running += 1
+        peak = max(peak, running)
+        await asyncio.sleep(0.05)
+        running -= 1
+        return func(*args, **kwargs)
+
+    cpu = FairCpu(pool, slots=2)
+    waiting = [asyncio.ensure_future(cpu(abs, -n)) for n in range(5)]
+    await asyncio.sleep(0.01)
+    waiting[3].cancel()  # gave up while queued: must neither run nor leak a slot
+    results = await asyncio.gather(*waiting, return_exceptions=True)
+    assert peak == 2
+    assert results[:3] == [0, 1, 2] and results[4] == 4
+    assert isinstance(results[3], asyncio.CancelledError)
+    assert list(await asyncio.wait_for(asyncio.gather(cpu(abs, -5), cpu(abs, -6)), 1)) == [5, 6]

@@ -130,3 +130,25 @@ async def test_a_run_whose_batch_cannot_be_stored_is_failed_whole(
     others = [c for sid, c in report.results.items() if sid != victim.id]
     assert sum(c.created for c in others) > 0
     await t.aclose()
+
+
+async def test_a_round_admits_a_bounded_number_of_one_hosts_sources(
+    settings: Settings, farm: Farm,
+) -> None:
+    """A run's time limit counts from its admission: hundreds of sources of one host
+    admitted at once would spend it waiting for the host's two request slots."""
+    t = Tidings.open(settings, create=True)
+    t.import_opml(farm.opml())
+    assert {urlsplit(s.url).hostname for s in t.sources()} == {"127.0.0.1"}
+    await t.collect()
+    runs = t.runs(limit=1000)
+    assert len(runs) == 200
+    edges = sorted([(r.started_at, 1) for r in runs] +
+                   [(r.finished_at or r.started_at, -1) for r in runs])
+    running = peak = 0
+    for _, step in edges:
+        running += step
+        peak = max(peak, running)
+    assert settings.per_host_concurrency == 2
+    assert 2 < peak <= 32  # 200 when every source of the host was admitted at once
+    await t.aclose()

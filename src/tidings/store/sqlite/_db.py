@@ -32,6 +32,16 @@ _PRAGMAS = (
     "PRAGMA wal_autocheckpoint = 16384",
     "PRAGMA mmap_size = 268435456",
 )
+#: The writer reads mostly what it is about to change, and a collection round
+#: plus its indexing touch most of a young database: through a 256 MiB map those
+#: pages all counted in the process's memory (a 1,000-feed round peaked at
+#: 477 MB resident, 241 MB of it mapped file). Without the map and with half
+#: the page cache the same round peaks at 182 MB and runs as fast; the store
+#: benchmark writes as fast too. Readers keep the map: it speeds their look-ups.
+_WRITER_PRAGMAS = (
+    "PRAGMA mmap_size = 0",
+    "PRAGMA cache_size = -32768",
+)
 
 
 def to_us(value: datetime) -> int:
@@ -68,6 +78,8 @@ class Database:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._writer = connect(path)
+        for pragma in _WRITER_PRAGMAS:
+            self._writer.execute(pragma)
         self._write_lock = threading.Lock()
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []

@@ -12,6 +12,7 @@ The tree lives at layer 0 so that every layer can catch, say, a
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 
 class TidingsError(Exception):
@@ -23,6 +24,20 @@ class TidingsError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Subclasses take other arguments than ``args`` holds, so the default
+        # (``cls(*args)``) cannot rebuild them: an error raised in a worker process
+        # (a feed that fails to decode or parse) must cross back whole.
+        return _rebuild, (type(self), self.args, dict(self.__dict__))
+
+
+def _rebuild(cls: type[TidingsError], args: tuple[Any, ...],
+             state: dict[str, Any]) -> TidingsError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
 
 
 class ConfigError(TidingsError):

@@ -156,10 +156,7 @@ def _finish(env: PipelineEnv, source: Source, run_id: int, read: _Read, now: dat
     leaves either everything or the old cursor (the next run fetches again).
     """
     with env.store.transaction():
-        done = _store(env, source, read, now)
-        env.store.update_source(source.id, done.changes)
-        env.store.finish_run(run_id, env.clock(), done.counts)
-    return done
+        return _close_run(env, source, run_id, _store(env, source, read, now))
 
 
 def _record_failure(env: PipelineEnv, source: Source, run_id: int, done: Collected,
@@ -168,8 +165,12 @@ def _record_failure(env: PipelineEnv, source: Source, run_id: int, done: Collect
     with env.store.transaction():
         for raw in raws:
             env.store.put_raw(replace(raw, source_id=source.id))
-        env.store.update_source(source.id, done.changes)
-        env.store.finish_run(run_id, env.clock(), done.counts)
+        return _close_run(env, source, run_id, done)
+
+
+def _close_run(env: PipelineEnv, source: Source, run_id: int, done: Collected) -> Collected:
+    env.store.update_source(source.id, done.changes)
+    env.store.finish_run(run_id, env.clock(), done.counts)
     return done
 
 

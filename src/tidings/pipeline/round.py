@@ -103,11 +103,10 @@ async def run_round(
         progress.started(len(sources))
     gate = asyncio.Semaphore(max(1, env.settings.collect_concurrency))
     per_host = HOST_ADMISSION * max(1, env.settings.per_host_concurrency)
-    hosts: dict[str, asyncio.Semaphore] = {}
+    hosts = {host: asyncio.Semaphore(per_host) for host in map(_host, sources)}
 
     async def one(source: Source) -> None:
-        host = hosts.setdefault(_host(source), asyncio.Semaphore(per_host))
-        async with host, gate:
+        async with hosts[_host(source)], gate:
             counts = await collect_source(round_env, source)
         report.results[source.id] = counts
         if progress is not None:

@@ -151,7 +151,7 @@ class Runner:
         writer = WriterThread(store)
         offload = self.env.offload
         # CPU steps take turns through the loop, so neither sockets nor web pages wait
-        self.env = replace(self.env, writer=writer, offload=FairCpu(self.env.offload))
+        self.env = replace(self.env, writer=writer, offload=FairCpu(offload))
         try:
             while not self._stop.is_set():
                 started = self.clock.now()

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 import httpcore
 from aiohttp import web
 
+from tidings.net.stream import AsyncioBackend
+
 
 @asynccontextmanager
 async def serve(app: web.Application, host: str = "127.0.0.1") -> AsyncIterator[str]:
@@ -195,7 +197,7 @@ class RecordingDialer(httpcore.AsyncNetworkBackend):
     def __init__(self, nat: Iterable[str] = ()) -> None:
         self.nat = set(nat)
         self.dialed: list[tuple[str, int]] = []
-        self._real = httpcore.AnyIOBackend()
+        self._real = AsyncioBackend()
 
     async def connect_tcp(
         self,

@@ -10,8 +10,6 @@ host name because httpcore passes the origin's name to ``start_tls``.
 
 from __future__ import annotations
 
-import select
-import socket
 import ssl
 from collections.abc import Iterable
 from typing import Any
@@ -20,6 +18,7 @@ import httpcore
 
 from tidings.net.addresses import AllowList, address_refusal, name_refusal, parse_address
 from tidings.net.resolver import Resolver
+from tidings.net.stream import AsyncioBackend, AsyncioStream, readable
 
 _HINT = "add the host to TIDINGS_ALLOW_PRIVATE_HOSTS to allow it"
 
@@ -91,21 +90,9 @@ class _Stream(httpcore.AsyncNetworkStream):
     def get_extra_info(self, info: str) -> Any:
         if info == "socket":
             return self._socket
-        if info == "is_readable" and isinstance(self._socket, socket.socket):
-            return _readable(self._socket)
+        if info == "is_readable" and self._socket is not None:
+            return readable(self._socket)
         return self._inner.get_extra_info(info)
-
-
-def _readable(sock: socket.socket) -> bool:
-    """Whether data or the server's close waits on an idle connection (httpcore's probe,
-    asked directly of the socket instead of through anyio's attribute mapping)."""
-    if sock.fileno() < 0:
-        return True
-    if not hasattr(select, "poll"):  # pragma: no cover - Windows
-        return bool(select.select([sock], [], [], 0)[0])
-    poller = select.poll()
-    poller.register(sock, select.POLLIN)
-    return bool(poller.poll(0))
 
 
 class GuardedBackend(httpcore.AsyncNetworkBackend):
@@ -119,7 +106,7 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
     ) -> None:
         self._resolver = resolver
         self._allow = allow
-        self._inner = inner or httpcore.AnyIOBackend()
+        self._inner = inner or AsyncioBackend()
         #: connections opened so far (observability; tests assert on it)
         self.connections_opened = 0
 
@@ -142,7 +129,7 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
                 failures.append(f"{address}: {exc or type(exc).__name__}")
                 continue
             self.connections_opened += 1
-            return _Stream(stream)
+            return stream if isinstance(stream, AsyncioStream) else _Stream(stream)
         raise httpcore.ConnectError(f"cannot connect to {host}:{port} ({'; '.join(failures)})")
 
     async def connect_unix_socket(

@@ -9,6 +9,7 @@ started. Share one Fetcher per process: the per-host limits live in it.
 
 from __future__ import annotations
 
+import ssl
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -116,7 +117,8 @@ class Fetcher:
 
     ``resolver`` replaces the system resolver (tests answer with private or
     changing addresses). ``network_backend`` is what opens sockets once the
-    guard approved an address (tests pass one that records dials).
+    guard approved an address (tests pass one that records dials); ``tls``
+    the context that verifies servers (tests trust their own CA).
     ``max_host_pools`` caps how many hosts keep a connection pool at once
     (see ``net/pools.py``).
     """
@@ -128,6 +130,7 @@ class Fetcher:
         resolver: Resolver | None = None,
         network_backend: httpcore.AsyncNetworkBackend | None = None,
         max_host_pools: int = MAX_HOST_POOLS,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.settings = settings
         self.allow = allow_list_from_settings(settings)
@@ -135,7 +138,8 @@ class Fetcher:
         self._resolver = resolver or SystemResolver()
         self._backend = GuardedBackend(self._resolver, self.allow, network_backend)
         self.pools = HostPools(
-            self._backend, connections=self.limiter.concurrency, max_hosts=max_host_pools
+            self._backend, connections=self.limiter.concurrency, max_hosts=max_host_pools,
+            tls=tls,
         )
         self._base_headers = {
             "accept": "*/*",

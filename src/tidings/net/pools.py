@@ -17,6 +17,7 @@ request in flight is never evicted.
 
 from __future__ import annotations
 
+import ssl
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -50,9 +51,11 @@ class HostPools:
         connections: int,
         max_hosts: int = MAX_HOST_POOLS,
         idle_expiry: float = 30.0,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self._backend = backend
-        self._tls = httpx.create_ssl_context(trust_env=False)  # once: loading CAs is slow
+        # once: loading the CA bundle is slow
+        self._tls = tls or httpx.create_ssl_context(trust_env=False)
         self._limits = httpx.Limits(
             max_connections=max(1, connections),
             max_keepalive_connections=max(1, connections),

@@ -26,7 +26,8 @@ from tidings.model import Health, ItemData, RawResponse, RunCounts, RunOutcome, 
 from tidings.net import Fetcher
 from tidings.pipeline import timing
 from tidings.pipeline.filters import apply_rules, compile_rules, limit_batch, summary_only
-from tidings.pipeline.upsert import Prepared, apply_prepared, prepare
+from tidings.pipeline.listing import LISTING_KEY, remembered
+from tidings.pipeline.upsert import Prepared, apply_prepared, listing_memory, prepare
 from tidings.pipeline.writer import StoreWriter, in_loop
 from tidings.readers import get_reader
 from tidings.readers.base import Offload, ReadContext, ReadResult, inline
@@ -106,7 +107,10 @@ async def _read(env: PipelineEnv, source: Source, now: datetime,
     result = await reader.read(ReadContext(source, env.fetcher, now, env.offload))
     raws.extend(result.raw)
     changes = _success_changes(source, result, now)
+    listed = remembered(source.cursor)
     if result.not_modified:
+        if listed:
+            changes["cursor"][LISTING_KEY] = listed
         return _Read(result, changes, source)
     kept, filtered = apply_rules(result.items, rules, now)
     s = env.settings
@@ -121,7 +125,8 @@ async def _read(env: PipelineEnv, source: Source, now: datetime,
         changes["identity_mode"] = mode
     keyed = replace(source, identity_mode=mode)
     prepared = await env.offload(prepare, keyed, summary_only(config, batch), now,
-                                 s.tracking_params)
+                                 s.tracking_params, False, listed)
+    changes["cursor"][LISTING_KEY] = listing_memory(prepared)
     return _Read(result, changes, keyed, prepared, filtered)
 
 

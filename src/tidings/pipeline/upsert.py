@@ -8,7 +8,7 @@ nothing, a crash after it leaves everything (R-DEDUP-9).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -25,6 +25,7 @@ from tidings.identity import (
 )
 from tidings.identity.decide import Action, decide
 from tidings.model import BodyState, ItemData, ItemState, Source
+from tidings.pipeline import listing
 from tidings.store.base import Discovery, ItemFields, NewItem, Revision, Storage, UpsertBatch
 
 FFFD = "\ufffd"
@@ -44,10 +45,27 @@ class UpsertOutcome:
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
+    """One entry keyed and cleaned, or, when listed unchanged, only keyed (see listing)."""
+
     key: str
-    fields: ItemFields
+    fields: ItemFields | None  # None: listed unchanged, cleaned only if ``settle`` must
     declared_backfill: bool | None
     digest: str = ""  # content hash of ``fields``, computed where prepare runs (a worker)
+    mark: str = ""  # the entry's listing mark, when the caller keeps a listing memory
+    deferred: Deferred | None = None  # what cleaning takes, while ``fields`` is None
+
+
+@dataclass(frozen=True, slots=True)
+class Deferred:
+    """An entry listed unchanged: what cleaning it takes, should it come to that."""
+
+    item: ItemData
+    url: str | None
+    local_media: bool
+
+    def has_fffd(self) -> bool:
+        item = self.item
+        return _has_fffd(item.title, item.body, item.summary)
 
 
 def _item_fields(item: ItemData, url: str | None, now: datetime,
@@ -78,12 +96,18 @@ def _item_fields(item: ItemData, url: str | None, now: datetime,
 def prepare(
     source: Source, items: Iterable[ItemData], now: datetime,
     extra_tracking: Sequence[str] = (), local_media: bool = False,
+    listed: Mapping[str, str] | None = None,
 ) -> list[Prepared]:
-    """Key and clean each entry; the first of repeated keys wins."""
+    """Key and clean each entry; the first of repeated keys wins.
+
+    With ``listed`` (the source's listing memory) every entry gets its mark, and
+    an entry listed unchanged last time is keyed but not cleaned.
+    """
+    prefix = None if listed is None else listing.seed(
+        source.identity_mode, extra_tracking, local_media)
     seen: set[str] = set()
     out = []
     for item in items:
-        url = normalize_url(item.url, extra_tracking) if item.url else None
         key = identity_key(
             source_id=source.id, url=item.url, title=item.title, guid=item.guid,
             explicit=item.key, mode=source.identity_mode, extra_tracking=extra_tracking,
@@ -91,10 +115,32 @@ def prepare(
         if key in seen:
             continue
         seen.add(key)
-        fields = _item_fields(item, url, now, local_media)
-        digest = content_hash(fields.title, fields.body, fields.summary)
-        out.append(Prepared(key, fields, item.backfill, digest))
+        url = normalize_url(item.url, extra_tracking) if item.url else None
+        mark = "" if prefix is None else listing.mark(prefix, item)
+        known = listed.get(mark) if listed and mark else None
+        if known is not None:
+            deferred = Deferred(item, url, local_media)
+            out.append(Prepared(key, None, item.backfill, known, mark, deferred))
+        else:
+            fields = _item_fields(item, url, now, local_media)
+            digest = content_hash(fields.title, fields.body, fields.summary)
+            out.append(Prepared(key, fields, item.backfill, digest, mark))
     return out
+
+
+def _clean(p: Prepared, now: datetime) -> Prepared:
+    """A deferred entry prepared in full after all."""
+    assert p.deferred is not None
+    d = p.deferred
+    fields = _item_fields(d.item, d.url, now, d.local_media)
+    digest = content_hash(fields.title, fields.body, fields.summary)
+    return Prepared(p.key, fields, p.declared_backfill, digest, p.mark)
+
+
+def listing_memory(prepared: Sequence[Prepared]) -> dict[str, str]:
+    """The listing memory a stored batch leaves for the source's next run."""
+    return listing.remember([
+        (p.mark, p.digest, p.fields is None or p.fields.body is not None) for p in prepared])
 
 
 def _inherit(fields: ItemFields, existing: ItemState | None, source_id: str) -> ItemFields:
@@ -162,16 +208,24 @@ def plan_prepared(
     """
     keys = [p.key for p in prepared]
     # stored bodies matter only to teasers (inheritance) and to text holding U+FFFD
-    existing = store.lookup_items(keys, bodies_for={
-        p.key for p in prepared if p.fields.body is None
-        or FFFD in p.fields.title or FFFD in p.fields.summary or FFFD in p.fields.body})
+    existing = store.lookup_items(keys, bodies_for={p.key for p in prepared if _needs_body(p)})
     dead = store.tombstoned(keys)
     out = UpsertOutcome()
     creates: list[NewItem] = []
     revisions: list[Revision] = []
     discoveries: list[Discovery] = []
-    for p in prepared:
-        old = existing.get(p.key)
+    for entry in prepared:
+        old = existing.get(entry.key)
+        if entry.fields is None:
+            settled = listing.settle(source.id, entry.digest, old, entry.key in dead)
+            if settled is not None:
+                out.actions[entry.key] = settled
+                if settled is Action.REDISCOVER and old is not None:
+                    discoveries.append(Discovery(source.id, now, item_id=old.id))
+                _count(out, settled, old)
+                continue
+        p = entry if entry.fields is not None else _clean(entry, now)
+        assert p.fields is not None
         fields = _inherit(p.fields, old, source.id)
         digest = p.digest if fields is p.fields and p.digest else content_hash(
             fields.title, fields.body, fields.summary)
@@ -193,6 +247,16 @@ def plan_prepared(
             discoveries.append(Discovery(source.id, now, item_id=old.id))
         _count(out, action, old)
     return UpsertBatch(creates, revisions, discoveries), out
+
+
+def _needs_body(p: Prepared) -> bool:
+    """Whether deciding ``p`` may look at the stored body: teasers inherit it, and
+    text holding U+FFFD is compared lossily against it."""
+    if p.fields is None:
+        assert p.deferred is not None
+        return p.deferred.has_fffd()  # listed unchanged: a body, so never a teaser
+    f = p.fields
+    return f.body is None or _has_fffd(f.title, f.body, f.summary)
 
 
 def _state_only(fields: ItemFields, old: ItemState) -> bool:
@@ -226,5 +290,5 @@ def upsert_item(
                         imported=imported, local_media=local_media)
 
 
-__all__ = ["Prepared", "UpsertOutcome", "apply_prepared", "plan_prepared", "prepare",
-           "upsert_item", "upsert_items"]
+__all__ = ["Deferred", "Prepared", "UpsertOutcome", "apply_prepared", "listing_memory",
+           "plan_prepared", "prepare", "upsert_item", "upsert_items"]

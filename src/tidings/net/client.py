@@ -9,16 +9,16 @@ started. Share one Fetcher per process: the per-host limits live in it.
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
 
-import anyio
 import httpcore
 import httpx
 
@@ -67,14 +67,20 @@ class _Budget:
     total: float
     used: float = 0.0
 
-    @contextmanager
-    def spend(self) -> Iterator[None]:
+    @asynccontextmanager
+    async def spend(self) -> AsyncIterator[None]:
+        """Raises TimeoutError when the budget runs out, inside the hop or before it.
+
+        asyncio's own timeout, not anyio's: it cancels the task once, so httpcore's
+        clean-up after the cancellation runs to its end, and it costs a timer
+        handle instead of a cancel scope per request.
+        """
         remaining = self.total - self.used
         if remaining <= 0:
             raise TimeoutError
         start = time.monotonic()
         try:
-            with anyio.fail_after(remaining):
+            async with asyncio.timeout(remaining):
                 yield
         finally:
             self.used += time.monotonic() - start
@@ -252,22 +258,21 @@ class Fetcher:
         proxy = self._proxy
         if proxy is not None and not uses_proxy(host, self.settings, request.proxy):
             proxy = None
-        async with self.limiter.slot(host):
-            with request.budget.spend():
-                seconds = request.budget.total - request.budget.used + 1
-                outgoing = httpx.Request(
-                    hop.method, hop.url, headers=hop.headers, json=hop.json,
-                    extensions={"timeout": dict.fromkeys(_TIMEOUT_PHASES, seconds)},
-                )
-                if proxy is not None:  # the proxy resolves for us, so check the target here
-                    await checked_addresses(host, hop.url.port or _default_port(hop.url),
-                                            self._resolver, self.allow)
-                    return await self._exchange(request, hop, proxy, outgoing)
-                pool = await self.pools.acquire(host)
-                try:
-                    return await self._exchange(request, hop, pool.transport, outgoing)
-                finally:
-                    self.pools.release(pool)
+        async with self.limiter.slot(host), request.budget.spend():
+            seconds = request.budget.total - request.budget.used + 1
+            outgoing = httpx.Request(
+                hop.method, hop.url, headers=hop.headers, json=hop.json,
+                extensions={"timeout": dict.fromkeys(_TIMEOUT_PHASES, seconds)},
+            )
+            if proxy is not None:  # the proxy resolves for us, so check the target here
+                await checked_addresses(host, hop.url.port or _default_port(hop.url),
+                                        self._resolver, self.allow)
+                return await self._exchange(request, hop, proxy, outgoing)
+            pool = await self.pools.acquire(host)
+            try:
+                return await self._exchange(request, hop, pool.transport, outgoing)
+            finally:
+                self.pools.release(pool)
 
     async def _exchange(
         self,
@@ -375,14 +380,14 @@ async def _drain(response: httpx.Response) -> None:
     hiding the status behind): the connection is dropped instead.
     """
     size = 0
-    with anyio.move_on_after(_DRAIN_SECONDS):
-        try:
+    try:
+        async with asyncio.timeout(_DRAIN_SECONDS):
             async for chunk in response.aiter_raw():
                 size += len(chunk)
                 if size > _DRAIN_LIMIT:
                     return
-        except httpx.HTTPError:
-            return
+    except (TimeoutError, httpx.HTTPError):
+        return
 
 
 def _flat(headers: httpx.Headers) -> dict[str, str]:

@@ -18,6 +18,7 @@ _COLUMNS = (
     "health, cursor, cost_class, identity_mode, priority, muted_reason, created_at, "
     "last_success_at, last_error, site_url"
 )
+_NAMES = tuple(name.strip() for name in _COLUMNS.split(","))  # the fields of Source, in order
 _FIELDS = frozenset(f.name for f in fields(Source))
 
 
@@ -90,21 +91,25 @@ class SourcesMixin:
         return [source_from_row(r) for r in rows]
 
     def update_source(self, source_id: str, changes: Mapping[str, Any]) -> Source:
+        """Write the changed columns only; every run of a round ends here, on the writer."""
         unknown = sorted(set(changes) - (_FIELDS - {"id"}))
         if unknown:
             raise ConfigError(f"cannot set source field(s): {', '.join(unknown)}")
         with self._db.write() as conn:
             current = self._get_source(conn, source_id)
             try:
-                updated = replace(current, **changes)
-                params = _source_params(updated)
+                params = _source_params(replace(current, **changes))
             except (TypeError, ValueError) as exc:
                 raise ConfigError(f"source {source_id!r}: bad change ({exc})") from exc
-            _check_free(conn, updated, source_id)
-            assignments = ", ".join(f"{c.strip()} = ?" for c in _COLUMNS.split(",")[1:])
-            conn.execute(f"UPDATE sources SET {assignments} WHERE id = ?",  # noqa: S608
-                         (*params[1:], source_id))
-            return self._get_source(conn, source_id)
+            updated = source_from_row(params)  # exactly what reading the row back gives
+            if "url" in changes:
+                _check_free(conn, updated, source_id)
+            changed = [i for i, name in enumerate(_NAMES) if name in changes]
+            if changed:
+                assignments = ", ".join(f"{_NAMES[i]} = ?" for i in changed)
+                conn.execute(f"UPDATE sources SET {assignments} WHERE id = ?",  # noqa: S608
+                             (*(params[i] for i in changed), source_id))
+            return updated
 
     def delete_source(self, source_id: str) -> None:
         with self._db.write() as conn:

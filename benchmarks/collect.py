@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import psutil
@@ -202,6 +202,37 @@ def report(profile: str, t: tuple[Round, Round, float], r: tuple[Round, Round] |
     return lines
 
 
+def median_round(rounds: list[Round]) -> Round:
+    """The run of median wall time, noting every run's seconds and the highest peak."""
+    mid = sorted(rounds, key=lambda r: r.seconds)[len(rounds) // 2]
+    if len(rounds) == 1:
+        return mid
+    runs = ", ".join(f"{r.seconds:.2f}" for r in rounds)
+    return replace(mid, peak_mb=max(r.peak_mb for r in rounds),
+                   extra=f"{mid.extra}; runs {runs} s")
+
+
+def paired_rounds(farm: FarmProcess, a: argparse.Namespace, env: dict[str, str]
+                  ) -> tuple[tuple[Round, Round, float], tuple[Round, Round] | None]:
+    """``a.pairs`` runs of each system on a freshly reset farm, alternating the order so
+    that a slow spell of the shared machine does not land on one system only."""
+    ours: list[tuple[Round, Round, float]] = []
+    theirs: list[tuple[Round, Round]] = []
+    for n in range(a.pairs):
+        for system in (("tidings", "reader") if n % 2 == 0 else ("reader", "tidings")):
+            farm.reset()
+            if system == "tidings":
+                ours.append(tidings_rounds(farm, a.feeds, env))
+            elif not a.no_reader:
+                theirs.append(reader_rounds(farm, a.feeds, a.reader_workers))
+    by_first = sorted(ours, key=lambda t: t[0].seconds)
+    index_s = by_first[len(by_first) // 2][2]  # searchable delay of the median first round
+    t = (median_round([t[0] for t in ours]), median_round([t[1] for t in ours]), index_s)
+    r = None if not theirs else (median_round([x[0] for x in theirs]),
+                                 median_round([x[1] for x in theirs]))
+    return t, r
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--feeds", type=int, default=1000)
@@ -210,6 +241,9 @@ def main() -> None:
     ap.add_argument("--reader-workers", type=int, default=32)
     ap.add_argument("--no-reader", action="store_true", help="skip the reader library")
     ap.add_argument("--repeat", type=int, default=1, help="bare-fetch repetitions (median)")
+    ap.add_argument("--pairs", type=int, default=1,
+                    help="tidings/reader pairs per profile, alternating who goes first "
+                         "(each round reported as the median run)")
     ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                     help="extra environment for tidings (e.g. TIDINGS_CPU_WORKERS=-1)")
     a = ap.parse_args()
@@ -219,10 +253,7 @@ def main() -> None:
         try:
             urls = get(farm.url + "/feeds.txt").decode().split()
             bare = statistics.median(asyncio.run(bare_fetch(urls))[0] for _ in range(a.repeat))
-            farm.reset()
-            t = tidings_rounds(farm, a.feeds, dict(kv.split("=", 1) for kv in a.env))
-            farm.reset()
-            r = None if a.no_reader else reader_rounds(farm, a.feeds, a.reader_workers)
+            t, r = paired_rounds(farm, a, dict(kv.split("=", 1) for kv in a.env))
         finally:
             farm.close()
         lines = report(profile, t, r, bare)

@@ -172,6 +172,13 @@ def test_replacement_characters_compare_lossily_either_way(store: Storage) -> No
         [Action.UNCHANGED]
 
 
+def test_a_replacement_character_made_by_cleaning_is_compared_lossily(store: Storage) -> None:
+    upsert_item(store, store.get_source("owner"), entry(1, body="<p>café au lait</p>"), NOW)
+    memory = memory_after(store, [entry(1, body="<p>caf&#65533; au lait</p>")])
+    actions = assert_same_plan(store, [entry(1, body="<p>caf&#65533; au lait</p>")], memory)
+    assert actions == [Action.UNCHANGED]
+
+
 def test_teasers_are_not_remembered(store: Storage) -> None:
     memory = memory_after(store, [entry(1, body=None), entry(2)])
     assert len(memory) == 1

@@ -50,7 +50,9 @@ class Prepared:
     key: str
     fields: ItemFields | None  # None: listed unchanged, cleaned only if ``settle`` must
     declared_backfill: bool | None
-    digest: str = ""  # content hash of ``fields``, computed where prepare runs (a worker)
+    # content hash of ``fields``, computed where prepare runs (a worker); of a deferred
+    # entry, the prefix its listing memory kept
+    digest: str = ""
     mark: str = ""  # the entry's listing mark, when the caller keeps a listing memory
     deferred: Deferred | None = None  # what cleaning takes, while ``fields`` is None
 
@@ -215,16 +217,15 @@ def plan_prepared(
     revisions: list[Revision] = []
     discoveries: list[Discovery] = []
     for entry in prepared:
-        old = existing.get(entry.key)
+        p, old = entry, existing.get(entry.key)
         if entry.fields is None:
-            settled = listing.settle(source.id, entry.digest, old, entry.key in dead)
+            settled, p, old = _undefer(store, source.id, entry, old, entry.key in dead, now)
             if settled is not None:
-                out.actions[entry.key] = settled
+                out.actions[p.key] = settled
                 if settled is Action.REDISCOVER and old is not None:
                     discoveries.append(Discovery(source.id, now, item_id=old.id))
                 _count(out, settled, old)
                 continue
-        p = entry if entry.fields is not None else _clean(entry, now)
         assert p.fields is not None
         fields = _inherit(p.fields, old, source.id)
         digest = p.digest if fields is p.fields and p.digest else content_hash(
@@ -247,6 +248,22 @@ def plan_prepared(
             discoveries.append(Discovery(source.id, now, item_id=old.id))
         _count(out, action, old)
     return UpsertBatch(creates, revisions, discoveries), out
+
+
+def _undefer(
+    store: Storage, source_id: str, entry: Prepared, old: ItemState | None,
+    tombstoned: bool, now: datetime,
+) -> tuple[Action | None, Prepared, ItemState | None]:
+    """A deferred entry's action when the stored item settles it; else the entry
+    cleaned after all, with the stored item again if its body is now needed."""
+    settled = listing.settle(source_id, entry.digest, old, tombstoned)
+    if settled is not None:
+        return settled, entry, old
+    p = _clean(entry, now)
+    if old is not None and _needs_body(p) and not _needs_body(entry):
+        # cleaning made a U+FFFD (from an entity, say): lossy comparison needs the body
+        old = store.lookup_items([p.key], bodies_for={p.key}).get(p.key)
+    return None, p, old
 
 
 def _needs_body(p: Prepared) -> bool:

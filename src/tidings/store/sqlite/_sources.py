@@ -34,6 +34,16 @@ def source_from_row(row: Sequence[Any]) -> Source:
     )
 
 
+#: a stand-in whose fields are replaced by a change, to convert just those columns
+_PROBE = Source(id="-", kind=SourceKind.RSS, url="-", created_at=datetime(2000, 1, 1, tzinfo=UTC))
+
+
+def _changed_params(changes: Mapping[str, Any]) -> dict[str, Any]:
+    """Column values for ``changes`` alone, converted (and checked) as a whole row is."""
+    row = dict(zip(_NAMES, _source_params(replace(_PROBE, **changes)), strict=True))
+    return {name: row[name] for name in _NAMES if name in changes}
+
+
 def _source_params(s: Source) -> tuple[Any, ...]:
     created = s.created_at or datetime.now(UTC)
     return (
@@ -91,25 +101,23 @@ class SourcesMixin:
         return [source_from_row(r) for r in rows]
 
     def update_source(self, source_id: str, changes: Mapping[str, Any]) -> Source:
-        """Write the changed columns only; every run of a round ends here, on the writer."""
+        """Write the changed columns only: every run of a round ends here, on the writer
+        thread, and the cursor (validators, listing memory) is the one large column."""
         unknown = sorted(set(changes) - (_FIELDS - {"id"}))
         if unknown:
             raise ConfigError(f"cannot set source field(s): {', '.join(unknown)}")
+        try:
+            params = _changed_params(changes)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"source {source_id!r}: bad change ({exc})") from exc
         with self._db.write() as conn:
-            current = self._get_source(conn, source_id)
-            try:
-                params = _source_params(replace(current, **changes))
-            except (TypeError, ValueError) as exc:
-                raise ConfigError(f"source {source_id!r}: bad change ({exc})") from exc
-            updated = source_from_row(params)  # exactly what reading the row back gives
-            if "url" in changes:
-                _check_free(conn, updated, source_id)
-            changed = [i for i, name in enumerate(_NAMES) if name in changes]
-            if changed:
-                assignments = ", ".join(f"{_NAMES[i]} = ?" for i in changed)
+            if "url" in params:
+                _check_free(conn, replace(_PROBE, id=source_id, url=params["url"]), source_id)
+            if params:
+                assignments = ", ".join(f"{name} = ?" for name in params)
                 conn.execute(f"UPDATE sources SET {assignments} WHERE id = ?",  # noqa: S608
-                             (*(params[i] for i in changed), source_id))
-            return updated
+                             (*params.values(), source_id))
+            return self._get_source(conn, source_id)
 
     def delete_source(self, source_id: str) -> None:
         with self._db.write() as conn:

@@ -147,6 +147,23 @@ def test_runs_start_finish_list_abandon(storage: Storage) -> None:
         storage.finish_run(999, T0, counts)
 
 
+def test_runs_started_together_get_ids_in_order(storage: Storage) -> None:
+    for sid in ("a", "b"):
+        storage.add_source(source(sid))
+    before = storage.start_run("a", T0)
+    ids = storage.start_runs([("b", at(1)), ("a", at(2)), ("b", at(3))])
+    assert len(set(ids)) == 3 and min(ids) > before
+    runs = {r.id: r for r in storage.list_runs(limit=10)}
+    assert [(runs[i].source_id, runs[i].started_at, runs[i].outcome) for i in ids] == [
+        ("b", at(1), RunOutcome.RUNNING), ("a", at(2), RunOutcome.RUNNING),
+        ("b", at(3), RunOutcome.RUNNING)]
+    assert storage.start_runs([]) == []
+    with pytest.raises(NotFoundError, match="'zz'"):
+        storage.start_runs([("a", at(4)), ("zz", at(4))])
+    assert len(storage.list_runs(limit=10)) == 4  # the failed call started nothing
+    assert storage.start_run("a", at(5)) > max(ids)
+
+
 def test_source_stats(storage: Storage) -> None:
     storage.add_source(source("a"))
     storage.apply_upserts(UpsertBatch(creates=[

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -52,6 +52,9 @@ class PipelineEnv:
     clock: Callable[[], datetime]
     offload: Offload = inline  # CPU-bound steps; a process pool in large rounds
     writer: StoreWriter = in_loop  # storing runs; a thread of its own in rounds
+    #: starts run rows (``store.start_run`` through ``writer`` when None); rounds
+    #: start the runs that begin together in one step (``pipeline/starts.py``)
+    starts: Callable[[str, datetime], Awaitable[int]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +204,8 @@ def _failure(source: Source, exc: TidingsError, now: datetime) -> Collected:
 async def collect_source(env: PipelineEnv, source: Source) -> RunCounts:
     """Run ``source`` once and record the run; never raises for the source's own faults."""
     now = env.clock()
-    run_id = await env.writer(env.store.start_run, source.id, now)
+    run_id = await (env.starts(source.id, now) if env.starts is not None
+                    else env.writer(env.store.start_run, source.id, now))
     raws: list[RawResponse] = []
     try:
         async with asyncio.timeout(RUN_TIMEOUT_S):

@@ -21,6 +21,7 @@ from tidings.pipeline.collect import PipelineEnv, collect_source
 from tidings.pipeline.cpu import CpuPool, pool_size
 from tidings.pipeline.extraction import ExtractReport, extract_pending
 from tidings.pipeline.fair import FairCpu
+from tidings.pipeline.starts import RunStarts
 from tidings.pipeline.writer import WriterThread
 
 
@@ -116,7 +117,7 @@ async def run_round(
     pool = CpuPool(workers) if workers else None
     writer = WriterThread(env.store)
     cpu = FairCpu(pool or env.offload, slots=workers or 1)
-    round_env = replace(env, writer=writer, offload=cpu)
+    round_env = replace(env, writer=writer, offload=cpu, starts=RunStarts(env.store, writer))
     try:
         await asyncio.gather(*(one(s) for s in interleave_hosts(sources)))
     finally:

@@ -33,6 +33,7 @@ from tidings.pipeline import timing
 from tidings.pipeline.collect import PipelineEnv, collect_source
 from tidings.pipeline.extraction import extract_pending, prune_archive
 from tidings.pipeline.fair import FairCpu
+from tidings.pipeline.starts import RunStarts
 from tidings.pipeline.writer import WriterThread, in_loop
 from tidings.schedule import jobs, plan
 from tidings.schedule.clock import Clock, SystemClock
@@ -151,7 +152,8 @@ class Runner:
         writer = WriterThread(store)
         offload = self.env.offload
         # CPU steps take turns through the loop, so neither sockets nor web pages wait
-        self.env = replace(self.env, writer=writer, offload=FairCpu(offload))
+        self.env = replace(self.env, writer=writer, offload=FairCpu(offload),
+                           starts=RunStarts(store, writer))
         try:
             while not self._stop.is_set():
                 started = self.clock.now()
@@ -162,7 +164,7 @@ class Runner:
         finally:
             await self.drain()
             writer.close()
-            self.env = replace(self.env, writer=in_loop, offload=offload)
+            self.env = replace(self.env, writer=in_loop, offload=offload, starts=None)
         return self._reason
 
     def tick(self) -> list[Source]:

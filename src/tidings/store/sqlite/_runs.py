@@ -9,7 +9,7 @@ from typing import Any
 
 from tidings.errors import NotFoundError
 from tidings.model import FetchRun, RunCounts, RunOutcome
-from tidings.store.sqlite._db import Database, from_us, opt_dt, to_us
+from tidings.store.sqlite._db import Database, chunks, from_us, marks, opt_dt, to_us
 
 RUN_COLUMNS = (
     "id, source_id, started_at, finished_at, outcome, found, created, revised, "
@@ -30,14 +30,28 @@ class RunsMixin:
     _db: Database
 
     def start_run(self, source_id: str, started_at: datetime) -> int:
+        return self.start_runs([(source_id, started_at)])[0]
+
+    def start_runs(self, runs: Sequence[tuple[str, datetime]]) -> list[int]:
+        if not runs:
+            return []
         with self._db.write() as conn:
-            if conn.execute("SELECT 1 FROM sources WHERE id = ?", (source_id,)).fetchone() is None:
-                raise NotFoundError(f"source {source_id!r} not found")
-            cur = conn.execute(
-                "INSERT INTO fetch_runs (source_id, started_at, outcome) VALUES (?, ?, ?)",
-                (source_id, to_us(started_at), RunOutcome.RUNNING.value))
-            assert cur.lastrowid is not None
-            return cur.lastrowid
+            wanted = list(dict.fromkeys(source_id for source_id, _ in runs))
+            known: set[str] = set()
+            for part in chunks(wanted):
+                known.update(r[0] for r in conn.execute(
+                    f"SELECT id FROM sources WHERE id IN ({marks(len(part))})", part))  # noqa: S608
+            missing = [source_id for source_id in wanted if source_id not in known]
+            if missing:
+                raise NotFoundError(f"source {missing[0]!r} not found")
+            # the ids SQLite would give one by one (max + 1), given in one statement
+            (first,) = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM fetch_runs").fetchone()
+            ids = list(range(first, first + len(runs)))
+            conn.executemany(
+                "INSERT INTO fetch_runs (id, source_id, started_at, outcome) VALUES (?, ?, ?, ?)",
+                [(run_id, source_id, to_us(at), RunOutcome.RUNNING.value)
+                 for run_id, (source_id, at) in zip(ids, runs, strict=True)])
+            return ids
 
     def finish_run(self, run_id: int, finished_at: datetime, counts: RunCounts) -> None:
         c = counts

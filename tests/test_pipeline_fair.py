@@ -74,3 +74,17 @@ async def test_slots_run_side_by_side_and_a_cancelled_wait_frees_nothing() -> No
     assert results[:3] == [0, 1, 2] and results[4] == 4
     assert isinstance(results[3], asyncio.CancelledError)
     assert list(await asyncio.wait_for(asyncio.gather(cpu(abs, -5), cpu(abs, -6)), 1)) == [5, 6]
+
+
+async def test_turns_wait_while_held_and_resume_when_poked() -> None:
+    backlog = {"n": 3}
+    cpu = FairCpu(inline, hold=lambda: backlog["n"] > 2)
+    done: list[int] = []
+    steps = [asyncio.ensure_future(cpu(done.append, n)) for n in range(3)]
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert done == []  # held: nothing parsed while the writer is behind
+    backlog["n"] = 2
+    cpu.poke()
+    await asyncio.gather(*steps)
+    assert done == [0, 1, 2]

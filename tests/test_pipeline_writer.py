@@ -116,3 +116,18 @@ async def test_steps_fail_instead_of_hanging_when_storage_is_gone(
     for step in (hold.step, queued):
         with pytest.raises(StorageError):
             await asyncio.wait_for(step, 5)
+
+
+async def test_pending_counts_unanswered_steps_and_each_answer_is_reported(
+    writer: WriterThread, storage: Storage,
+) -> None:
+    seen: list[int] = []
+    writer.on_done = lambda: seen.append(writer.pending)
+    gate = threading.Event()
+    first = asyncio.ensure_future(writer(gate.wait))
+    second = asyncio.ensure_future(writer(_create, storage, "k-pending"))
+    await asyncio.sleep(0.05)
+    assert writer.pending == 2 and seen == []
+    gate.set()
+    await asyncio.gather(first, second)
+    assert writer.pending == 0 and sorted(seen) == [0, 1]

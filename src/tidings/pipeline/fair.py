@@ -12,6 +12,9 @@ in the loop itself, one per worker with a process pool), the next step is
 handed over through the loop (so sockets are served between any two steps),
 and a source that already had a step goes before sources that have had none,
 so a feed is finished (and its parsed items freed) before another is started.
+A round also holds the turns while too many finished runs wait for the writer
+thread: each holds its parsed feed, so parsing ahead of the writer only piles
+them up in memory.
 """
 
 from __future__ import annotations
@@ -38,9 +41,12 @@ class FairCpu:
     after parse) is already waiting when the turn is given, so it goes first.
     """
 
-    def __init__(self, offload: Offload, slots: int = 1) -> None:
+    def __init__(self, offload: Offload, slots: int = 1,
+                 hold: Callable[[], bool] | None = None) -> None:
         self._offload = offload
         self._free = max(1, slots)
+        #: while it says so, no turn is given (a backlog elsewhere); ``poke`` to retry
+        self._hold = hold
         self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
         self._order = itertools.count()
         self._started: weakref.WeakSet[asyncio.Task[object]] = weakref.WeakSet()
@@ -69,6 +75,11 @@ class FairCpu:
                 self._grant_soon()
             raise
 
+    def poke(self) -> None:
+        """Whatever ``hold`` watches has changed: give turns again if it allows."""
+        if self._waiting:
+            self._grant_soon()
+
     def _grant_soon(self) -> None:
         if not self._granting:
             self._granting = True
@@ -76,6 +87,8 @@ class FairCpu:
 
     def _grant(self) -> None:
         self._granting = False
+        if self._hold is not None and self._hold():
+            return  # poked again once the backlog shrinks
         while self._free and self._waiting:
             _, _, turn = heapq.heappop(self._waiting)
             if not turn.done():  # skip waits given up

@@ -22,7 +22,7 @@ from tidings.pipeline.cpu import CpuPool, pool_size
 from tidings.pipeline.extraction import ExtractReport, extract_pending
 from tidings.pipeline.fair import FairCpu
 from tidings.pipeline.starts import RunStarts
-from tidings.pipeline.writer import WriterThread
+from tidings.pipeline.writer import WRITER_BACKLOG, WriterThread
 
 
 class RoundProgress(Protocol):
@@ -116,7 +116,9 @@ async def run_round(
     workers = pool_size(env.settings.cpu_workers, len(sources))
     pool = CpuPool(workers) if workers else None
     writer = WriterThread(env.store)
-    cpu = FairCpu(pool or env.offload, slots=workers or 1)
+    cpu = FairCpu(pool or env.offload, slots=workers or 1,
+                  hold=lambda: writer.pending > WRITER_BACKLOG)
+    writer.on_done = cpu.poke
     round_env = replace(env, writer=writer, offload=cpu, starts=RunStarts(env.store, writer))
     try:
         await asyncio.gather(*(one(s) for s in interleave_hosts(sources)))

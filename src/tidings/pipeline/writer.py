@@ -34,6 +34,10 @@ T = TypeVar("T")
 
 #: steps stored in one transaction at most (a group holds the writer ~1 ms a step)
 GROUP = 32
+#: steps waiting beyond which a round parses no more feeds: each waiting run holds
+#: its parsed feed, and a loop that parses faster than the writer stores (as in a
+#: conditional round, where cleaning is mostly skipped) only piles them up
+WRITER_BACKLOG = 64
 
 
 class StoreWriter(Protocol):
@@ -60,6 +64,10 @@ class WriterThread:
     def __init__(self, store: Storage, group: int = GROUP) -> None:
         self._store = store
         self._group = max(1, group)
+        #: steps submitted and not yet answered (the event loop's count)
+        self.pending = 0
+        #: called on the loop after each step is answered (a round pokes its CPU turns)
+        self.on_done: Callable[[], None] | None = None
         self._queue: queue.SimpleQueue[_Step | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="tidings-writer", daemon=True)
         self._thread.start()
@@ -70,7 +78,13 @@ class WriterThread:
         # finish; each step is atomic, so neither leaves anything half-done.
         future: Future[T] = Future()
         self._queue.put(_Step(functools.partial(func, *args, **kwargs), future))
-        return await asyncio.wrap_future(future)
+        self.pending += 1
+        try:
+            return await asyncio.wrap_future(future)
+        finally:
+            self.pending -= 1
+            if self.on_done is not None:
+                self.on_done()
 
     def close(self) -> None:
         """Wait for the steps already queued, then stop the thread."""

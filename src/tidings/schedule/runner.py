@@ -34,7 +34,7 @@ from tidings.pipeline.collect import PipelineEnv, collect_source
 from tidings.pipeline.extraction import extract_pending, prune_archive
 from tidings.pipeline.fair import FairCpu
 from tidings.pipeline.starts import RunStarts
-from tidings.pipeline.writer import WriterThread, in_loop
+from tidings.pipeline.writer import WRITER_BACKLOG, WriterThread, in_loop
 from tidings.schedule import jobs, plan
 from tidings.schedule.clock import Clock, SystemClock
 from tidings.schedule.watchdog import MemoryWatchdog
@@ -152,7 +152,9 @@ class Runner:
         writer = WriterThread(store)
         offload = self.env.offload
         # CPU steps take turns through the loop, so neither sockets nor web pages wait
-        self.env = replace(self.env, writer=writer, offload=FairCpu(offload),
+        cpu = FairCpu(offload, hold=lambda: writer.pending > WRITER_BACKLOG)
+        writer.on_done = cpu.poke
+        self.env = replace(self.env, writer=writer, offload=cpu,
                            starts=RunStarts(store, writer))
         try:
             while not self._stop.is_set():

@@ -17,6 +17,7 @@ from tidings.net import Fetcher
 from tidings.net.addresses import AllowList
 from tidings.net.backend import GuardedBackend
 from tidings.net.pools import HostPools
+from tidings.net.stream import readable
 from tidings.settings import Settings
 
 
@@ -180,26 +181,15 @@ async def test_a_slow_error_page_is_not_waited_for(
         assert asyncio.get_running_loop().time() - started < 2
 
 
-class _SocketOnly(httpcore.AsyncNetworkStream):
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-
-    def get_extra_info(self, info: str) -> Any:
-        return self.sock if info == "socket" else None
-
-
 def test_an_idle_connection_reads_as_closed_once_the_server_sends_or_hangs_up() -> None:
     """httpcore drops an idle pooled connection that is readable (the server closed
     it, or sent what nobody asked for); the probe reads the socket directly."""
-    from tidings.net.backend import _Stream
-
     for hang_up in (False, True):
         ours, theirs = socket.socketpair()
         with ours, theirs:
-            stream = _Stream(_SocketOnly(ours))
-            assert stream.get_extra_info("is_readable") is False
+            assert readable(ours) is False
             if hang_up:
                 theirs.shutdown(socket.SHUT_WR)
             else:
                 theirs.sendall(b"HTTP/1.1 200 OK\r\n")
-            assert stream.get_extra_info("is_readable") is True
+            assert readable(ours) is True

@@ -10,15 +10,13 @@ host name because httpcore passes the origin's name to ``start_tls``.
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import Iterable
-from typing import Any
 
 import httpcore
 
 from tidings.net.addresses import AllowList, address_refusal, name_refusal, parse_address
 from tidings.net.resolver import Resolver
-from tidings.net.stream import AsyncioBackend, AsyncioStream, readable
+from tidings.net.stream import AsyncioBackend
 
 _HINT = "add the host to TIDINGS_ALLOW_PRIVATE_HOSTS to allow it"
 
@@ -56,45 +54,6 @@ async def checked_addresses(
     return addresses
 
 
-class _Stream(httpcore.AsyncNetworkStream):
-    """A dialed stream that keeps its socket at hand.
-
-    httpcore's pool probes each idle connection's socket (is it readable, i.e.
-    closed by the server?) every time it reassigns requests; through anyio's
-    attribute lookup each probe cost several times the probe itself.
-    """
-
-    __slots__ = ("_inner", "_socket")
-
-    def __init__(self, inner: httpcore.AsyncNetworkStream) -> None:
-        self._inner = inner
-        self._socket = inner.get_extra_info("socket")
-
-    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
-        return await self._inner.read(max_bytes, timeout)
-
-    async def write(self, buffer: bytes, timeout: float | None = None) -> None:  # noqa: ASYNC109
-        await self._inner.write(buffer, timeout)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def start_tls(
-        self,
-        ssl_context: ssl.SSLContext,
-        server_hostname: str | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
-    ) -> httpcore.AsyncNetworkStream:
-        return _Stream(await self._inner.start_tls(ssl_context, server_hostname, timeout))
-
-    def get_extra_info(self, info: str) -> Any:
-        if info == "socket":
-            return self._socket
-        if info == "is_readable" and self._socket is not None:
-            return readable(self._socket)
-        return self._inner.get_extra_info(info)
-
-
 class GuardedBackend(httpcore.AsyncNetworkBackend):
     """Resolves, checks, then lets ``inner`` dial the checked address."""
 
@@ -129,7 +88,7 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
                 failures.append(f"{address}: {exc or type(exc).__name__}")
                 continue
             self.connections_opened += 1
-            return stream if isinstance(stream, AsyncioStream) else _Stream(stream)
+            return stream
         raise httpcore.ConnectError(f"cannot connect to {host}:{port} ({'; '.join(failures)})")
 
     async def connect_unix_socket(

@@ -12,7 +12,8 @@ storage for a listing it has seen before: ``lookup_items`` + ``tombstoned`` of
 the listing's keys (an unchanged owner listing writes nothing); rediscoveries
 add the discovery write of another source. Also printed: the search index size
 against the indexed text, query latencies (1/2/3/6-character Chinese and
-English; newest first and ranked, snippets included) and, from the same run,
+English; newest first and ranked, snippets included), the reprint look-up of a
+50-item timeline page (``fingerprint_groups``) and, from the same run,
 a plain SQLite executemany of the same rows into an unindexed table.
 ``--dir`` keeps the database: a second run with a larger ``--items`` resumes.
 """
@@ -39,6 +40,7 @@ from tidings.model import BodyState, Source, SourceKind
 from tidings.store.base import (
     Discovery,
     ItemFields,
+    ItemQuery,
     NewItem,
     SearchQuery,
     UpsertBatch,
@@ -214,6 +216,23 @@ def relist(storage: SqliteStorage, args: argparse.Namespace, mode: str) -> float
     return n / spent
 
 
+def reprint_lookups(storage: SqliteStorage, args: argparse.Namespace) -> list[float]:
+    """ms per ``fingerprint_groups`` of a 50-item page (what the timeline folds reprints
+    with): the newest page first, then pages of items from anywhere in the archive."""
+    rng = random.Random(5)
+    pages = [[i.title_fp for i in storage.list_items(ItemQuery(limit=50))]]
+    for _ in range(15):
+        picks = [rng.randrange(args.items) for _ in range(50)]
+        pages.append([storage.get_item_by_key(
+            item_key(i, feed_source(i // args.batch, args.sources))).title_fp for i in picks])
+    times = []
+    for fps in pages:
+        t0 = time.perf_counter()
+        storage.fingerprint_groups(fps)
+        times.append((time.perf_counter() - t0) * 1000)
+    return sorted(times)
+
+
 def index_bytes(path: Path) -> int:
     """Pages of the FTS shadow tables (name = ... lets dbstat skip the rest of the file)."""
     with sqlite3.connect(path) as conn:
@@ -387,6 +406,9 @@ def main() -> None:
     print(f"database file          {path.stat().st_size / 2**20:12,.1f} MiB")
     sets = query_sets(corpus, random.Random(2))
     run_queries(storage, sets)
+    fp_times = reprint_lookups(storage, args)
+    print(f"{'reprints':<12} {'50 per page':<13} {statistics.median(fp_times):8.1f} "
+          f"{fp_times[int(len(fp_times) * 0.95)]:8.1f}")
     if args.peers:
         ref_n = min(args.items, 50_000)
         tri_rate, tri_ratio, tri_p95 = trigram_reference(

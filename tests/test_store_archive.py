@@ -18,7 +18,7 @@ from tidings.model import RawResponse
 from tidings.settings import Settings
 from tidings.store import open_storage
 from tidings.store.backup import make_backup, rotate_backups
-from tidings.store.base import Discovery, Storage, UpsertBatch
+from tidings.store.base import Discovery, SearchQuery, Storage, UpsertBatch
 from tidings.store.sqlite import SqliteStorage
 from tidings.store.sqlite._schema import MIGRATIONS
 
@@ -136,6 +136,31 @@ def test_migrations_are_recorded_and_idempotent(tmp_path: Path) -> None:
         conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
     with pytest.raises(StorageError, match="newer"):
         SqliteStorage(path)
+
+
+def test_migration_5_moves_fingerprints_into_a_rebuilt_search_index(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite3"
+    with SqliteStorage(path) as current:
+        current.add_source(source("feed"))
+        current.apply_upserts(UpsertBatch(creates=[new("k1", title="Old story", title_fp="aa11")]))
+        current.index_pending()
+    with sqlite3.connect(path) as conn:  # back to schema 4: the fingerprint index on items
+        conn.execute("DROP TABLE item_search")
+        conn.execute("CREATE VIRTUAL TABLE item_search USING fts5 (title, body, title_chars, "
+                     "body_chars, content = '', tokenize = 'unicode61 remove_diacritics 2')")
+        conn.execute("INSERT INTO item_search (rowid, title) SELECT search_rowid, 'old story' "
+                     "FROM items")
+        conn.execute("CREATE INDEX items_title_fp ON items (title_fp) WHERE title_fp != ''")
+        conn.execute("PRAGMA user_version = 4")
+    with SqliteStorage(path) as migrated:
+        assert [i.key for i in migrated.fingerprint_groups(["aa11"])["aa11"]] == ["k1"]
+        assert migrated.unindexed_count() == 1
+        assert migrated.index_pending() == 1
+        assert [h.item.key for h in migrated.search(SearchQuery(terms=("story",)))] == ["k1"]
+        assert [i.key for i in migrated.fingerprint_groups(["aa11"])["aa11"]] == ["k1"]
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'items_title_fp'"
+                            ).fetchone() == (0,)
 
 
 def test_open_storage_picks_the_backend(settings: Settings) -> None:

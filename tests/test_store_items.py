@@ -155,6 +155,31 @@ def test_known_urls_and_fingerprint_groups(feeds: Storage) -> None:
     assert [i.key for i in groups["fp1"]] == ["k2", "k1"]
 
 
+def test_fingerprint_groups_before_during_and_after_indexing(feeds: Storage) -> None:
+    ids = feeds.apply_upserts(UpsertBatch(creates=[
+        new("k1", title="Story", title_fp="aa11", minutes=1),
+        new("k2", source_id="other", title="Story!", title_fp="aa11", minutes=2),
+        new("k4", title="STORY", title_fp="AA11", minutes=2)]))  # the index folds case
+    while feeds.index_pending(limit=1):
+        pass
+    late = feeds.apply_upserts(UpsertBatch(creates=[
+        new("k3", title="Story.", title_fp="aa11", minutes=3)]))  # waits for the index
+
+    def keys(fp: str) -> list[str]:
+        return [i.key for i in feeds.fingerprint_groups([fp, 'x"y']).get(fp, [])]
+
+    assert keys("aa11") == ["k1", "k2", "k3"]
+    # a retitled item leaves its old group at once, indexed or not
+    feeds.apply_upserts(UpsertBatch(revisions=[
+        Revision(ids["k1"], fields(title="Other story", title_fp="bb22"), revised_at=at(4)),
+        Revision(late["k3"], fields(title="Third", title_fp="cc33"), revised_at=at(4))]))
+    for _ in range(2):
+        assert (keys("aa11"), keys("bb22"), keys("cc33")) == (["k2"], ["k1"], ["k3"])
+        feeds.index_pending()
+    feeds.delete_item(ids["k2"])
+    assert keys("aa11") == [] and keys("bb22") == ["k1"]
+
+
 def test_read_and_star(feeds: Storage) -> None:
     ids = feeds.apply_upserts(UpsertBatch(creates=[new("k1"), new("k2")]))
     assert feeds.set_read([ids["k1"], ids["k2"], 999], True) == 2

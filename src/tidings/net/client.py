@@ -10,6 +10,7 @@ started. Share one Fetcher per process: the per-host limits live in it.
 from __future__ import annotations
 
 import asyncio
+import json as jsonlib
 import ssl
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -17,7 +18,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 import httpcore
 import httpx
@@ -46,7 +47,7 @@ from tidings.net.politeness import HostLimiter, parse_retry_after
 from tidings.net.pools import MAX_HOST_POOLS, HostPools
 from tidings.net.resolver import ResolveError, Resolver, SystemResolver
 from tidings.net.routing import uses_proxy
-from tidings.net.transport import proxy_transport
+from tidings.net.transport import ProxiedResponse, proxy_transport
 from tidings.net.types import Response
 from tidings.settings import Settings
 
@@ -58,6 +59,8 @@ _DRAIN_SECONDS = 0.5
 _PRIVATE_HEADERS = ("authorization", "cookie", "proxy-authorization")
 _TIMEOUT_PHASES = ("connect", "read", "write", "pool")
 _FIXED_HEADERS = frozenset({"user-agent", "accept-encoding"})  # R-HTTP-7; what the reader decodes
+#: what sockets and ``net/h1.py`` raise (httpcore's exception types)
+_WIRE_ERRORS = (httpcore.NetworkError, httpcore.ProtocolError, httpcore.TimeoutException)
 
 
 @dataclass
@@ -84,6 +87,17 @@ class _Budget:
                 yield
         finally:
             self.used += time.monotonic() - start
+
+
+class _Wire(Protocol):
+    """A response whose head was read (``h1.H1Response`` or ``ProxiedResponse``)."""
+
+    status: int
+    reason: str
+    headers: dict[str, str]
+
+    def aiter_raw(self) -> AsyncIterator[bytes]: ...
+    async def aclose(self) -> None: ...
 
 
 @dataclass
@@ -260,35 +274,31 @@ class Fetcher:
             proxy = None
         async with self.limiter.slot(host), request.budget.spend():
             seconds = request.budget.total - request.budget.used + 1
-            outgoing = httpx.Request(
-                hop.method, hop.url, headers=hop.headers, json=hop.json,
-                extensions={"timeout": dict.fromkeys(_TIMEOUT_PHASES, seconds)},
-            )
             if proxy is not None:  # the proxy resolves for us, so check the target here
                 await checked_addresses(host, hop.url.port or _default_port(hop.url),
                                         self._resolver, self.allow)
-                return await self._exchange(request, hop, proxy, outgoing)
+                outgoing = httpx.Request(
+                    hop.method, hop.url, headers=hop.headers, json=hop.json,
+                    extensions={"timeout": dict.fromkeys(_TIMEOUT_PHASES, seconds)},
+                )
+                wire: _Wire = ProxiedResponse(await proxy.handle_async_request(outgoing))
+                return await self._exchange(request, hop, wire)
             pool = await self.pools.acquire(host)
             try:
-                return await self._exchange(request, hop, pool.transport, outgoing)
+                headers, body = _payload(hop)
+                wire = await pool.transport.send(hop.method, hop.url, headers, body, seconds)
+                return await self._exchange(request, hop, wire)
             finally:
                 self.pools.release(pool)
 
-    async def _exchange(
-        self,
-        request: _Request,
-        hop: _Hop,
-        transport: httpx.AsyncBaseTransport,
-        outgoing: httpx.Request,
-    ) -> _Answer:
-        response = await transport.handle_async_request(outgoing)
+    async def _exchange(self, request: _Request, hop: _Hop, response: _Wire) -> _Answer:
         try:
             return await self._answer(request, hop, response)
         finally:
             await response.aclose()
 
-    async def _answer(self, request: _Request, hop: _Hop, response: httpx.Response) -> _Answer:
-        answer = _Answer(response.status_code, response.reason_phrase, _flat(response.headers))
+    async def _answer(self, request: _Request, hop: _Hop, response: _Wire) -> _Answer:
+        answer = _Answer(response.status, response.reason, response.headers)
         location = answer.headers.get("location")
         if answer.status in REDIRECT_STATUSES and location:
             answer.location = location
@@ -358,6 +368,15 @@ def _default_port(url: httpx.URL) -> int:
     return 443 if url.scheme == "https" else 80
 
 
+def _payload(hop: _Hop) -> tuple[dict[str, str], bytes | None]:
+    """Headers and body of a direct request (a JSON document, as httpx would send it)."""
+    if hop.json is None:
+        return hop.headers, None
+    body = jsonlib.dumps(hop.json, ensure_ascii=False, separators=(",", ":"),
+                         allow_nan=False).encode("utf-8")
+    return {"content-type": "application/json", **hop.headers}, body
+
+
 def _next_hop(hop: _Hop, target: httpx.URL, status: int) -> _Hop:
     """The request a redirect asks for: 303 (and 301/302 after POST) become GET."""
     method, body = hop.method, hop.json
@@ -370,14 +389,13 @@ def _next_hop(hop: _Hop, target: httpx.URL, status: int) -> _Hop:
     return _Hop(method, target, headers, body)
 
 
-async def _drain(response: httpx.Response) -> None:
+async def _drain(response: _Wire) -> None:
     """Read an unwanted body to its end, if it is small, so the connection is reused.
 
-    httpcore returns a connection to its pool only once the response was read
-    through: closing a 304 unread (it has no body, but the read marks the end)
-    cost every unchanged source of a conditional round a new TCP connection.
-    A large or slow error page is not worth the wait (nor a failed read worth
-    hiding the status behind): the connection is dropped instead.
+    A connection goes back to its pool only once the response was read through
+    (a 304 or a HEAD answer has nothing to read and is back at once). A large or
+    slow error page is not worth the wait (nor a failed read worth hiding the
+    status behind): the connection is dropped instead.
     """
     size = 0
     try:
@@ -386,16 +404,8 @@ async def _drain(response: httpx.Response) -> None:
                 size += len(chunk)
                 if size > _DRAIN_LIMIT:
                     return
-    except (TimeoutError, httpx.HTTPError):
+    except (TimeoutError, httpx.HTTPError, *_WIRE_ERRORS):
         return
-
-
-def _flat(headers: httpx.Headers) -> dict[str, str]:
-    flat: dict[str, str] = {}
-    for name, value in headers.multi_items():
-        key = name.lower()
-        flat[key] = f"{flat[key]}, {value}" if key in flat else value
-    return flat
 
 
 def _translate(exc: Exception, request: _Request) -> FetchError:
@@ -404,7 +414,7 @@ def _translate(exc: Exception, request: _Request) -> FetchError:
     if isinstance(exc, AddressRefusedError):
         where = url if request.current in {"", url} else f"{url} (redirected to {request.current})"
         return BlockedAddressError(url, f"{where}: refused: {exc}")
-    if isinstance(exc, TimeoutError | httpx.TimeoutException):
+    if isinstance(exc, TimeoutError | httpx.TimeoutException | httpcore.TimeoutException):
         return FetchTimeoutError(
             url,
             f"{url}: no complete answer within {request.budget.total:g} s "
@@ -418,7 +428,9 @@ def _translate(exc: Exception, request: _Request) -> FetchError:
         return undecodable(url, exc)
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
         return FetchError(url, f"{url}: not a valid URL ({exc})")
-    if isinstance(exc, httpx.HTTPError):
+    if isinstance(exc, httpcore.LocalProtocolError):
+        return FetchError(url, f"{url}: cannot send the request ({exc})")
+    if isinstance(exc, httpx.HTTPError | httpcore.NetworkError | httpcore.ProtocolError):
         detail = str(exc) or type(exc).__name__
         return ConnectError(url, f"{url}: connection failed ({detail})")
     raise exc

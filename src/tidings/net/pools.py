@@ -1,11 +1,10 @@
 """One small connection pool per host, created on first use and evicted least recently used.
 
-httpcore's connection pool rescans every queued request against every
-connection (and probes each idle socket) whenever anything changes, so one
-shared pool costs O(requests x connections) per step: with 64 requests in
-flight over 32 hosts that bookkeeping was most of a request's CPU. Politeness
-already caps a host at ``per_host_concurrency`` requests, so a pool per host
-never holds more than that many connections and its scans stay tiny.
+A pool per host (``net/h1.py``) keeps every look-up tiny: politeness already
+caps a host at ``per_host_concurrency`` requests, so a pool never holds more
+idle sockets than that. (One shared httpcore pool used to rescan every queued
+request against every connection whenever anything changed: with 64 requests
+in flight over 32 hosts that bookkeeping was most of a request's CPU.)
 
 Every pool dials through the same guarded backend (the address check happens
 there, at connect time), and all share one TLS context. A pool is closed when
@@ -26,7 +25,7 @@ import anyio
 import httpcore
 import httpx
 
-from tidings.net.transport import GuardedTransport
+from tidings.net.h1 import H1Pool
 
 #: hosts that keep a pool at once; beyond that the least recently used idle one goes
 MAX_HOST_POOLS = 512
@@ -34,9 +33,9 @@ MAX_HOST_POOLS = 512
 
 @dataclass
 class HostPool:
-    """A host's transport and how many requests are using it right now."""
+    """A host's sockets and how many requests are using it right now."""
 
-    transport: GuardedTransport
+    transport: H1Pool
     users: int = 0
     last_used: float = 0.0
 
@@ -56,11 +55,7 @@ class HostPools:
         self._backend = backend
         # once: loading the CA bundle is slow
         self._tls = tls or httpx.create_ssl_context(trust_env=False)
-        self._limits = httpx.Limits(
-            max_connections=max(1, connections),
-            max_keepalive_connections=max(1, connections),
-            keepalive_expiry=idle_expiry,
-        )
+        self._keep = max(1, connections)
         self.max_hosts = max(1, max_hosts)
         self.idle_expiry = idle_expiry
         self._pools: OrderedDict[str, HostPool] = OrderedDict()
@@ -79,9 +74,8 @@ class HostPools:
         pool = self._pools.get(host)
         if pool is None:
             await self._evict(now)
-            pool = self._pools[host] = HostPool(GuardedTransport(
-                self._backend, self._limits, self._tls
-            ))
+            pool = self._pools[host] = HostPool(H1Pool(
+                self._backend, self._tls, keep=self._keep, idle_expiry=self.idle_expiry))
         else:
             self._pools.move_to_end(host)
         pool.users += 1

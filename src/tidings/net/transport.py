@@ -1,4 +1,4 @@
-"""Transports: per-host direct ones (guarded at connect time) and the proxied one.
+"""The proxied transport (direct requests go through ``net/h1.py``).
 
 The fetcher hands each hop straight to a transport, without an httpx client:
 nothing follows redirects behind its back (it follows them hop by hop,
@@ -9,39 +9,14 @@ settings alone, so nothing can route around the guard.
 
 from __future__ import annotations
 
-import ssl
+from collections.abc import AsyncIterator
 
-import httpcore
 import httpx
 
 from tidings.errors import ConfigError
 
 #: the proxied transport's pool (every proxied request shares it)
 LIMITS = httpx.Limits(max_connections=256, max_keepalive_connections=64, keepalive_expiry=30)
-
-
-class GuardedTransport(httpx.AsyncHTTPTransport):
-    """httpx's transport with a connection pool that dials through ``backend``.
-
-    The Fetcher keeps one per host (``net/pools.py``), all sharing one TLS context.
-    """
-
-    def __init__(
-        self,
-        backend: httpcore.AsyncNetworkBackend,
-        limits: httpx.Limits,
-        ssl_context: ssl.SSLContext,
-    ) -> None:
-        super().__init__(verify=ssl_context, trust_env=False, limits=limits)
-        self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=ssl_context,
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-            http1=True,
-            http2=False,
-            network_backend=backend,
-        )
 
 
 def proxy_transport(proxy_url: str) -> httpx.AsyncHTTPTransport:
@@ -54,3 +29,28 @@ def proxy_transport(proxy_url: str) -> httpx.AsyncHTTPTransport:
         return httpx.AsyncHTTPTransport(proxy=proxy_url, trust_env=False, limits=LIMITS)
     except (ValueError, httpx.InvalidURL) as exc:
         raise ConfigError(f"egress_proxy: cannot use {proxy_url!r} ({exc})") from exc
+
+
+class ProxiedResponse:
+    """An httpx response seen the way the fetcher sees ``h1.H1Response``."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.status = response.status_code
+        self.reason = response.reason_phrase
+        self.headers = flat_headers(response.headers)
+        self._response = response
+
+    def aiter_raw(self) -> AsyncIterator[bytes]:
+        return self._response.aiter_raw()
+
+    async def aclose(self) -> None:
+        await self._response.aclose()
+
+
+def flat_headers(headers: httpx.Headers) -> dict[str, str]:
+    """Lower-cased names, repeated headers joined by ", " (as ``h1`` does)."""
+    flat: dict[str, str] = {}
+    for name, value in headers.multi_items():
+        key = name.lower()
+        flat[key] = f"{flat[key]}, {value}" if key in flat else value
+    return flat

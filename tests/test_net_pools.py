@@ -153,9 +153,9 @@ async def test_pools_idle_past_their_expiry_are_closed() -> None:
 async def test_answers_without_a_body_and_error_pages_keep_the_connection(
     settings: Settings, logged: tuple[int, ServerLog]
 ) -> None:
-    """A 304 has no body, but httpcore hands a connection back only once the
-    response was read to its end: closing it unread cost a new TCP connection
-    for every source a conditional round found unchanged."""
+    """A connection goes back to its pool only once its response was read to the
+    end; 304s and small error pages must get there, or every source a conditional
+    round finds unchanged costs a new TCP connection."""
     port, _ = logged
     base = f"http://127.0.0.1:{port}"
     async with Fetcher(settings) as fetcher:
@@ -182,8 +182,8 @@ async def test_a_slow_error_page_is_not_waited_for(
 
 
 def test_an_idle_connection_reads_as_closed_once_the_server_sends_or_hangs_up() -> None:
-    """httpcore drops an idle pooled connection that is readable (the server closed
-    it, or sent what nobody asked for); the probe reads the socket directly."""
+    """The pool drops an idle connection that is readable (the server closed it, or
+    sent what nobody asked for); the probe reads the socket directly."""
     for hang_up in (False, True):
         ours, theirs = socket.socketpair()
         with ours, theirs:

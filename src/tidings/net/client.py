@@ -74,9 +74,9 @@ class _Budget:
     async def spend(self) -> AsyncIterator[None]:
         """Raises TimeoutError when the budget runs out, inside the hop or before it.
 
-        asyncio's own timeout, not anyio's: it cancels the task once, so httpcore's
-        clean-up after the cancellation runs to its end, and it costs a timer
-        handle instead of a cancel scope per request.
+        asyncio's own timeout, not anyio's: it cancels the task once, so the clean-up
+        after the cancellation (closing the socket; httpx's own on the proxy path)
+        runs to its end, and it costs a timer handle instead of a cancel scope.
         """
         remaining = self.total - self.used
         if remaining <= 0:

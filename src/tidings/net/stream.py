@@ -1,11 +1,13 @@
-"""An httpcore network backend straight on asyncio's transports and protocols.
+"""A network backend straight on asyncio's transports and protocols.
 
-httpcore's default for asyncio goes through anyio: every read and write opens a
-cancel scope for its timeout and every attribute lookup walks a mapping. In a
+It keeps httpcore's backend interface (``net/h1.py`` reads and writes through
+it, and tests pass their own dialers with the same interface), but not its
+default for asyncio, which goes through anyio: every read and write opened a
+cancel scope for its timeout and every attribute lookup walked a mapping. In a
 round of a thousand small conditional requests that was half of the HTTP
-client's CPU time (benchmarks/collect.py, profiled). This backend keeps what
-httpcore asks for - reads of at most N bytes, writes, TLS upgrade, timeouts
-raised as httpcore's own exceptions - and nothing more.
+client's CPU time (benchmarks/collect.py, profiled). This backend does reads of
+at most N bytes, writes, the TLS upgrade and timeouts raised as httpcore's
+exception types, and nothing more.
 """
 
 from __future__ import annotations

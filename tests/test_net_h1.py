@@ -92,11 +92,13 @@ def chunked(*pieces: bytes, trailer: bytes = b"") -> bytes:
 async def test_request_line_host_and_headers_are_sent(wire: Wire,
                                                       fetcher: Fetcher) -> None:
     script = await wire(ok(b"hi"))
-    resp = await fetcher.fetch(f"{script.url}/a%20b?q=1", etag='"x"', headers={"X-Test": "1"})
+    resp = await fetcher.fetch(f"{script.url}/a%20b?q=1", etag='"x"', headers={
+        "X-Test": "1", "Host": "elsewhere.example", "Content-Length": "99"})
     assert resp.content == b"hi"
     request = script.requests[0]
     assert request.startswith(b"GET /a%20b?q=1 HTTP/1.1\r\nhost: 127.0.0.1:")
     assert b'\r\nif-none-match: "x"\r\n' in request and b"\r\nx-test: 1\r\n" in request
+    assert b"elsewhere" not in request and b"content-length" not in request  # framing is ours
 
 
 async def test_json_body_has_its_type_and_length(wire: Wire,

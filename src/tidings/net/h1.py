@@ -34,6 +34,8 @@ _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _HEX = re.compile(rb"[0-9A-Fa-f]{1,16}")
 _DIGITS = re.compile(r"[0-9]{1,18}")
 _NO_BODY = frozenset({204, 304})
+#: framing is this module's business: callers' values for these are not sent
+_OWN_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection"})
 
 
 class ResponseError(httpcore.RemoteProtocolError):
@@ -89,6 +91,8 @@ def request_bytes(method: str, url: httpx.URL, headers: Mapping[str, str],
     """The request as sent: request line, Host first, the headers, then the body."""
     lines = [method.encode("ascii") + b" " + url.raw_path + b" HTTP/1.1", b"host: " + url.netloc]
     for name, value in headers.items():
+        if name.lower() in _OWN_HEADERS:
+            continue
         if not _TOKEN.fullmatch(name):
             raise RequestError(f"header name {name!r} is not a token")
         if "\r" in value or "\n" in value or "\0" in value:

@@ -20,6 +20,7 @@ import re
 import ssl
 import time
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 
 import httpcore
 import httpx
@@ -89,6 +90,8 @@ class _Conn:
 def request_bytes(method: str, url: httpx.URL, headers: Mapping[str, str],
                   body: bytes | None) -> bytes:
     """The request as sent: request line, Host first, the headers, then the body."""
+    if not _TOKEN.fullmatch(method):
+        raise RequestError(f"method {method!r} is not a token")
     lines = [method.encode("ascii") + b" " + url.raw_path + b" HTTP/1.1", b"host: " + url.netloc]
     for name, value in headers.items():
         if name.lower() in _OWN_HEADERS:
@@ -103,16 +106,14 @@ def request_bytes(method: str, url: httpx.URL, headers: Mapping[str, str],
     return b"\r\n".join(lines) + b"\r\n\r\n" + (body or b"")
 
 
+@dataclass(frozen=True, slots=True)
 class Head:
     """Status line and headers of a response (names lower-cased, repeats joined by ", ")."""
 
-    __slots__ = ("headers", "reason", "status", "version")
-
-    def __init__(self, version: bytes, status: int, reason: str, headers: dict[str, str]) -> None:
-        self.version = version
-        self.status = status
-        self.reason = reason
-        self.headers = headers
+    version: bytes
+    status: int
+    reason: str
+    headers: dict[str, str]
 
 
 async def read_head(conn: _Conn, seconds: float) -> Head:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "tidings"
@@ -37,3 +39,14 @@ def test_sql_stays_in_store() -> None:
                  if not p.is_relative_to(SRC / "store")
                  and imported_modules(p) & {"sqlite3", "psycopg"}]
     assert offenders == []
+
+
+def test_the_cli_starts_without_the_heavy_optional_parts() -> None:
+    """Article extraction (trafilatura) and the feedparser fallback load on first use:
+    together they were a third of every command's start-up."""
+    code = ("import sys, tidings.cli, tidings.web.server; "
+            "print(sorted(m for m in ('trafilatura', 'feedparser', 'tidings.extract.article') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"

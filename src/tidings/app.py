@@ -16,10 +16,9 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tidings.errors import ConfigError, NotFoundError
-from tidings.extract import Extraction
 from tidings.model import (
     BodyState,
     FeedCandidate,
@@ -47,6 +46,9 @@ from tidings.settings import Settings
 from tidings.store import open_storage
 from tidings.store.base import ArchiveStats, ItemQuery, SearchQuery, SourceStats, Storage
 from tidings.store.query_syntax import parse_search
+
+if TYPE_CHECKING:  # article extraction loads on first use (see tidings.extract)
+    from tidings.extract import Extraction
 
 __all__ = [
     "ArchiveStats",

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from tidings.app import Extraction, extract_target
+from tidings.app import extract_target
 from tidings.cli import Context, cli, handle_errors, print_json
 from tidings.cli.commands_items import parse_since
 from tidings.model import BodyState
+
+if TYPE_CHECKING:
+    from tidings.app import Extraction
 
 
 def _extraction_json(target: str, ext: Extraction) -> dict[str, object]:

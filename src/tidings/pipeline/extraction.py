@@ -26,11 +26,11 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from tidings import extract  # article extraction loads on first use (see the package)
 from tidings.errors import BudgetExhaustedError, FetchError, NotFoundError, TidingsError
-from tidings.extract import Extraction, extract_article, localize_images
 from tidings.identity.decide import Action
 from tidings.model import BodyState, Item, ItemData, RawResponse, Source, SourceKind
 from tidings.net import decode_body
@@ -38,6 +38,9 @@ from tidings.net.types import Response
 from tidings.pipeline.collect import PipelineEnv
 from tidings.pipeline.upsert import upsert_items
 from tidings.settings import Settings
+
+if TYPE_CHECKING:
+    from tidings.extract import Extraction
 from tidings.store.base import ItemQuery, Storage
 
 log = logging.getLogger(__name__)
@@ -132,7 +135,7 @@ def store_page_item(store: Storage, settings: Settings, source: Source, data: It
 
 def run_extraction(html: str, url: str, source: Source) -> Extraction:
     selector, removes = extract_options(source.config)
-    return extract_article(html, url, body_selector=selector, remove_selectors=removes)
+    return extract.extract_article(html, url, body_selector=selector, remove_selectors=removes)
 
 
 # ------------------------------------------------------------- one item
@@ -186,8 +189,9 @@ async def _from_page(env: PipelineEnv, source: Source, resp: Response,
     if ext.state is not BodyState.OK:
         reason = f"no article found ({len(ext.text)} characters of text, {ext.method})"
         return _Result("unconfirmed", None, ext, {"extract_error": reason, "extract": info})
-    images = await localize_images(ext.html, resp.final_url, env.fetcher,
-                                   env.settings.data_dir / "media", url_prefix=MEDIA_PREFIX)
+    images = await extract.localize_images(ext.html, resp.final_url, env.fetcher,
+                                           env.settings.data_dir / "media",
+                                           url_prefix=MEDIA_PREFIX)
     info["images"] = len(images.stored)
     if images.failed:
         info["images_failed"] = len(images.failed)

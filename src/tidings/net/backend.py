@@ -1,11 +1,12 @@
-"""The connect-time check: an httpcore network backend that dials only checked addresses.
+"""The connect-time check: a network backend that dials only checked addresses.
 
-httpcore asks the backend for a TCP stream to ``(host, port)``. This backend
-resolves ``host`` itself, exactly once, refuses the connection when any
-candidate address is not allowed, and then dials the checked address - never
-the name - so a DNS answer that changes between check and connect (rebinding)
-cannot slip a private address in. TLS still verifies and sends SNI for the
-host name because httpcore passes the origin's name to ``start_tls``.
+A host's pool (``net/h1.py``) asks the backend for a TCP stream to ``(host,
+port)``; the interface is httpcore's. This backend resolves ``host`` itself,
+exactly once, refuses the connection when any candidate address is not allowed,
+and then dials the checked address - never the name - so a DNS answer that
+changes between check and connect (rebinding) cannot slip a private address in.
+TLS still verifies and sends SNI for the host name because the pool passes the
+name to ``start_tls``.
 """
 
 from __future__ import annotations

@@ -166,7 +166,7 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
 
 
 def readable(sock: Any) -> bool:
-    """Whether data or the server's close waits on an idle connection (httpcore's probe
+    """Whether data or the server's close waits on an idle connection (the pool's probe
     that tells a connection the server dropped from one that can be reused)."""
     if sock.fileno() < 0:
         return True

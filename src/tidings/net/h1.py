@@ -190,11 +190,6 @@ class H1Response:
         self._seconds = seconds
         self._length, self._chunked, self._reusable = _framing(head, method)
 
-    @property
-    def complete(self) -> bool:
-        """The body was read to its end (or there was none): nothing is left to read."""
-        return self._conn is None
-
     async def start(self) -> None:
         """Release the socket at once when the response has no body at all."""
         if self._length == 0 and not self._chunked:
@@ -301,10 +296,6 @@ class H1Pool:
         self._idle_expiry = idle_expiry
         self._idle: dict[tuple[str, int], list[_Conn]] = {}
         self._closed = False
-
-    @property
-    def idle(self) -> int:
-        return sum(map(len, self._idle.values()))
 
     async def send(self, method: str, url: httpx.URL, headers: Mapping[str, str],
                    body: bytes | None, seconds: float) -> H1Response:

@@ -38,10 +38,10 @@ from tidings.net.types import Response
 from tidings.pipeline.collect import PipelineEnv
 from tidings.pipeline.upsert import upsert_items
 from tidings.settings import Settings
+from tidings.store.base import ItemQuery, Storage
 
 if TYPE_CHECKING:
     from tidings.extract import Extraction
-from tidings.store.base import ItemQuery, Storage
 
 log = logging.getLogger(__name__)
 

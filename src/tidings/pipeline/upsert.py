@@ -124,19 +124,22 @@ def prepare(
             deferred = Deferred(item, url, local_media)
             out.append(Prepared(key, None, item.backfill, known, mark, deferred))
         else:
-            fields = _item_fields(item, url, now, local_media)
-            digest = content_hash(fields.title, fields.body, fields.summary)
-            out.append(Prepared(key, fields, item.backfill, digest, mark))
+            out.append(_cleaned(key, item, url, now, local_media, mark))
     return out
+
+
+def _cleaned(key: str, item: ItemData, url: str | None, now: datetime, local_media: bool,
+             mark: str) -> Prepared:
+    fields = _item_fields(item, url, now, local_media)
+    digest = content_hash(fields.title, fields.body, fields.summary)
+    return Prepared(key, fields, item.backfill, digest, mark)
 
 
 def _clean(p: Prepared, now: datetime) -> Prepared:
     """A deferred entry prepared in full after all."""
     assert p.deferred is not None
     d = p.deferred
-    fields = _item_fields(d.item, d.url, now, d.local_media)
-    digest = content_hash(fields.title, fields.body, fields.summary)
-    return Prepared(p.key, fields, p.declared_backfill, digest, p.mark)
+    return _cleaned(p.key, d.item, d.url, now, d.local_media, p.mark)
 
 
 def listing_memory(prepared: Sequence[Prepared]) -> dict[str, str]:

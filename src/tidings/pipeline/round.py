@@ -23,6 +23,7 @@ from tidings.pipeline.extraction import ExtractReport, extract_pending
 from tidings.pipeline.fair import FairCpu
 from tidings.pipeline.starts import RunStarts
 from tidings.pipeline.writer import WRITER_BACKLOG, WriterThread
+from tidings.readers.base import Offload
 
 
 class RoundProgress(Protocol):
@@ -86,6 +87,17 @@ def interleave_hosts(sources: Sequence[Source]) -> list[Source]:
     return out
 
 
+def threaded(env: PipelineEnv, offload: Offload, slots: int = 1
+             ) -> tuple[PipelineEnv, WriterThread]:
+    """``env`` for many runs at once: storing on a writer thread (close it when done),
+    CPU steps taking turns through the loop and paused while the writer is behind,
+    and the run rows of runs that start together written in one step."""
+    writer = WriterThread(env.store)
+    cpu = FairCpu(offload, slots=slots, hold=lambda: writer.pending > WRITER_BACKLOG)
+    writer.on_done = cpu.poke
+    return replace(env, writer=writer, offload=cpu, starts=RunStarts(env.store, writer)), writer
+
+
 async def run_round(
     env: PipelineEnv, *, only: Sequence[str] | None = None,
     progress: RoundProgress | None = None, limit: int | None = None, extract: bool = True,
@@ -115,11 +127,7 @@ async def run_round(
 
     workers = pool_size(env.settings.cpu_workers, len(sources))
     pool = CpuPool(workers) if workers else None
-    writer = WriterThread(env.store)
-    cpu = FairCpu(pool or env.offload, slots=workers or 1,
-                  hold=lambda: writer.pending > WRITER_BACKLOG)
-    writer.on_done = cpu.poke
-    round_env = replace(env, writer=writer, offload=cpu, starts=RunStarts(env.store, writer))
+    round_env, writer = threaded(env, pool or env.offload, slots=workers or 1)
     try:
         await asyncio.gather(*(one(s) for s in interleave_hosts(sources)))
     finally:

@@ -32,9 +32,8 @@ from tidings.model import RunCounts, Source
 from tidings.pipeline import timing
 from tidings.pipeline.collect import PipelineEnv, collect_source
 from tidings.pipeline.extraction import extract_pending, prune_archive
-from tidings.pipeline.fair import FairCpu
-from tidings.pipeline.starts import RunStarts
-from tidings.pipeline.writer import WRITER_BACKLOG, WriterThread, in_loop
+from tidings.pipeline.round import threaded
+from tidings.pipeline.writer import in_loop
 from tidings.schedule import jobs, plan
 from tidings.schedule.clock import Clock, SystemClock
 from tidings.schedule.watchdog import MemoryWatchdog
@@ -148,14 +147,10 @@ class Runner:
         if self.webhooks is not None and self.webhooks.enabled:
             jobs.start_item_watermark(store)
             self.webhooks.start()
-        # runs are stored on a thread of their own, off the loop the web pages share
-        writer = WriterThread(store)
-        offload = self.env.offload
+        # runs are stored on a thread of their own, off the loop the web pages share, and
         # CPU steps take turns through the loop, so neither sockets nor web pages wait
-        cpu = FairCpu(offload, hold=lambda: writer.pending > WRITER_BACKLOG)
-        writer.on_done = cpu.poke
-        self.env = replace(self.env, writer=writer, offload=cpu,
-                           starts=RunStarts(store, writer))
+        offload = self.env.offload
+        self.env, writer = threaded(self.env, offload)
         try:
             while not self._stop.is_set():
                 started = self.clock.now()

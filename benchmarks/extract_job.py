@@ -20,6 +20,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -29,7 +30,6 @@ from aiohttp import web
 from tidings.app import Tidings
 from tidings.model import ItemData
 from tidings.net import Fetcher, ResolveError, decode_body
-from tidings.pipeline.collect import PipelineEnv
 from tidings.pipeline.extraction import extract_pending
 from tidings.pipeline.upsert import upsert_items
 from tidings.settings import load_settings
@@ -65,12 +65,12 @@ async def tidings_round(base: str, ids: list[str]) -> tuple[float, str]:
         "allow_private_hosts": "127.0.0.1", "per_host_delay": 0,
         "per_host_concurrency": WORKERS, "extract_concurrency": WORKERS})
     t = Tidings.open(settings, create=True)
-    source = t.create_source(base + "/feed.xml", source_id="bench")
+    source = await t.create_source(base + "/feed.xml", source_id="bench")
     now = datetime.now(UTC)
-    upsert_items(t.store, source, [ItemData(title=f"page {i}", url=f"{base}/p/{i}",
-                                            summary="teaser") for i in ids], now)
+    await t.write(lambda unit: upsert_items(unit, source, [
+        ItemData(title=f"page {i}", url=f"{base}/p/{i}", summary="teaser") for i in ids], now))
     async with Fetcher(settings, resolver=Offline()) as fetcher:
-        env = PipelineEnv(t.store, fetcher, settings, lambda: datetime.now(UTC))
+        env = replace(t.pipeline_env(), fetcher=fetcher)
         started = time.perf_counter()
         report = await extract_pending(env, limit=len(ids))
         seconds = time.perf_counter() - started

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import httpx
 
-from tidings.app import Tidings
+from tidings.app import SourceUpdate, Tidings
 from tidings.model import RunOutcome, Source, SourceKind
 from tidings.pipeline import timing
 from tidings.schedule import plan
@@ -90,7 +90,7 @@ async def farm_run(base: str, data: Path, minutes: float, speed: float) -> None:
     urls = httpx.get(f"{base}/feeds.txt", timeout=30).text.split()
     t = Tidings.open(settings, create=True)
     for i, url in enumerate(urls):
-        t.create_source(url, kind=SourceKind.RSS, source_id=f"f{i:05d}")
+        await t.create_source(url, kind=SourceKind.RSS, source_id=f"f{i:05d}")
     t0 = time.perf_counter()
     warm = await t.collect(extract=False)
     print(f"farm  warm-up round: {warm.sources} sources in {time.perf_counter() - t0:.1f} s real,"
@@ -104,7 +104,7 @@ async def farm_run(base: str, data: Path, minutes: float, speed: float) -> None:
     t = Tidings.open(settings)
     for i, s in enumerate(t.sources()):  # steady state: next fetches spread over one interval
         offset = timedelta(minutes=s.interval_min * i / len(urls))
-        sources.append(t.update_source(s.id, {"next_fetch_at": began + offset}))
+        sources.append(await t.update_source(s.id, SourceUpdate(next_fetch_at=began + offset)))
     await t.aclose()
     clock = AcceleratedClock(began, speed)
     t = Tidings.open(settings, clock=clock.now)

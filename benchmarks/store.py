@@ -405,7 +405,8 @@ def main() -> None:
     if not progress.items:
         for s in range(args.sources):
             storage.add_source(Source(id=f"s{s}", kind=SourceKind.RSS,
-                                      url=f"https://site{s}.example/feed", title=f"Site {s}"))
+                                      url=f"https://site{s}.example/feed", title=f"Site {s}",
+                                      created_at=datetime.now(UTC)))
     print(f"{progress.items:,} -> {args.items:,} items in {path}, {args.batch} new items "
           f"per apply_upserts, load {os.getloadavg()[0]:.1f}")
     new_rates, index_rates = build(storage, corpus, args, progress, state)

@@ -50,18 +50,19 @@ def _title(rng: random.Random, n: int) -> str:
 
 def build(data: Path, items: int) -> None:
     """Write the archive: 200 sources, ``items`` items over 400 days, 3% reprints."""
-    from tidings.app import Tidings
     from tidings.identity import title_fingerprint
     from tidings.model import BodyState, Source, SourceKind
     from tidings.settings import load_settings
+    from tidings.store import open_storage
     from tidings.store.base import ItemFields, NewItem, UpsertBatch
 
     settings = load_settings(data, env={})
-    tid = Tidings.open(settings, create=True)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    store = open_storage(settings)  # the archive is built with storage calls, not collected
     now = datetime.now(UTC)
     for s in range(200):
-        tid.store.add_source(Source(id=f"s{s}", kind=SourceKind.RSS, title=f"Source {s}",
-                                    url=f"https://s{s}.example/feed", created_at=now))
+        store.add_source(Source(id=f"s{s}", kind=SourceKind.RSS, title=f"Source {s}",
+                                url=f"https://s{s}.example/feed", created_at=now))
     rng = random.Random(7)
     span = 400 * 86400
     started = time.monotonic()
@@ -76,12 +77,13 @@ def build(data: Path, items: int) -> None:
                                 content_hash=f"h{n}", title_fp=title_fingerprint(title))
             creates.append(NewItem(key=f"bench:{n}", source_id=f"s{n % 200}", fields=fields,
                                    discovered_at=when + timedelta(minutes=5), backfill=False))
-        tid.store.apply_upserts(UpsertBatch(creates=creates))
+        store.apply_upserts(UpsertBatch(creates=creates))
     print(f"built {items} items in {time.monotonic() - started:.0f}s; indexing...", flush=True)
     started = time.monotonic()
-    tid.index_pending()
+    while store.index_pending(2000):
+        pass
     print(f"indexed in {time.monotonic() - started:.0f}s", flush=True)
-    tid.close()
+    store.close()
     (data / "bench-ready").write_text(str(items))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -13,7 +14,7 @@ from click.testing import CliRunner
 
 from extract_site import Entry, Site, article_page
 from farm import serve_app
-from tidings.app import Tidings
+from tidings.app import SourceUpdate, Tidings
 from tidings.cli import cli
 from tidings.settings import load_settings
 
@@ -109,7 +110,8 @@ def test_collect_extracts_unless_told_not_to(tmp_path: Path, site: Site) -> None
     t = Tidings.open(settings)
     try:
         source = t.sources()[0]
-        t.update_source(source.id, {"config": {"extract": {"body_selector": "h1"}}})
+        asyncio.run(t.update_source(
+            source.id, SourceUpdate(config={"extract": {"body_selector": "h1"}})))
     finally:
         t.close()
     out = json.loads(run(tmp_path, "reparse", "--json"))

@@ -12,7 +12,7 @@ import pytest
 
 from extract_site import GIF, SHORT_PAGE, Entry, MapResolver, Site, article_page
 from farm import serve_app
-from tidings.app import Tidings
+from tidings.app import SourceUpdate, Tidings
 from tidings.errors import ConfigError
 from tidings.model import BodyState, Item
 from tidings.net import Fetcher
@@ -68,22 +68,21 @@ class World:
         url = path_or_url if "://" in path_or_url else self.site.base + path_or_url
         return next(i for i in self.tidings.items(ItemQuery(limit=1000)) if i.url == url)
 
-    def make_due(self) -> None:
+    async def make_due(self) -> None:
         for source in self.tidings.sources():
-            self.tidings.store.update_source(
-                source.id, {"next_fetch_at": datetime(2000, 1, 1, tzinfo=UTC)})
+            await self.tidings.update_source(
+                source.id, SourceUpdate(next_fetch_at=datetime(2000, 1, 1, tzinfo=UTC)))
 
 
 @pytest.fixture
 async def world(settings: Settings, site: Site) -> AsyncIterator[World]:
     t = Tidings.open(settings, create=True)
-    t.create_source(site.base + "/feed.xml", source_id="gazette")
-    t.create_source(site.base + "/summary.xml", source_id="brief",
-                    config={"summary_only": True})
+    await t.create_source(site.base + "/feed.xml", source_id="gazette")
+    await t.create_source(site.base + "/summary.xml", source_id="brief",
+                          config={"summary_only": True})
     # x.com & co resolve to our server, so a request to them would be seen and counted
     fetcher = Fetcher(settings, resolver=MapResolver({"blocked.test": "10.1.2.3"}))
-    env = PipelineEnv(store=t.store, fetcher=fetcher, settings=settings,
-                      clock=lambda: datetime.now(UTC))
+    env = replace(t.pipeline_env(), fetcher=fetcher)
     yield World(t, env, site)
     await fetcher.aclose()
     await t.aclose()
@@ -172,7 +171,7 @@ async def test_summary_only_sources_are_not_fetched_nor_reviewed(world: World) -
 async def test_pending_items_of_a_source_made_summary_only_later(world: World) -> None:
     await run_round(world.env, extract=False)
     assert world.item("/a/1").body_state is BodyState.PENDING
-    world.tidings.update_source("gazette", {"config": {"summary_only": True}})
+    await world.tidings.update_source("gazette", SourceUpdate(config={"summary_only": True}))
     sources = {s.id: s for s in world.tidings.sources()}
     assert sources["gazette"].config["summary_only"] is True
     report = await extract_pending(world.env)
@@ -186,7 +185,7 @@ async def test_a_relisted_teaser_keeps_the_extracted_body(world: World) -> None:
     await run_round(world.env)
     before = world.item("/a/1")
     unconfirmed = world.item("/a/2")
-    world.make_due()
+    await world.make_due()
     report = await run_round(world.env)
     assert report.created == 0 and report.revised == 0
     assert report.extraction is not None and report.extraction.tried == 0
@@ -203,7 +202,7 @@ async def test_a_changed_teaser_revises_but_keeps_the_body(world: World) -> None
     await run_round(world.env)
     body = world.item("/a/1").body
     world.site.feeds["/feed.xml"][0] = Entry("Gates open at last", "/a/1", recent(1))
-    world.make_due()
+    await world.make_due()
     report = await run_round(world.env)
     assert report.revised == 1
     item = world.item("/a/1")
@@ -241,8 +240,8 @@ async def test_retry_from_the_review_list(world: World) -> None:
 
 
 async def test_a_source_selector_is_used(world: World) -> None:
-    world.tidings.update_source("gazette", {"config": {
-        "extract": {"body_selector": "article", "remove_selectors": [".editor-note"]}}})
+    await world.tidings.update_source("gazette", SourceUpdate(config={
+        "extract": {"body_selector": "article", "remove_selectors": [".editor-note"]}}))
     await run_round(world.env)
     item = world.item("/a/1")
     assert item.raw["extract"]["method"] == "selector"
@@ -253,11 +252,12 @@ async def test_a_source_selector_is_used(world: World) -> None:
     "article", {"body_selector": "div[["}, {"remove_selectors": ".ad"},
     {"remove_selectors": ["p::nonsense("]}, {"selector": "article"}, {"body_selector": ""},
 ])
-def test_bad_extract_config_is_refused_in_one_line(settings: Settings, extract: object) -> None:
+async def test_bad_extract_config_is_refused_in_one_line(settings: Settings,
+                                                        extract: object) -> None:
     t = Tidings.open(settings, create=True)
     try:
         with pytest.raises(ConfigError) as info:
-            t.create_source("http://127.0.0.1:9/feed.xml", config={"extract": extract})
+            await t.create_source("http://127.0.0.1:9/feed.xml", config={"extract": extract})
         assert "\n" not in str(info.value) and "extract" in str(info.value)
         assert t.sources() == []
     finally:
@@ -270,12 +270,15 @@ async def test_prune_keeps_the_page_of_the_current_body(settings: Settings, site
     item = world.item("/a/1")
     later = Tidings.open(settings, clock=lambda: datetime.now(UTC) + timedelta(days=91))
     try:
-        removed = later.prune_raw()
+        removed = await later.prune_raw()
         assert removed == 2, "the two feed responses went"
         assert later.stats().raw_responses == 4, "the pages of /a/1 ... /a/4 stay"
         assert [p.status for p in later.raw_pages(item.id)] == [200]
-        keep_all = Tidings(replace(settings, raw_retention_days=0), later.store,
-                           clock=later.clock)
-        assert keep_all.prune_raw() == 0
     finally:
         later.close()
+    keep_all = Tidings.open(replace(settings, raw_retention_days=0),
+                            clock=lambda: datetime.now(UTC) + timedelta(days=91))
+    try:
+        assert await keep_all.prune_raw() == 0
+    finally:
+        keep_all.close()

@@ -39,18 +39,14 @@ def _app() -> web.Application:
     return app
 
 
-@pytest.mark.parametrize("cpu_workers", [-1, 1], ids=["inline", "process-pool"])
-async def test_a_body_too_large_once_decoded_fails_its_source_only(
-    settings: Settings, cpu_workers: int,
-) -> None:
+async def test_a_body_too_large_once_decoded_fails_its_source_only(settings: Settings) -> None:
     """The round keeps such bodies encoded until their turn to be parsed; the cap
-    still holds then, and in a worker process the error must cross back whole."""
-    t = Tidings.open(replace(settings, cpu_workers=cpu_workers, http_max_bytes=1_000_000),
-                     create=True)
+    still holds then."""
+    t = Tidings.open(replace(settings, http_max_bytes=1_000_000), create=True)
     async with serve(_app()) as base:
-        for n in range(60):  # enough sources for a round to start its worker processes
-            t.create_source(f"{base}/feed/{n}", source_id=f"f{n}")
-        t.create_source(f"{base}/bomb", source_id="bomb")
+        for n in range(60):
+            await t.create_source(f"{base}/feed/{n}", source_id=f"f{n}")
+        await t.create_source(f"{base}/bomb", source_id="bomb")
         report = await t.collect()
     assert report.results["bomb"].outcome is RunOutcome.FAILED
     assert report.results["bomb"].error == f"{base}/bomb: body larger than 1000000 bytes " \

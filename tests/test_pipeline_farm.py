@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 import pytest
 
 from farm import Farm, running_farm
-from tidings.app import ItemQuery, Tidings
+from tidings.app import ItemQuery, SourceUpdate, Tidings
 from tidings.errors import StorageError
 from tidings.model import Health, RunOutcome
 from tidings.settings import Settings
 from tidings.store.base import UpsertBatch
+from tidings.store.sqlite import SqliteUnit
 
 pytestmark = pytest.mark.slow
 
@@ -33,12 +33,11 @@ def paths(t: Tidings) -> list[str]:
     return [urlsplit(i.url).path for i in all_items(t)]
 
 
-@pytest.mark.parametrize("cpu_workers", [-1, 2], ids=["inline", "process-pool"])
 async def test_round_stores_exactly_the_unique_items_then_only_new_ones(
-    settings: Settings, farm: Farm, cpu_workers: int,
+    settings: Settings, farm: Farm,
 ) -> None:
-    t = Tidings.open(replace(settings, cpu_workers=cpu_workers), create=True)
-    added, _ = t.import_opml(farm.opml())
+    t = Tidings.open(settings, create=True)
+    added, _ = await t.import_opml(farm.opml())
     assert len(added) == 200
 
     report = await t.collect()
@@ -51,7 +50,8 @@ async def test_round_stores_exactly_the_unique_items_then_only_new_ones(
     new = farm.tick(every=5)
     before_304 = farm.statuses.get(304, 0)
     for source in t.sources():  # make every source due again
-        t.store.update_source(source.id, {"next_fetch_at": datetime(2000, 1, 1, tzinfo=UTC)})
+        await t.update_source(source.id,
+                              SourceUpdate(next_fetch_at=datetime(2000, 1, 1, tzinfo=UTC)))
     report2 = await t.collect()
     stored2 = paths(t)
     assert len(stored2) == len(set(stored2))
@@ -67,7 +67,7 @@ async def test_failures_are_recorded_with_a_reason_and_backoff(
     settings: Settings, farm: Farm,
 ) -> None:
     t = Tidings.open(settings, create=True)
-    t.import_opml(farm.opml())
+    await t.import_opml(farm.opml())
     await t.collect()
     by_url = {s.url.rsplit("/", 1)[1]: s for s in t.sources()}
     broken = {f"{s.index}.xml": s.kind for s in farm.specs if s.kind not in ("ok", "slow")}
@@ -92,7 +92,7 @@ async def test_reprints_are_one_item_owned_by_the_first_lister(
     settings: Settings, farm: Farm,
 ) -> None:
     t = Tidings.open(settings, create=True)
-    t.import_opml(farm.opml())
+    await t.import_opml(farm.opml())
     report = await t.collect()
     wire = [i for i in all_items(t) if "/wire/" in (i.url or "")]
     assert len(wire) == len({i.url for i in wire}) == 10
@@ -108,24 +108,24 @@ async def test_a_run_whose_batch_cannot_be_stored_is_failed_whole(
     source cannot be written, nothing of that run but its raw response (kept for
     replay) and the failed run row remains, and the rest of the round is stored."""
     t = Tidings.open(settings, create=True)
-    t.import_opml(farm.opml())
+    await t.import_opml(farm.opml())
     victim = next(s for s in t.sources() if s.url.endswith("/0.xml"))
-    real_apply = t.store.apply_upserts
+    real_apply = SqliteUnit.apply_upserts
 
-    def apply(batch: UpsertBatch) -> dict[str, int]:
+    def apply(unit: SqliteUnit, batch: UpsertBatch) -> dict[str, int]:
         if any(n.source_id == victim.id for n in batch.creates):
             raise StorageError("database write failed: disk I/O error")
-        return real_apply(batch)
+        return real_apply(unit, batch)
 
-    monkeypatch.setattr(t.store, "apply_upserts", apply)
+    monkeypatch.setattr(SqliteUnit, "apply_upserts", apply)
     report = await t.collect()
     assert report.results[victim.id].outcome is RunOutcome.FAILED
     assert "disk I/O error" in (report.results[victim.id].error or "")
-    source = t.store.get_source(victim.id)
+    source = t.source(victim.id)
     assert source.fail_count == 1
     assert not source.cursor.get("etag"), "validators saved without their batch"
     assert [r.outcome for r in t.runs(victim.id)] == [RunOutcome.FAILED]
-    assert len(list(t.store.iter_raw(source_id=victim.id))) == 1
+    assert len(list(t.pipeline_env().store.iter_raw(source_id=victim.id))) == 1
     assert t.items(ItemQuery(source_id=victim.id, limit=1000)) == []
     others = [c for sid, c in report.results.items() if sid != victim.id]
     assert sum(c.created for c in others) > 0
@@ -138,7 +138,7 @@ async def test_a_round_admits_a_bounded_number_of_one_hosts_sources(
     """A run's time limit counts from its admission: hundreds of sources of one host
     admitted at once would spend it waiting for the host's two request slots."""
     t = Tidings.open(settings, create=True)
-    t.import_opml(farm.opml())
+    await t.import_opml(farm.opml())
     assert {urlsplit(s.url).hostname for s in t.sources()} == {"127.0.0.1"}
     await t.collect()
     runs = t.runs(limit=1000)

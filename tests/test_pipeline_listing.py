@@ -25,12 +25,11 @@ from tidings.pipeline.upsert import (
     listing_memory,
     plan_prepared,
     prepare,
-    upsert_item,
-    upsert_items,
 )
 from tidings.settings import Settings, load_settings
 from tidings.store import open_storage
 from tidings.store.base import Storage
+from units import apply_prepared, upsert_item, upsert_items
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 LATER = NOW + timedelta(hours=1)
@@ -40,7 +39,8 @@ LATER = NOW + timedelta(hours=1)
 def store(tmp_path: Path) -> Iterator[Storage]:
     s = open_storage(load_settings(tmp_path, env={}))
     for sid in ("owner", "mirror"):
-        s.add_source(Source(id=sid, kind=SourceKind.RSS, url=f"https://{sid}.example/feed"))
+        s.add_source(Source(id=sid, kind=SourceKind.RSS, url=f"https://{sid}.example/feed",
+                            created_at=NOW))
     yield s
     s.close()
 
@@ -62,7 +62,7 @@ def memory_after(store: Storage, items: list[ItemData], sid: str = "owner") -> d
     """Store ``items`` as a run of ``sid`` does and return the memory it leaves."""
     source = store.get_source(sid)
     prepared = prepare(source, items, NOW, listed={})
-    upsert_module.apply_prepared(store, source, prepared, NOW)
+    apply_prepared(store, source, prepared, NOW)
     return listing_memory(prepared)
 
 
@@ -103,7 +103,7 @@ Mutation = Callable[[Storage], None]
 
 def _tombstone(store: Storage) -> None:
     item = store.get_item_by_key("https://news.example/s/2")
-    store.delete_item(item.id)
+    store.delete_item(item.id, NOW)
 
 
 def _revised_since(store: Storage) -> None:
@@ -149,7 +149,8 @@ def test_another_owner_gets_a_discovery_either_way(store: Storage) -> None:
 def test_memory_from_elsewhere_falls_back_to_creating(tmp_path: Path, store: Storage) -> None:
     memory = memory_after(store, LISTING)
     other = open_storage(load_settings(tmp_path / "other", env={}))
-    other.add_source(Source(id="owner", kind=SourceKind.RSS, url="https://owner.example/feed"))
+    other.add_source(Source(id="owner", kind=SourceKind.RSS, url="https://owner.example/feed",
+                            created_at=NOW))
     try:
         assert assert_same_plan(other, LISTING, memory) == [Action.CREATE] * len(LISTING)
     finally:
@@ -159,7 +160,7 @@ def test_memory_from_elsewhere_falls_back_to_creating(tmp_path: Path, store: Sto
 def test_imported_history_still_records_its_baseline(store: Storage) -> None:
     source = store.get_source("owner")
     prepared = prepare(source, LISTING, NOW, listed={})
-    upsert_module.apply_prepared(store, source, prepared, NOW, imported=True)
+    apply_prepared(store, source, prepared, NOW, imported=True)
     actions = assert_same_plan(store, LISTING, listing_memory(prepared))
     assert actions == [Action.BASELINE] * len(LISTING)
 
@@ -272,16 +273,16 @@ async def test_rounds_keep_the_memory_across_304s_and_use_it(
     app.add_routes([web.get("/feed", feed)])
     t = Tidings.open(settings, create=True)
     async with serve(app) as base:
-        t.create_source(f"{base}/feed", source_id="f")
+        await t.create_source(f"{base}/feed", source_id="f")
         first = await t.collect(["f"], extract=False)
         assert first.created == 5 and len(cleaned) == 5
         second = await t.collect(["f"], extract=False)  # 304: nothing parsed, memory kept
         assert second.count(RunOutcome.NOT_MODIFIED) == 1
-        assert len(t.store.get_source("f").cursor["listed"]) == 5
+        assert len(t.source("f").cursor["listed"]) == 5
         state["items"] = [("g9", "Body 9"), *state["items"]]  # type: ignore[list-item]
         state["etag"] = '"v2"'
         cleaned.clear()
         third = await t.collect(["f"], extract=False)
     assert third.created == 1 and cleaned == ["g9"]
-    assert len(t.store.get_source("f").cursor["listed"]) == 6
+    assert len(t.source("f").cursor["listed"]) == 6
     await t.aclose()

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from tidings.identity.decide import MAX_REVISIONS, Action
 from tidings.model import BodyState, ItemData, Source, SourceKind
-from tidings.pipeline.upsert import upsert_item, upsert_items
 from tidings.settings import load_settings
 from tidings.store import open_storage
 from tidings.store.base import ItemQuery, Storage
+from units import upsert_item, upsert_items
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -25,7 +25,8 @@ NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 def make_store(path: Path) -> Storage:
     store = open_storage(load_settings(path, env={}))
     for sid in ("owner", "mirror"):
-        store.add_source(Source(id=sid, kind=SourceKind.RSS, url=f"https://{sid}.example/feed"))
+        store.add_source(Source(id=sid, kind=SourceKind.RSS, url=f"https://{sid}.example/feed",
+                            created_at=NOW))
     return store
 
 
@@ -105,7 +106,7 @@ def test_revisions_are_capped_for_content_that_always_changes(store: Storage) ->
 
 def test_tombstones_keep_deleted_items_away(store: Storage) -> None:
     upsert_item(store, src(store), entry(), NOW)
-    store.delete_item(store.get_item_by_key("https://news.example/s/1").id)
+    store.delete_item(store.get_item_by_key("https://news.example/s/1").id, NOW)
     out = upsert_item(store, src(store), entry(), NOW)
     assert out.actions["https://news.example/s/1"] is Action.TOMBSTONED
     assert out.created == 0

@@ -11,11 +11,10 @@ import pytest
 
 from extract_site import GIF, SHORT_PAGE, Entry, Site, article_page
 from farm import serve_app
-from tidings.app import Tidings
+from tidings.app import ItemQuery, SourceUpdate, Tidings
 from tidings.errors import NotFoundError
 from tidings.model import BodyState, Item, RawResponse
 from tidings.settings import Settings
-from tidings.store.base import ItemQuery
 
 NOTE = "EDITOR-NOTE this story was updated after the council meeting on Wednesday evening."
 
@@ -54,26 +53,31 @@ async def archive(settings: Settings) -> AsyncIterator[Archive]:
                                    Entry("Second story", "/a/2", recent(2)),
                                    Entry("Short story", "/a/3", recent(3))]
         t = Tidings.open(settings, create=True)
-        t.create_source(url + "/feed.xml", source_id="gazette")
+        await t.create_source(url + "/feed.xml", source_id="gazette")
         report = await t.collect()
         assert report.extraction is not None and report.extraction.ok == 2
         await t.aclose()
         yield Archive(settings, site, url + "/feed.xml")
 
 
-def test_reparse_sends_no_request_and_applies_new_extract_settings(archive: Archive) -> None:
+
+async def archive_raw(t: Tidings, raw: RawResponse) -> None:
+    """A response in the raw archive as if it had been fetched."""
+    await t.write(lambda unit: unit.put_raw(raw))
+
+async def test_reparse_sends_no_request_and_applies_new_extract_settings(archive: Archive) -> None:
     t = archive.open()
     try:
         before = archive.item(t, "/a/1")
         assert before.body and NOTE in before.body
         requests = archive.site.total
-        unchanged = t.reparse()
+        unchanged = await t.reparse()
         assert (unchanged.feeds, unchanged.pages, unchanged.revised) == (1, 3, 0)
         assert unchanged.errors == []
 
-        t.update_source("gazette", {"config": {"extract": {"remove_selectors":
-                                                           [".editor-note"]}}})
-        report = t.reparse(source_id="gazette")
+        await t.update_source("gazette", SourceUpdate(config={"extract": {"remove_selectors":
+                                                           [".editor-note"]}}))
+        report = await t.reparse(source_id="gazette")
         assert archive.site.total == requests, "reparse sent a request"
         assert report.revised == 1 and report.pages == 3
         after = archive.item(t, "/a/1")
@@ -86,7 +90,7 @@ def test_reparse_sends_no_request_and_applies_new_extract_settings(archive: Arch
         t.close()
 
 
-def test_an_archived_listing_is_parsed_again_without_creating_items(archive: Archive) -> None:
+async def test_an_archived_listing_is_parsed_again_without_creating_items(archive: Archive) -> None:
     t = archive.open()
     try:
         first = archive.item(t, "/a/2")
@@ -94,12 +98,12 @@ def test_an_archived_listing_is_parsed_again_without_creating_items(archive: Arc
             b"<title>Second story</title>", b"<title>Second story, corrected</title>"
         ).replace(b"</channel>", b"<item><title>Never stored</title><link>"
                   + archive.site.base.encode() + b"/a/9</link></item></channel>")
-        t.store.put_raw(RawResponse(
+        await archive_raw(t, RawResponse(
             url=archive.source_url, final_url=archive.source_url,
             fetched_at=datetime.now(UTC), status=200,
             headers={"content-type": "application/rss+xml"}, body=feed, source_id="gazette"))
         count = len(t.items(ItemQuery(limit=100)))
-        report = t.reparse()
+        report = await t.reparse()
         assert report.feeds == 2 and report.revised == 1
         assert len(t.items(ItemQuery(limit=100))) == count, "reparse created an item"
         second = archive.item(t, "/a/2")
@@ -109,25 +113,25 @@ def test_an_archived_listing_is_parsed_again_without_creating_items(archive: Arc
         t.close()
 
 
-def test_since_and_source_narrow_the_work(archive: Archive) -> None:
+async def test_since_and_source_narrow_the_work(archive: Archive) -> None:
     t = archive.open()
     try:
-        later = t.reparse(since=datetime.now(UTC) + timedelta(hours=1))
+        later = await t.reparse(since=datetime.now(UTC) + timedelta(hours=1))
         assert (later.feeds, later.pages, later.revised) == (0, 0, 0)
         with pytest.raises(NotFoundError):
-            t.reparse(source_id="nope")
+            await t.reparse(source_id="nope")
     finally:
         t.close()
 
 
-def test_an_unreadable_archive_entry_is_counted_not_fatal(archive: Archive) -> None:
+async def test_an_unreadable_archive_entry_is_counted_not_fatal(archive: Archive) -> None:
     t = archive.open()
     try:
-        t.store.put_raw(RawResponse(
+        await archive_raw(t, RawResponse(
             url=archive.source_url, final_url=archive.source_url,
             fetched_at=datetime.now(UTC), status=200, headers={}, body=b"\x00garbage<<",
             source_id="gazette"))
-        report = t.reparse()
+        report = await t.reparse()
         assert report.error_count == 1 and len(report.errors) == 1
         assert "\n" not in report.errors[0]
         assert report.pages == 3
@@ -135,25 +139,27 @@ def test_an_unreadable_archive_entry_is_counted_not_fatal(archive: Archive) -> N
         t.close()
 
 
-def test_a_page_that_no_longer_yields_an_article_keeps_the_body(archive: Archive) -> None:
+async def test_a_page_that_no_longer_yields_an_article_keeps_the_body(archive: Archive) -> None:
     t = archive.open()
     try:
         body = archive.item(t, "/a/1").body
-        t.update_source("gazette", {"config": {"extract": {"remove_selectors": ["p"]}}})
-        report = t.reparse()
+        await t.update_source("gazette", SourceUpdate(
+            config={"extract": {"remove_selectors": ["p"]}}))
+        report = await t.reparse()
         assert report.revised == 0
         assert archive.item(t, "/a/1").body == body
     finally:
         t.close()
 
 
-def test_reparse_with_no_reachable_network(archive: Archive) -> None:
+async def test_reparse_with_no_reachable_network(archive: Archive) -> None:
     """Even with the guard refusing every address, reparse does its whole job."""
     offline = replace(archive.settings, allow_private_hosts=())
     t = Tidings.open(offline)
     try:
-        t.update_source("gazette", {"config": {"extract": {"body_selector": "article"}}})
-        report = t.reparse()
+        await t.update_source("gazette", SourceUpdate(
+            config={"extract": {"body_selector": "article"}}))
+        report = await t.reparse()
         assert report.pages == 3 and report.errors == []
         assert archive.item(t, "/a/1").raw["extract"]["method"] == "selector"
     finally:

@@ -21,7 +21,7 @@ from aiohttp import web
 
 from netservers import serve
 from schedfeeds import SchedFeeds
-from tidings.app import Tidings
+from tidings.app import SourceUpdate, Tidings
 from tidings.model import RunOutcome, SourceKind
 from tidings.schedule import jobs
 from tidings.schedule.clock import AcceleratedClock
@@ -52,9 +52,9 @@ async def tidings(settings: Settings) -> AsyncIterator[Tidings]:
     await t.aclose()
 
 
-def add(t: Tidings, base: str, name: str, due: datetime, **changes: Any) -> None:
-    t.create_source(f"{base}/{name}.xml", kind=SourceKind.RSS, source_id=name)
-    t.update_source(name, {"next_fetch_at": due, **changes})
+async def add(t: Tidings, base: str, name: str, due: datetime, **changes: Any) -> None:
+    await t.create_source(f"{base}/{name}.xml", kind=SourceKind.RSS, source_id=name)
+    await t.update_source(name, SourceUpdate(next_fetch_at=due, **changes))
 
 
 async def test_a_tick_takes_forty_and_never_more_than_free_slots(
@@ -64,14 +64,14 @@ async def test_a_tick_takes_forty_and_never_more_than_free_slots(
     f.delay = 5.0  # every fetch hangs past the test: slots stay taken
     now = datetime.now(UTC)
     for i in range(100):
-        add(tidings, base, f"s{i:03d}", now - timedelta(minutes=100 - i))
-    tidings.update_source("s099", {"priority": 1})  # the least overdue, but starred
+        await add(tidings, base, f"s{i:03d}", now - timedelta(minutes=100 - i))
+    await tidings.update_source("s099", SourceUpdate(priority=1))  # the least overdue, but starred
     runner = Runner(tidings.pipeline_env(), options=replace(QUIET, concurrency=64))
-    first = runner.tick()
+    first = await runner.tick()
     assert len(first) == 40
     assert {s.id for s in first} == {f"s{i:03d}" for i in range(39)} | {"s099"}
-    assert len(runner.tick()) == 24  # 64 slots, 40 busy
-    assert runner.tick() == []
+    assert len(await runner.tick()) == 24  # 64 slots, 40 busy
+    assert await runner.tick() == []
     assert len(runner.in_flight) == 64
     leased = {s.id: s.next_fetch_at for s in tidings.sources() if s.id in runner.in_flight}
     assert all(t is not None and t > now + timedelta(minutes=9) for t in leased.values())
@@ -94,8 +94,8 @@ async def test_sigterm_finishes_quick_fetches_and_releases_hung_ones(
     f, base = feeds
     f.slow_seconds = 30.0  # "slow" hangs far longer than the grace time
     now = datetime.now(UTC)
-    add(tidings, base, "healthy", now)
-    add(tidings, base, "slow", now)
+    await add(tidings, base, "healthy", now)
+    await add(tidings, base, "slow", now)
     runner = Runner(tidings.pipeline_env(), options=replace(QUIET, grace_seconds=1.0))
     runner.install_signal_handlers()
     task = asyncio.create_task(runner.run())
@@ -118,7 +118,7 @@ async def test_collect_now_runs_a_source_that_is_not_due(
 ) -> None:
     _, base = feeds
     later = datetime.now(UTC) + timedelta(hours=5)
-    add(tidings, base, "healthy", later)
+    await add(tidings, base, "healthy", later)
     runner = Runner(tidings.pipeline_env(), options=replace(QUIET, tick_seconds=3600))
     task = asyncio.create_task(runner.run())
     await asyncio.sleep(0.2)
@@ -138,7 +138,7 @@ async def test_the_memory_watchdog_stops_the_runner_for_a_restart(
     tidings: Tidings, feeds: tuple[SchedFeeds, str],
 ) -> None:
     _, base = feeds
-    add(tidings, base, "healthy", datetime.now(UTC))
+    await add(tidings, base, "healthy", datetime.now(UTC))
     watchdog = MemoryWatchdog(limit_mb=1)
     runner = Runner(tidings.pipeline_env(), options=QUIET, watchdog=watchdog)
     assert await asyncio.wait_for(runner.run(), 10) is StopReason.MEMORY
@@ -198,7 +198,7 @@ async def test_two_runners_on_one_database_never_fetch_a_source_twice_at_once(
     settings = replace(settings, per_host_concurrency=4)
     async with serve(f.app()) as base:
         for i in range(16):
-            add(tidings, base, f"healthy{i}", NOW, interval_min=15)
+            await add(tidings, base, f"healthy{i}", NOW, interval_min=15)
         a, b = await asyncio.gather(
             asyncio.to_thread(_runner_thread, settings, NOW, 8.0),
             asyncio.to_thread(_runner_thread, settings, NOW, 8.5))  # not closing at once
@@ -237,8 +237,8 @@ async def test_daily_intervals_weekly_report_and_item_webhooks(
     f = SchedFeeds(clock.now)
     hook = Hook()
     async with serve(f.app()) as base, serve(hook.app()) as hook_base:
-        add(tidings, base, "healthy", monday)
-        add(tidings, base, "failing", monday)
+        await add(tidings, base, "healthy", monday)
+        await add(tidings, base, "failing", monday)
         options = replace(QUIET, adapt_at=time(4, 20), report_weekday=0, report_at=time(4, 40))
         sender = WebhookSender(tidings.fetcher, [f"{hook_base}/hook"], clock=clock.now,
                                sleep=clock.sleep)
@@ -259,5 +259,6 @@ async def test_daily_intervals_weekly_report_and_item_webhooks(
     # 04:20: 3 items in 7 days is far below one a day, so both go to the free maximum
     assert tidings.source("healthy").interval_min == 60
     assert tidings.source("failing").interval_min == 60
-    assert tidings.store.get_mark(jobs.ADAPT_MARK) == "2026-03-02"
-    assert not jobs.weekly_report(tidings.store, clock.now(), None)  # once a week
+    env = tidings.pipeline_env()
+    assert env.store.get_mark(jobs.ADAPT_MARK) == "2026-03-02"
+    assert not await jobs.weekly_report(env.store, env.writer, clock.now(), None)  # once a week

@@ -12,12 +12,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
+from typing import Any
 
 import pytest
 
 from netservers import serve
 from schedfeeds import SchedFeeds
-from tidings.app import SearchQuery, Tidings
+from tidings.app import SearchQuery, SourceUpdate, Tidings
 from tidings.model import FetchRun, Health, RunOutcome, SourceKind
 from tidings.schedule.clock import AcceleratedClock
 from tidings.schedule.runner import Runner, RunnerOptions, StopReason
@@ -44,10 +45,11 @@ class Sim:
     tidings: Tidings
     started: datetime = START
 
-    def add(self, name: str, interval: int = 30, **changes: object) -> None:
-        self.tidings.create_source(f"{self.base}/{name}.xml", kind=SourceKind.RSS, source_id=name)
-        self.tidings.update_source(name, {"interval_min": interval,
-                                          "next_fetch_at": self.clock.now(), **changes})
+    async def add(self, name: str, interval: int = 30, **changes: Any) -> None:
+        await self.tidings.create_source(f"{self.base}/{name}.xml", kind=SourceKind.RSS,
+                                         source_id=name)
+        await self.tidings.update_source(name, SourceUpdate(
+            interval_min=interval, next_fetch_at=self.clock.now(), **changes))
 
     def runner(self, **options: object) -> Runner:
         return Runner(self.tidings.pipeline_env(), clock=self.clock,
@@ -103,13 +105,13 @@ def assert_single_flight(source_id: str, runs: list[FetchRun]) -> None:
 
 
 async def test_five_simulated_hours_follow_every_rule(sim: Sim) -> None:
-    sim.add("healthy")
-    sim.add("slow")
-    sim.add("failing", interval=15)
-    sim.add("recovering", interval=15)
-    sim.add("limited")
-    sim.add("gone")
-    sim.add("cached")
+    await sim.add("healthy")
+    await sim.add("slow")
+    await sim.add("failing", interval=15)
+    await sim.add("recovering", interval=15)
+    await sim.add("limited")
+    await sim.add("gone")
+    await sim.add("cached")
     reason = await sim.run_for(sim.runner(), timedelta(hours=5))
     assert reason is StopReason.REQUESTED
 
@@ -149,9 +151,9 @@ async def test_five_simulated_hours_follow_every_rule(sim: Sim) -> None:
 
 async def test_the_runner_keeps_items_searchable(sim: Sim) -> None:
     """Indexing runs behind collection: items collected early are searchable later on."""
-    sim.add("healthy")
+    await sim.add("healthy")
     await sim.run_for(sim.runner(), timedelta(minutes=45))
-    store = sim.tidings.store
+    store = sim.tidings.pipeline_env().store
     items = sim.tidings.items()
     assert items, "the feed produced items"
     assert store.unindexed_count() == 0

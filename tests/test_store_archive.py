@@ -18,9 +18,9 @@ from tidings.model import RawResponse
 from tidings.settings import Settings
 from tidings.store import open_storage
 from tidings.store.backup import make_backup, rotate_backups
-from tidings.store.base import Discovery, SearchQuery, Storage, UpsertBatch
+from tidings.store.base import Discovery, SearchQuery, SourceUpdate, Storage, UpsertBatch
 from tidings.store.sqlite import SqliteStorage
-from tidings.store.sqlite._schema import MIGRATIONS
+from tidings.store.sqlite._schema import MIGRATIONS, _statements
 
 
 def raw(minutes: float, key: str | None = None, body: bytes = b"<rss>" + b"x" * 5000,
@@ -95,7 +95,7 @@ def test_backup_is_consistent_while_writing(storage: Storage, tmp_path: Path) ->
     try:
         while len(written) < 3:
             time.sleep(0.01)
-        copies = [storage.backup(tmp_path / f"copy{i}.sqlite3") for i in range(3)]
+        copies = [storage.backup(tmp_path, f"copy{i}") for i in range(3)]
     finally:
         stop.set()
         thread.join()
@@ -121,7 +121,7 @@ def test_make_backup_and_rotation(storage: Storage, tmp_path: Path) -> None:
     assert len(names) == 14 + 11  # 14 days (two months) and the 11 months before them
     assert names[-1] == made.name and (folder / "notes.txt").exists()
     assert "tidings-2024-02-29.sqlite3" in names  # the newest of its month
-    assert rotate_backups(folder, now) == []
+    assert rotate_backups(folder, now, suffix=storage.backup_suffix) == []
 
 
 def test_migrations_are_recorded_and_idempotent(tmp_path: Path) -> None:
@@ -138,20 +138,27 @@ def test_migrations_are_recorded_and_idempotent(tmp_path: Path) -> None:
         SqliteStorage(path)
 
 
+def _database_at(path: Path, version: int) -> sqlite3.Connection:
+    """A database as an older tidings left it: the first ``version`` migrations only."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    for script in MIGRATIONS[:version]:
+        for statement in _statements(script):
+            conn.execute(statement)
+    conn.execute(f"PRAGMA user_version = {version}")
+    return conn
+
+
+_OLD_ITEM = ("INSERT INTO items (key, source_id, url, title, summary, body, body_state, "
+             "discovered_at, updated_at, sort_time, title_fp) "
+             "VALUES (?, 'feed', ?, ?, '', ?, 'ok', 0, 0, 0, ?)")
+
+
 def test_migration_5_moves_fingerprints_into_a_rebuilt_search_index(tmp_path: Path) -> None:
     path = tmp_path / "db.sqlite3"
-    with SqliteStorage(path) as current:
-        current.add_source(source("feed"))
-        current.apply_upserts(UpsertBatch(creates=[new("k1", title="Old story", title_fp="aa11")]))
-        current.index_pending()
-    with sqlite3.connect(path) as conn:  # back to schema 4: the fingerprint index on items
-        conn.execute("DROP TABLE item_search")
-        conn.execute("CREATE VIRTUAL TABLE item_search USING fts5 (title, body, title_chars, "
-                     "body_chars, content = '', tokenize = 'unicode61 remove_diacritics 2')")
-        conn.execute("INSERT INTO item_search (rowid, title) SELECT search_rowid, 'old story' "
-                     "FROM items")
-        conn.execute("CREATE INDEX items_title_fp ON items (title_fp) WHERE title_fp != ''")
-        conn.execute("PRAGMA user_version = 4")
+    with _database_at(path, 4) as conn:
+        conn.execute(_OLD_ITEM, ("k1", "https://a/1", "Old story", "<p>x</p>", "aa11"))
+        conn.execute("INSERT INTO item_search (rowid, title) VALUES (1, 'old story')")
+        conn.execute("UPDATE items SET search_rowid = 1, search_dirty = 0")
     with SqliteStorage(path) as migrated:
         assert [i.key for i in migrated.fingerprint_groups(["aa11"])["aa11"]] == ["k1"]
         assert migrated.unindexed_count() == 1
@@ -161,6 +168,30 @@ def test_migration_5_moves_fingerprints_into_a_rebuilt_search_index(tmp_path: Pa
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'items_title_fp'"
                             ).fetchone() == (0,)
+
+
+def test_migration_6_files_sources_in_folders_and_flags_lossy_items(tmp_path: Path) -> None:
+    """A source's ``category`` config key becomes its folder; stored text holding U+FFFD
+    is flagged, so a lookup knows to load that body for the lossy comparison."""
+    path = tmp_path / "db.sqlite3"
+    with _database_at(path, 5) as conn:
+        for sid, config in (("feed", '{"category": "AI labs", "proxy": true}'),
+                            ("plain", "{}"), ("odd", '{"category": 7}')):
+            conn.execute("INSERT INTO sources (id, kind, url, config, visibility, interval_min,"
+                         " health, cost_class, identity_mode, created_at) VALUES "
+                         "(?, 'rss', ?, ?, 'editorial', 30, 'ok', 'free', 'guid', 0)",
+                         (sid, f"https://{sid}.example/rss", config))
+        conn.execute(_OLD_ITEM, ("k1", "https://a/1", "Fine", "<p>whole</p>", ""))
+        conn.execute(_OLD_ITEM, ("k2", "https://a/2", "Holes", "<p>t\ufffdxt</p>", ""))
+    with SqliteStorage(path) as migrated:
+        sources = {s.id: s for s in migrated.list_sources()}
+        assert sources["feed"].folder == "AI labs" and dict(sources["feed"].config) == {
+            "proxy": True}
+        assert sources["plain"].folder is None and sources["odd"].folder is None
+        assert dict(sources["odd"].config) == {}
+        assert migrated.list_folders() == ["AI labs"]
+        state = migrated.lookup_items(["k1", "k2"], bodies_for=())
+        assert (state["k1"].lossy, state["k2"].lossy) == (False, True)
 
 
 def test_open_storage_picks_the_backend(settings: Settings) -> None:
@@ -176,15 +207,13 @@ def test_open_storage_picks_the_backend(settings: Settings) -> None:
 
 
 def test_readers_are_not_blocked_by_a_writer(storage: Storage) -> None:
-    if not isinstance(storage, SqliteStorage):
-        pytest.skip("SQLite connection handling")
     storage.add_source(source("feed"))
     holding = threading.Event()
     release = threading.Event()
 
     def long_write() -> None:
-        with storage._db.write() as conn:
-            conn.execute("UPDATE sources SET title = 'changing'")
+        with storage.write() as unit:
+            unit.update_source("feed", SourceUpdate(title="changing"))
             holding.set()
             release.wait(5)
 
@@ -209,11 +238,11 @@ def test_naive_datetimes_are_refused(storage: Storage) -> None:
     assert T0.tzinfo is UTC
 
 
-def test_transaction_commits_its_calls_together(storage: Storage) -> None:
+def test_a_unit_commits_its_calls_together(storage: Storage) -> None:
     storage.add_source(source())
-    with storage.transaction():
-        storage.put_raw(raw(0))
-        storage.apply_upserts(UpsertBatch(creates=[new("k1")]))
+    with storage.write() as unit:
+        unit.put_raw(raw(0))
+        unit.apply_upserts(UpsertBatch(creates=[new("k1")]))
         # a reader on another thread does not see the open transaction's writes
         seen: list[int] = []
         reader = threading.Thread(target=lambda: seen.append(len(list(storage.iter_raw()))))
@@ -224,26 +253,28 @@ def test_transaction_commits_its_calls_together(storage: Storage) -> None:
     assert set(storage.lookup_items(["k1"])) == {"k1"}
 
 
-def test_reads_inside_a_transaction_see_its_writes(storage: Storage) -> None:
+def test_reads_through_a_unit_see_its_writes(storage: Storage) -> None:
     """Runs stored together (one commit for several) decide on what the ones before
-    them wrote: a reprint of an item created earlier in the same commit is known."""
+    them wrote: a reprint of an item created earlier in the same commit is known.
+    Reads through the storage itself see only what is committed."""
     storage.add_source(source())
-    with storage.transaction():
-        storage.apply_upserts(UpsertBatch(creates=[new("k1")]))
-        assert set(storage.lookup_items(["k1"])) == {"k1"}
-        storage.update_source("feed", {"fail_count": 3})
-        assert storage.get_source("feed").fail_count == 3
-        assert len(list(storage.iter_raw())) == 0
-        storage.put_raw(raw(0))
-        assert len(list(storage.iter_raw())) == 1
+    with storage.write() as unit:
+        unit.apply_upserts(UpsertBatch(creates=[new("k1")]))
+        assert set(unit.lookup_items(["k1"])) == {"k1"}
+        unit.update_source("feed", SourceUpdate(fail_count=3))
+        assert unit.get_source("feed").fail_count == 3
+        assert len(list(unit.iter_raw())) == 0
+        unit.put_raw(raw(0))
+        assert len(list(unit.iter_raw())) == 1
+        assert storage.get_source("feed").fail_count == 0
     assert storage.get_source("feed").fail_count == 3
 
 
-def test_transaction_rolls_back_every_call_on_error(storage: Storage) -> None:
+def test_a_unit_rolls_back_every_call_on_error(storage: Storage) -> None:
     storage.add_source(source())
-    with pytest.raises(RuntimeError), storage.transaction():
-        storage.put_raw(raw(0))
-        storage.apply_upserts(UpsertBatch(creates=[new("k1")]))
+    with pytest.raises(RuntimeError), storage.write() as unit:
+        unit.put_raw(raw(0))
+        unit.apply_upserts(UpsertBatch(creates=[new("k1")]))
         raise RuntimeError("boom")
     assert list(storage.iter_raw()) == []
     assert storage.lookup_items(["k1"]) == {}
@@ -251,16 +282,19 @@ def test_transaction_rolls_back_every_call_on_error(storage: Storage) -> None:
     assert len(list(storage.iter_raw())) == 1
 
 
-def test_a_failed_call_inside_a_transaction_undoes_only_itself(storage: Storage) -> None:
+def test_a_failed_call_inside_a_unit_undoes_only_itself(storage: Storage) -> None:
     storage.add_source(source())
-    with storage.transaction():
-        storage.put_raw(raw(0))
+    with storage.write() as unit:
+        unit.put_raw(raw(0))
         with pytest.raises(ConfigError):  # the second create of k2 fails the whole call
-            storage.apply_upserts(UpsertBatch(creates=[new("k2"), new("k2")]))
+            unit.apply_upserts(UpsertBatch(creates=[new("k2"), new("k2")]))
         with pytest.raises(NotFoundError):  # fails after inserting k3: k3 must vanish too
-            storage.apply_upserts(UpsertBatch(creates=[new("k3")], discoveries=[
+            unit.apply_upserts(UpsertBatch(creates=[new("k3")], discoveries=[
                 Discovery("feed", at(0), item_id=999_999)]))
-        storage.apply_upserts(UpsertBatch(creates=[new("k4")]))
+        unit.apply_upserts(UpsertBatch(creates=[new("k4")]))
+        with pytest.raises(RuntimeError), unit.nested() as part:  # a nested part, undone
+            part.put_raw(raw(1))
+            raise RuntimeError("undo the part")
     assert len(list(storage.iter_raw())) == 1
     assert set(storage.lookup_items(["k2", "k3", "k4"])) == {"k4"}
 

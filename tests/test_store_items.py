@@ -10,7 +10,7 @@ import pytest
 from storage_contract import T0, at, fields, new, source
 from tidings.errors import ConfigError, NotFoundError
 from tidings.model import BodyState, Visibility
-from tidings.store.base import Discovery, ItemQuery, Revision, Storage, UpsertBatch
+from tidings.store.base import Discovery, ItemQuery, Revision, SourceUpdate, Storage, UpsertBatch
 
 
 @pytest.fixture
@@ -34,17 +34,20 @@ def test_create_lookup_and_versions(feeds: Storage) -> None:
     assert feeds.get_item_by_key("k1") == item
 
 
-def test_lookup_without_bodies_keeps_the_ones_asked_for_and_lossy_text(feeds: Storage) -> None:
+def test_lookup_without_bodies_keeps_the_ones_asked_for(feeds: Storage) -> None:
+    """Bodies only for the keys asked; the lossy flag the pipeline stored comes back,
+    so it knows which other bodies its comparison needs (identity decides, not SQL)."""
     feeds.apply_upserts(UpsertBatch(creates=[
         new("plain", body="<p>plain</p>"), new("teaser", body="<p>extracted</p>"),
-        new("broken", body="<p>caf\ufffd</p>"), new("title", title="T\ufffd", body="<p>x</p>"),
-        new("none", body=None)]))
+        new("broken", body="<p>caf\ufffd</p>", lossy=True),
+        new("title", title="T\ufffd", body="<p>x</p>", lossy=True), new("none", body=None)]))
     keys = ["plain", "teaser", "broken", "title", "none"]
     full = feeds.lookup_items(keys)
     lean = feeds.lookup_items(keys, bodies_for={"teaser", "missing"})
     assert {k: s.body for k, s in lean.items()} == {
-        "plain": None, "teaser": "<p>extracted</p>", "broken": "<p>caf\ufffd</p>",
-        "title": "<p>x</p>", "none": None}
+        "plain": None, "teaser": "<p>extracted</p>", "broken": None, "title": None,
+        "none": None}
+    assert {k for k, s in lean.items() if s.lossy} == {"broken", "title"}
     assert full["plain"].body == "<p>plain</p>"
     for key in keys:  # everything else is the same state
         assert lean[key] == replace(full[key], body=lean[key].body)
@@ -71,7 +74,7 @@ def test_baseline_hash_is_not_a_revision(feeds: Storage) -> None:
     assert feeds.lookup_items(["k1"])["k1"].content_hash is None
     assert feeds.get_item(item_id).content_hash == ""
     feeds.apply_upserts(UpsertBatch(revisions=[
-        Revision(item_id, fields(content_hash="base"), counts_as_revision=False)]))
+        Revision(item_id, fields(content_hash="base"), at(1), counts_as_revision=False)]))
     state = feeds.lookup_items(["k1"])["k1"]
     assert (state.revisions, state.content_hash) == (0, "base")
     assert state.version_hashes == frozenset({"base"})
@@ -106,7 +109,7 @@ def test_a_create_that_lost_the_race_becomes_a_discovery(feeds: Storage) -> None
 def test_batch_is_atomic(feeds: Storage) -> None:
     with pytest.raises(NotFoundError):
         feeds.apply_upserts(UpsertBatch(
-            creates=[new("k1"), new("k2")], revisions=[Revision(12345, fields())]))
+            creates=[new("k1"), new("k2")], revisions=[Revision(12345, fields(), at(1))]))
     assert feeds.lookup_items(["k1", "k2"]) == {}
     with pytest.raises(ConfigError):
         feeds.apply_upserts(UpsertBatch(creates=[new("k3"), new("k3")]))
@@ -127,12 +130,12 @@ def test_times_are_utc_on_the_way_out(feeds: Storage) -> None:
 
 def test_delete_leaves_a_tombstone(feeds: Storage) -> None:
     ids = feeds.apply_upserts(UpsertBatch(creates=[new("k1"), new("k2")]))
-    feeds.delete_item(ids["k1"])
+    feeds.delete_item(ids["k1"], at(9))
     assert feeds.tombstoned(["k1", "k2", "k3"]) == {"k1"}
     with pytest.raises(NotFoundError):
         feeds.get_item(ids["k1"])
     with pytest.raises(NotFoundError):
-        feeds.delete_item(ids["k1"])
+        feeds.delete_item(ids["k1"], at(9))
     assert feeds.apply_upserts(UpsertBatch(creates=[new("k1")])) == {}
     assert feeds.lookup_items(["k1"]) == {}
 
@@ -176,7 +179,7 @@ def test_fingerprint_groups_before_during_and_after_indexing(feeds: Storage) -> 
     for _ in range(2):
         assert (keys("aa11"), keys("bb22"), keys("cc33")) == (["k2"], ["k1"], ["k3"])
         feeds.index_pending()
-    feeds.delete_item(ids["k2"])
+    feeds.delete_item(ids["k2"], at(9))
     assert keys("aa11") == [] and keys("bb22") == ["k1"]
 
 
@@ -208,7 +211,7 @@ def test_list_items_keyset_paging_is_complete_and_ordered(feeds: Storage) -> Non
 
 
 def test_list_items_filters(feeds: Storage) -> None:
-    feeds.update_source("other", {"visibility": Visibility.ISOLATED})
+    feeds.update_source("other", SourceUpdate(visibility=Visibility.ISOLATED))
     ids = feeds.apply_upserts(UpsertBatch(creates=[
         new("a", author="Ann", minutes=1, published_at=None),
         new("b", "other", minutes=2, published_at=None),

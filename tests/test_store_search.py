@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
+
 import pytest
 
 from storage_contract import at, fields, new, source
@@ -21,8 +24,7 @@ DOCS = {
 }
 
 
-@pytest.fixture
-def indexed(storage: Storage) -> Storage:
+def _fill(storage: Storage) -> Storage:
     storage.add_source(source("feed"))
     storage.add_source(source("other"))
     creates = [new(key, "other" if key == "en2" else "feed", minutes=n, title=title, body=body,
@@ -34,6 +36,11 @@ def indexed(storage: Storage) -> Storage:
     assert storage.index_pending() == 2
     assert storage.index_pending() == 0 and storage.unindexed_count() == 0
     return storage
+
+
+@pytest.fixture
+def indexed(storage: Storage) -> Storage:
+    return _fill(storage)
 
 
 def keys(storage: Storage, text: str, **kw: object) -> list[str]:
@@ -108,13 +115,13 @@ def test_newest_first_paging(indexed: Storage) -> None:
 def test_revision_and_deletion_update_the_index(indexed: Storage) -> None:
     item = indexed.get_item_by_key("zh3")
     indexed.apply_upserts(UpsertBatch(revisions=[
-        Revision(item.id, fields(title="狗", body="<p>我家的狗喜欢跑步</p>"))]))
+        Revision(item.id, fields(title="狗", body="<p>我家的狗喜欢跑步</p>"), at(1))]))
     assert keys(indexed, "猫") == []  # the old text is gone at once
     assert keys(indexed, "狗") == []  # the new one waits for the indexer
     assert indexed.unindexed_count() == 1
     indexed.index_pending()
     assert keys(indexed, "狗") == ["zh3"] and keys(indexed, "猫") == []
-    indexed.delete_item(indexed.get_item_by_key("en1").id)
+    indexed.delete_item(indexed.get_item_by_key("en1").id, at(2))
     assert keys(indexed, "python") == ["en2"]
 
 
@@ -134,15 +141,14 @@ def test_full_width_and_single_characters_inside_terms(indexed: Storage) -> None
     assert keys(indexed, "iphone手") == ["mix"]
 
 
-def test_a_new_tokenizer_version_rebuilds_the_index(indexed: Storage) -> None:
+def test_a_new_tokenizer_version_rebuilds_the_sqlite_index(tmp_path: Path) -> None:
     from tidings.store.sqlite import SqliteStorage
 
-    if not isinstance(indexed, SqliteStorage):
-        pytest.skip("SQLite index bookkeeping")
-    with indexed._db.write() as conn:
+    path = tmp_path / "db.sqlite3"
+    _fill(SqliteStorage(path)).close()
+    with sqlite3.connect(path) as conn:
         conn.execute("UPDATE meta SET value = 'old' WHERE name = 'search_tokenizer'")
-    indexed.close()
-    reopened = SqliteStorage(indexed.path)
+    reopened = SqliteStorage(path)
     try:
         assert reopened.unindexed_count() == len(DOCS)
         assert keys(reopened, "猫") == []

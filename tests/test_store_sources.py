@@ -10,7 +10,7 @@ import pytest
 from storage_contract import T0, at, new, source
 from tidings.errors import ConfigError, NotFoundError
 from tidings.model import Health, RunCounts, RunOutcome, Visibility
-from tidings.store.base import Storage, UpsertBatch
+from tidings.store.base import SourceUpdate, Storage, UpsertBatch
 
 
 def test_add_get_list_find(storage: Storage) -> None:
@@ -35,21 +35,38 @@ def test_duplicate_id_or_url_is_a_config_error(storage: Storage) -> None:
 def test_update_source(storage: Storage) -> None:
     storage.add_source(source("a"))
     storage.add_source(source("b"))
-    updated = storage.update_source("a", {"cursor": {"etag": "x"}, "health": Health.FAILING,
-                                          "fail_count": 5, "next_fetch_at": at(30)})
+    updated = storage.update_source("a", SourceUpdate(
+        cursor={"etag": "x"}, health=Health.FAILING, fail_count=5, next_fetch_at=at(30)))
     assert updated.cursor == {"etag": "x"} and updated.health is Health.FAILING
     assert storage.get_source("a").next_fetch_at == at(30)
-    with pytest.raises(ConfigError, match="bogus"):
-        storage.update_source("a", {"bogus": 1})
-    with pytest.raises(ConfigError, match="id"):
-        storage.update_source("a", {"id": "c"})
+    assert storage.update_source("a", SourceUpdate()) == updated  # nothing to change
     with pytest.raises(ConfigError, match="already used"):
-        storage.update_source("a", {"url": "https://b.example/feed"})
+        storage.update_source("a", SourceUpdate(url="https://b.example/feed"))
     with pytest.raises(ConfigError):
-        storage.update_source("a", {"visibility": "nonsense"})
+        storage.update_source("a", SourceUpdate(visibility="nonsense"))  # type: ignore[arg-type]
     with pytest.raises(NotFoundError):
-        storage.update_source("zz", {"title": "x"})
+        storage.update_source("zz", SourceUpdate(title="x"))
     assert storage.get_source("a").fail_count == 5
+    cleared = storage.update_source("a", SourceUpdate(next_fetch_at=None, last_error=None))
+    assert cleared.next_fetch_at is None and cleared.fail_count == 5
+
+
+def test_folders(storage: Storage) -> None:
+    storage.add_source(source("a", folder="AI labs"))
+    storage.add_source(source("b"))
+    storage.add_folder("Later")
+    assert storage.list_folders() == ["AI labs", "Later"]
+    storage.update_source("b", SourceUpdate(folder="News"))
+    assert storage.rename_folder("AI labs", "Labs") == 1
+    assert storage.get_source("a").folder == "Labs"
+    assert storage.rename_folder("News", "Labs") == 2  # merged into the existing folder
+    assert storage.list_folders() == ["Labs", "Later"]
+    assert storage.delete_folder("Labs") == 2
+    assert storage.get_source("b").folder is None and storage.list_folders() == ["Later"]
+    with pytest.raises(NotFoundError):
+        storage.rename_folder("nope", "x")
+    with pytest.raises(ConfigError, match="name"):
+        storage.add_folder("  ")
 
 
 def test_delete_source_keeps_items_and_drops_runs(storage: Storage) -> None:
@@ -139,7 +156,7 @@ def test_runs_start_finish_list_abandon(storage: Storage) -> None:
     done = runs[1]
     assert (done.outcome, done.created, done.warnings, done.finished_at) == (
         RunOutcome.OK, 3, ("slow",), at(2))
-    assert storage.abandon_running(at(3)) == 1
+    assert storage.release_sources(["a"], at(3)) == 1
     assert storage.list_runs(limit=1)[0].outcome is RunOutcome.ABANDONED
     with pytest.raises(NotFoundError):
         storage.start_run("zz", T0)
@@ -182,8 +199,8 @@ def test_archive_stats_last_round(storage: Storage) -> None:
     assert empty.items == 0 and empty.last_round_started is None
     for sid in ("a", "b", "c"):
         storage.add_source(source(sid, last_success_at=at(-5)))
-    storage.update_source("c", {"health": Health.FAILING, "last_success_at": at(-500),
-                                "visibility": Visibility.ISOLATED})
+    storage.update_source("c", SourceUpdate(health=Health.FAILING, last_success_at=at(-500),
+                                            visibility=Visibility.ISOLATED))
     old = storage.start_run("a", at(-60))  # an earlier round
     storage.finish_run(old, at(-59), RunCounts(outcome=RunOutcome.OK, created=50))
     for sid, start, outcome, created in (("a", -8, RunOutcome.OK, 2), ("b", -1, RunOutcome.FAILED,

@@ -10,7 +10,7 @@ from datetime import timedelta
 import httpx
 import pytest
 
-from test_web_support import ServerThread, Spec, add_items, add_source, open_archive
+from test_web_support import ServerThread, Spec, add_items, add_source, open_archive, write
 from tidings.app import Tidings
 from tidings.model import BodyState, RawResponse
 from tidings.settings import Settings
@@ -211,10 +211,11 @@ def test_review_page_lists_unconfirmed_items_with_raw_pages(web: Web) -> None:
              summary="teaser", raw={"summary_only": True}),
     ])[:2]
     item = web.tid.item(bad_id)
-    web.tid.store.put_raw(RawResponse(
+    page = RawResponse(
         url=item.url or "", final_url=item.url or "", fetched_at=item.discovered_at,
         status=200, headers={"content-type": "text/html"},
-        body=b"<html><script>alert(1)</script>raw page</html>", item_key=item.key))
+        body=b"<html><script>alert(1)</script>raw page</html>", item_key=item.key)
+    write(web.tid, lambda unit: unit.put_raw(page))
     review = web.client.get("/review").text
     assert rows(review) == [str(bad_id)]
     assert f'href="/item/{bad_id}/raw"' in review

@@ -1,20 +1,22 @@
 """Helpers for the web tests (no tests here): archives with items, a real server.
 
-Items are written with the store API directly (``apply_upserts``), bodies through
+Items are written with the store API (``apply_upserts``, a step of the writer), bodies through
 the real sanitizer, fingerprints through the real identity code, so the pages
 are tested on exactly what the pipeline would have stored.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import socket
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import uvicorn
 
@@ -23,7 +25,9 @@ from tidings.extract import sanitize_html
 from tidings.identity import title_fingerprint
 from tidings.model import BodyState, Source, SourceKind, Visibility
 from tidings.settings import Settings
-from tidings.store.base import ItemFields, NewItem, UpsertBatch
+from tidings.store.base import ItemFields, NewItem, Unit, UpsertBatch
+
+T = TypeVar("T")
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 _keys = itertools.count(1)
@@ -33,12 +37,21 @@ def open_archive(settings: Settings) -> Tidings:
     return Tidings.open(settings, create=True)
 
 
+def write(tid: Tidings, step: Callable[[Unit], T]) -> T:
+    """One write step through the archive's writer, from a plain test function (which may
+    run inside Playwright's own event loop, hence a loop on a thread of its own)."""
+    with ThreadPoolExecutor(1) as pool:
+        result: T = pool.submit(asyncio.run, tid.write(step)).result()
+    return result
+
+
 def add_source(tid: Tidings, sid: str, title: str = "", *,
                visibility: Visibility = Visibility.EDITORIAL, url: str | None = None) -> Source:
-    return tid.store.add_source(Source(
+    source = Source(
         id=sid, kind=SourceKind.RSS, url=url or f"https://{sid}.example/feed.xml",
         title=title or sid.title(), visibility=visibility, created_at=NOW, next_fetch_at=NOW,
-    ))
+    )
+    return write(tid, lambda unit: unit.add_source(source))
 
 
 @dataclass
@@ -71,7 +84,7 @@ def add_items(tid: Tidings, specs: Iterable[Spec]) -> list[int]:
         creates.append(NewItem(key=f"test:{n}", source_id=spec.source_id, fields=fields,
                                discovered_at=NOW - spec.age + timedelta(minutes=1),
                                backfill=spec.backfill))
-    ids = tid.store.apply_upserts(UpsertBatch(creates=creates))
+    ids = write(tid, lambda unit: unit.apply_upserts(UpsertBatch(creates=creates)))
     return [ids[c.key] for c in creates]
 
 

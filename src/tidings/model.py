@@ -92,6 +92,7 @@ class Source:
     last_success_at: datetime | None = None
     last_error: str | None = None
     site_url: str | None = None
+    folder: str | None = None  # the one folder (category) a source is filed under
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +162,7 @@ class ItemState:
     discovered_at: datetime
     url: str | None = None
     raw: Mapping[str, Any] = field(default_factory=dict)
+    lossy: bool = False  # the stored text holds U+FFFD (see identity.hashing)
 
 
 @dataclass(frozen=True, slots=True)

@@ -75,12 +75,9 @@ def collect(ctx: Context, source_ids: tuple[str, ...], once: bool, every: bool,
     show = sys.stderr.isatty() and not as_json
     report = run_async(tidings, _collect(tidings, source_ids, show, not no_extract))
     tidings = ctx.open()
-    try:
-        started = time.perf_counter()
-        indexed = tidings.index_pending()
-        index_s = time.perf_counter() - started
-    finally:
-        tidings.close()
+    started = time.perf_counter()
+    indexed = run_async(tidings, tidings.index_pending())
+    index_s = time.perf_counter() - started
     summary = _summary(report, indexed, index_s)
     if as_json:
         print_json(summary)

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tidings.app import extract_target
-from tidings.cli import Context, cli, handle_errors, print_json
+from tidings.app import ReparseReport, extract_target
+from tidings.cli import Context, cli, handle_errors, print_json, run_async
 from tidings.cli.commands_items import parse_since
 from tidings.model import BodyState
 
@@ -64,11 +64,11 @@ def extract(ctx: Context, target: str, mode: str, page_url: str | None) -> None:
 def reparse(ctx: Context, source_id: str | None, since: str | None, as_json: bool) -> None:
     """Parse archived feeds and extract archived pages again; sends no request."""
     tidings = ctx.open()
-    try:
-        report = tidings.reparse(source_id, parse_since(since))
-        indexed = tidings.index_pending()
-    finally:
-        tidings.close()
+
+    async def both() -> tuple[ReparseReport, int]:
+        return await tidings.reparse(source_id, parse_since(since)), await tidings.index_pending()
+
+    report, indexed = run_async(tidings, both())
     if as_json:
         print_json({"feeds": report.feeds, "pages": report.pages, "revised": report.revised,
                     "unchanged": report.unchanged, "errors": report.error_count,
@@ -88,9 +88,6 @@ def reparse(ctx: Context, source_id: str | None, since: str | None, as_json: boo
 def prune_raw(ctx: Context) -> None:
     """Drop archived responses older than raw_retention_days (bodies' pages stay)."""
     tidings = ctx.open()
-    try:
-        removed = tidings.prune_raw()
-    finally:
-        tidings.close()
+    removed = run_async(tidings, tidings.prune_raw())
     click.echo(f"{removed} raw responses removed "
                f"(older than {ctx.settings.raw_retention_days} days)")

@@ -9,9 +9,9 @@ from rich.console import Console
 from rich.table import Table
 
 from tidings.app import ItemQuery
-from tidings.cli import Context, cli, handle_errors, print_json
+from tidings.cli import Context, cli, handle_errors, print_json, run_async
 from tidings.errors import ConfigError
-from tidings.model import Item
+from tidings.model import Item, SearchHit
 
 
 def parse_since(text: str | None) -> datetime | None:
@@ -84,10 +84,12 @@ def search(ctx: Context, query: tuple[str, ...], ranked: bool, limit: int,
     """Search titles and bodies (CJK included): words, "phrases", intitle:, author:,
     source:, date:FROM..TO, -excluded."""
     tidings = ctx.open()
-    try:
-        hits = tidings.search(" ".join(query), ranked=ranked, limit=limit)
-    finally:
-        tidings.close()
+
+    async def find() -> list[SearchHit]:
+        await tidings.index_recent()
+        return tidings.search(" ".join(query), ranked=ranked, limit=limit)
+
+    hits = run_async(tidings, find())
     if as_json:
         print_json([{**_item_row(h.item), "snippet": h.snippet, "rank": h.rank} for h in hits])
         return

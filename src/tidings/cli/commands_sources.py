@@ -23,10 +23,11 @@ from tidings.settings import load_settings
 def init(ctx: Context, empty: bool) -> None:
     """Create the data directory and the archive (with the default sources)."""
     tidings = ctx.open(create=True)
-    try:
-        added = [] if empty else tidings.add_default_sources()
-    finally:
+    if empty:
         tidings.close()
+        added = []
+    else:
+        added = run_async(tidings, tidings.add_default_sources())
     click.echo(f"archive ready in {ctx.settings.data_dir} ({len(added)} sources added)")
 
 
@@ -58,10 +59,7 @@ def add(ctx: Context, url: str, kind: str | None, title: str, source_id: str | N
 def remove(ctx: Context, source_id: str) -> None:
     """Remove a source (its items stay in the archive)."""
     tidings = ctx.open()
-    try:
-        tidings.remove_source(source_id)
-    finally:
-        tidings.close()
+    run_async(tidings, tidings.remove_source(source_id))
     click.echo(f"removed {source_id}")
 
 
@@ -127,9 +125,9 @@ def import_opml(ctx: Context, file: Path) -> None:
     try:
         with Progress(transient=True, disable=not sys.stderr.isatty()) as bar:
             task = bar.add_task("importing", total=None)
-            added, present = tidings.import_opml(
+            added, present = run_async(tidings, tidings.import_opml(
                 file.read_bytes(), str(file),
-                progress=lambda n, total: bar.update(task, completed=n, total=total))
+                progress=lambda n, total: bar.update(task, completed=n, total=total)))
     finally:
         tidings.close()
     click.echo(f"{len(added)} sources added, {present} already present")

@@ -6,7 +6,7 @@ every answer depends only on the arguments.
 """
 
 from tidings.identity.fingerprint import title_fingerprint
-from tidings.identity.hashing import comparable_text, content_hash, lossy_equal
+from tidings.identity.hashing import comparable_text, content_hash, is_lossy, lossy_equal
 from tidings.identity.keys import (
     BAD_SHARE,
     choose_identity_mode,
@@ -36,6 +36,7 @@ __all__ = [
     "is_backfill",
     "is_historical",
     "is_http_url",
+    "is_lossy",
     "lossy_equal",
     "normalize_url",
     "resolve_url",

@@ -14,7 +14,7 @@ import unicodedata
 
 from tidings.textutil import collapse_ws
 
-__all__ = ["REPLACEMENT", "comparable_text", "content_hash", "lossy_equal"]
+__all__ = ["REPLACEMENT", "comparable_text", "content_hash", "is_lossy", "lossy_equal"]
 
 REPLACEMENT = "\ufffd"
 
@@ -37,6 +37,16 @@ def comparable_text(title: str, body: str | None, summary: str) -> str:
 def content_hash(title: str, body: str | None, summary: str) -> str:
     """Hex sha256 of :func:`comparable_text`."""
     return hashlib.sha256(comparable_text(title, body, summary).encode("utf-8")).hexdigest()
+
+
+def is_lossy(title: str, body: str | None, summary: str) -> bool:
+    """Whether a text holds U+FFFD, so that comparing it takes :func:`lossy_equal`.
+
+    Stored with the item: deciding on a re-listing then needs the stored body only
+    when one side is lossy, and most re-listings need no body at all.
+    """
+    return REPLACEMENT in title or REPLACEMENT in summary or (
+        body is not None and REPLACEMENT in body)
 
 
 def _holes(text: str) -> list[int]:

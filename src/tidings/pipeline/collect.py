@@ -2,9 +2,10 @@
 
 A run has two halves. Reading (fetch, parse, filter, sanitize and hash) writes
 nothing. Storing (raw archive, the batch, the source's cursor and validators,
-the run row) is one transaction, run by ``env.writer`` (a thread of its own in
-rounds). A crash anywhere therefore leaves either the old cursor (the next run
-fetches again and upserts idempotently) or everything (R-DEDUP-9, R-RSS-1).
+the run row) is one write step, a unit of work on the process's writer thread
+(``env.writer``). A crash anywhere therefore leaves either the old cursor (the
+next run fetches again and upserts idempotently) or everything (R-DEDUP-9,
+R-RSS-1).
 
 A source's failure never escapes as an exception: it becomes a failed fetch-run
 row with a one-line reason, a higher fail_count and a backed-off next fetch,
@@ -22,17 +23,25 @@ from typing import Any
 
 from tidings.errors import BudgetExhaustedError, HTTPStatusError, TidingsError
 from tidings.identity import choose_identity_mode
-from tidings.model import Health, ItemData, RawResponse, RunCounts, RunOutcome, Source
+from tidings.model import (
+    Health,
+    IdentityMode,
+    ItemData,
+    RawResponse,
+    RunCounts,
+    RunOutcome,
+    Source,
+)
 from tidings.net import Fetcher
 from tidings.pipeline import timing
 from tidings.pipeline.filters import apply_rules, compile_rules, limit_batch, summary_only
 from tidings.pipeline.listing import LISTING_KEY, remembered
 from tidings.pipeline.upsert import Prepared, apply_prepared, listing_memory, prepare
-from tidings.pipeline.writer import StoreWriter, in_loop
 from tidings.readers import get_reader
 from tidings.readers.base import Offload, ReadContext, ReadResult, inline
 from tidings.settings import Settings
-from tidings.store.base import Storage
+from tidings.store.base import UNSET, Reads, SourceUpdate, Unit
+from tidings.store.writer import Writer
 
 log = logging.getLogger(__name__)
 
@@ -44,23 +53,27 @@ MISSING_WARN_SHARE = 0.3
 
 @dataclass(frozen=True, slots=True)
 class PipelineEnv:
-    """What a collection needs from the outside world; built by the facade."""
+    """What the pipeline needs from the outside world; built by the facade.
 
-    store: Storage
+    ``store`` only reads: every write is a step handed to ``writer`` (the one
+    write path, ``tidings.store.writer``).
+    """
+
+    store: Reads
+    writer: Writer
     fetcher: Fetcher
     settings: Settings
     clock: Callable[[], datetime]
-    offload: Offload = inline  # CPU-bound steps; a process pool in large rounds
-    writer: StoreWriter = in_loop  # storing runs; a thread of its own in rounds
-    #: starts run rows (``store.start_run`` through ``writer`` when None); rounds
-    #: start the runs that begin together in one step (``pipeline/starts.py``)
+    offload: Offload = inline  # CPU steps; rounds make them take turns (pipeline/fair.py)
+    #: starts run rows (one ``start_run`` step each when None); rounds start the runs
+    #: that begin together in one step (``pipeline/starts.py``)
     starts: Callable[[str, datetime], Awaitable[int]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Collected:
     counts: RunCounts
-    changes: Mapping[str, Any]
+    update: SourceUpdate
     new_item_ids: tuple[int, ...] = ()
 
 
@@ -75,20 +88,15 @@ def run_warnings(found: Sequence[ItemData], filtered: int) -> tuple[str, ...]:
     return tuple(warnings)
 
 
-def _success_changes(source: Source, result: ReadResult, now: datetime) -> dict[str, Any]:
-    changes: dict[str, Any] = {
-        "cursor": dict(result.cursor),
-        "fail_count": 0,
-        "health": Health.OK,
-        "last_success_at": now,
-        "last_error": None,
-        "next_fetch_at": timing.next_after_success(now, source.interval_min, result.not_before),
-    }
-    if not source.title and result.title:
-        changes["title"] = result.title[:200]
-    if not source.site_url and result.site_url:
-        changes["site_url"] = result.site_url
-    return changes
+def _success_update(source: Source, result: ReadResult, cursor: Mapping[str, Any],
+                    now: datetime, mode: IdentityMode) -> SourceUpdate:
+    return SourceUpdate(
+        cursor=cursor, fail_count=0, health=Health.OK, last_success_at=now, last_error=None,
+        next_fetch_at=timing.next_after_success(now, source.interval_min, result.not_before),
+        title=result.title[:200] if not source.title and result.title else UNSET,
+        site_url=result.site_url if not source.site_url and result.site_url else UNSET,
+        identity_mode=mode if mode is not source.identity_mode else UNSET,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +104,7 @@ class _Read:
     """A run's result before anything of it is stored (the event loop's half)."""
 
     result: ReadResult
-    changes: dict[str, Any]
+    update: SourceUpdate
     source: Source  # with the identity mode this run chose
     prepared: Sequence[Prepared] = ()
     filtered: int = 0
@@ -109,12 +117,11 @@ async def _read(env: PipelineEnv, source: Source, now: datetime,
     rules = compile_rules(config)
     result = await reader.read(ReadContext(source, env.fetcher, now, env.offload))
     raws.extend(result.raw)
-    changes = _success_changes(source, result, now)
     listed = remembered(source.cursor)
     if result.not_modified:
-        if listed:
-            changes["cursor"][LISTING_KEY] = listed
-        return _Read(result, changes, source)
+        cursor = {**result.cursor, LISTING_KEY: listed} if listed else dict(result.cursor)
+        return _Read(result, _success_update(source, result, cursor, now, source.identity_mode),
+                     source)
     kept, filtered = apply_rules(result.items, rules, now)
     s = env.settings
     batch = limit_batch(
@@ -124,25 +131,24 @@ async def _read(env: PipelineEnv, source: Source, now: datetime,
     )
     mode = choose_identity_mode([it.guid for it in result.items],
                                 [it.url for it in result.items], source.identity_mode)
-    if mode is not source.identity_mode:
-        changes["identity_mode"] = mode
     keyed = replace(source, identity_mode=mode)
     prepared = await env.offload(prepare, keyed, summary_only(config, batch), now,
                                  s.tracking_params, False, listed)
-    changes["cursor"][LISTING_KEY] = listing_memory(prepared)
-    return _Read(result, changes, keyed, prepared, filtered)
+    cursor = {**result.cursor, LISTING_KEY: listing_memory(prepared)}
+    update = _success_update(source, result, cursor, now, mode)
+    return _Read(result, update, keyed, prepared, filtered)
 
 
-def _store(env: PipelineEnv, source: Source, read: _Read, now: datetime) -> Collected:
-    """The storage half, in the caller's transaction: raw archive, batch, counts."""
+def _store(unit: Unit, source: Source, read: _Read, now: datetime) -> Collected:
+    """The storage half, in the caller's unit: raw archive, batch, counts."""
     result = read.result
     for raw in result.raw:
-        env.store.put_raw(replace(raw, source_id=source.id))
+        unit.put_raw(replace(raw, source_id=source.id))
     if result.not_modified:
         counts = RunCounts(RunOutcome.NOT_MODIFIED, http_status=result.http_status,
                            pages=result.pages, warnings=result.warnings)
-        return Collected(counts, read.changes)
-    outcome = apply_prepared(env.store, read.source, read.prepared, now)
+        return Collected(counts, read.update)
+    outcome = apply_prepared(unit, read.source, read.prepared, now)
     warnings = result.warnings + run_warnings(result.items, read.filtered)
     if read.source.identity_mode is not source.identity_mode:
         warnings += (f"identity rule degraded to {read.source.identity_mode.value}: "
@@ -153,64 +159,64 @@ def _store(env: PipelineEnv, source: Source, read: _Read, now: datetime) -> Coll
         pages=result.pages, reused=outcome.unchanged, http_status=result.http_status,
         bytes=result.bytes, warnings=warnings,
     )
-    return Collected(counts, read.changes, tuple(outcome.created_ids.values()))
+    return Collected(counts, read.update, tuple(outcome.created_ids.values()))
 
 
-def _finish(env: PipelineEnv, source: Source, run_id: int, read: _Read, now: datetime
-            ) -> Collected:
-    """Store a successful run whole: raw, items, source and run row in one transaction.
+def _finish(unit: Unit, source: Source, run_id: int, read: _Read, now: datetime,
+            finished_at: datetime) -> Collected:
+    """Store a successful run whole: raw, items, source and run row in one unit.
 
     The cursor and validators are saved with the batch they describe, so a crash
     leaves either everything or the old cursor (the next run fetches again).
     """
-    with env.store.transaction():
-        return _close_run(env, source, run_id, _store(env, source, read, now))
+    return _close_run(unit, source, run_id, _store(unit, source, read, now), finished_at)
 
 
-def _record_failure(env: PipelineEnv, source: Source, run_id: int, done: Collected,
-                    raws: Sequence[RawResponse]) -> Collected:
+def _record_failure(unit: Unit, source: Source, run_id: int, done: Collected,
+                    raws: Sequence[RawResponse], finished_at: datetime) -> Collected:
     """A failed run: keep what was fetched (for replay), back the source off."""
-    with env.store.transaction():
-        for raw in raws:
-            env.store.put_raw(replace(raw, source_id=source.id))
-        return _close_run(env, source, run_id, done)
+    for raw in raws:
+        unit.put_raw(replace(raw, source_id=source.id))
+    return _close_run(unit, source, run_id, done, finished_at)
 
 
-def _close_run(env: PipelineEnv, source: Source, run_id: int, done: Collected) -> Collected:
-    env.store.update_source(source.id, done.changes)
-    env.store.finish_run(run_id, env.clock(), done.counts)
+def _close_run(unit: Unit, source: Source, run_id: int, done: Collected,
+               finished_at: datetime) -> Collected:
+    unit.update_source(source.id, done.update)
+    unit.finish_run(run_id, finished_at, done.counts)
     return done
 
 
 def _failure(source: Source, exc: TidingsError, now: datetime) -> Collected:
     if isinstance(exc, BudgetExhaustedError):
         counts = RunCounts(RunOutcome.BUDGET, error=str(exc))
-        return Collected(counts, {"next_fetch_at": timing.next_after_budget(now)})
+        return Collected(counts, SourceUpdate(next_fetch_at=timing.next_after_budget(now)))
     status = exc.status if isinstance(exc, HTTPStatusError) else None
     retry_after = exc.retry_after if isinstance(exc, HTTPStatusError) else None
     fail_count = source.fail_count + 1
-    changes: dict[str, Any] = {
-        "fail_count": fail_count,
-        "health": timing.health_for(fail_count),
-        "last_error": str(exc),
-        "next_fetch_at": timing.next_after_failure(
+    update = SourceUpdate(
+        fail_count=fail_count, health=timing.health_for(fail_count), last_error=str(exc),
+        next_fetch_at=timing.next_after_failure(
             now, source.interval_min, source.fail_count, retry_after),
-    }
-    if status == 410:
-        changes["muted_reason"] = "410 Gone: the publisher removed this feed"
-    return Collected(RunCounts(RunOutcome.FAILED, error=str(exc), http_status=status), changes)
+        muted_reason="410 Gone: the publisher removed this feed" if status == 410 else UNSET,
+    )
+    return Collected(RunCounts(RunOutcome.FAILED, error=str(exc), http_status=status), update)
+
+
+def _start_run(unit: Unit, source_id: str, now: datetime) -> int:
+    return unit.start_run(source_id, now)
 
 
 async def collect_source(env: PipelineEnv, source: Source) -> RunCounts:
     """Run ``source`` once and record the run; never raises for the source's own faults."""
     now = env.clock()
     run_id = await (env.starts(source.id, now) if env.starts is not None
-                    else env.writer(env.store.start_run, source.id, now))
+                    else env.writer(_start_run, source.id, now))
     raws: list[RawResponse] = []
     try:
         async with asyncio.timeout(RUN_TIMEOUT_S):
             read = await _read(env, source, now, raws)
-        return (await env.writer(_finish, env, source, run_id, read, now)).counts
+        return (await env.writer(_finish, source, run_id, read, now, env.clock())).counts
     except TimeoutError:
         done = _failure(source, TidingsError(f"run took longer than {RUN_TIMEOUT_S:.0f} s"), now)
     except TidingsError as exc:
@@ -219,4 +225,4 @@ async def collect_source(env: PipelineEnv, source: Source) -> RunCounts:
         log.exception("collecting %s failed unexpectedly", source.id)
         done = _failure(source, TidingsError(f"internal error: {type(exc).__name__}: {exc}"),
                         now)
-    return (await env.writer(_record_failure, env, source, run_id, done, raws)).counts
+    return (await env.writer(_record_failure, source, run_id, done, raws, env.clock())).counts

@@ -38,7 +38,7 @@ from tidings.net.types import Response
 from tidings.pipeline.collect import PipelineEnv
 from tidings.pipeline.upsert import upsert_items
 from tidings.settings import Settings
-from tidings.store.base import ItemQuery, Storage
+from tidings.store.base import ItemQuery, Reads, Unit
 
 if TYPE_CHECKING:
     from tidings.extract import Extraction
@@ -125,10 +125,10 @@ def page_item(item: Item, ext: Extraction | None, body: str | None,
     )
 
 
-def store_page_item(store: Storage, settings: Settings, source: Source, data: ItemData,
+def store_page_item(unit: Unit, settings: Settings, source: Source, data: ItemData,
                     now: datetime) -> Action:
     """One item through the single entry; bodies keep their local /media/ links."""
-    outcome = upsert_items(store, source, [data], now,
+    outcome = upsert_items(unit, source, [data], now,
                            extra_tracking=settings.tracking_params, local_media=True)
     return next(iter(outcome.actions.values()), Action.UNCHANGED)
 
@@ -206,10 +206,10 @@ async def _fetch_and_extract(env: PipelineEnv, item: Item, url: str, source: Sou
                                        proxy=proxy)
     except FetchError as exc:
         return _failed(str(exc))
-    env.store.put_raw(RawResponse(
+    page = RawResponse(
         url=url, final_url=resp.final_url, fetched_at=resp.fetched_at, status=resp.status,
-        headers=dict(resp.headers), body=resp.content, source_id=source.id,
-        item_key=item.key))
+        headers=dict(resp.headers), body=resp.content, source_id=source.id, item_key=item.key)
+    await env.writer(_archive, page)
     return await _from_page(env, source, resp, now)
 
 
@@ -227,7 +227,11 @@ async def _attempt(env: PipelineEnv, item: Item, url: str, source: Source,
         return _failed(f"internal error: {type(exc).__name__}: {exc}")
 
 
-def _fresh(store: Storage, key: str) -> Item | None:
+def _archive(unit: Unit, page: RawResponse) -> int:
+    return unit.put_raw(page)
+
+
+def _fresh(store: Reads, key: str) -> Item | None:
     """The item as stored now: a feed may have revised it while its page was fetched."""
     try:
         return store.get_item_by_key(key)
@@ -246,8 +250,8 @@ async def extract_item(env: PipelineEnv, item: Item, source: Source | None) -> E
     if marks is not None:
         report.skipped += 1
         if item.body_state is BodyState.PENDING:
-            store_page_item(env.store, env.settings, source, page_item(item, None, None, marks),
-                            now)
+            await env.writer(store_page_item, env.settings, source,
+                             page_item(item, None, None, marks), now)
             report.item_ids.append(item.id)
         return report
     assert item.url is not None
@@ -259,7 +263,7 @@ async def extract_item(env: PipelineEnv, item: Item, source: Source | None) -> E
     report.tried += 1
     setattr(report, result.kind, getattr(report, result.kind) + 1)
     data = page_item(current, result.ext, result.body, result.raw)
-    store_page_item(env.store, env.settings, source, data, now)
+    await env.writer(store_page_item, env.settings, source, data, now)
     report.item_ids.append(item.id)
     return report
 
@@ -267,7 +271,7 @@ async def extract_item(env: PipelineEnv, item: Item, source: Source | None) -> E
 # --------------------------------------------------------------- the job
 
 
-def pending_items(store: Storage, limit: int, source_id: str | None = None,
+def pending_items(store: Reads, limit: int, source_id: str | None = None,
                   sources: Mapping[str, Source] | None = None) -> tuple[list[Item], int]:
     """Up to ``limit`` pending items worth a fetch, newest first; and how many were
     passed over (no-fetch hosts stay pending, so the scan is bounded)."""
@@ -311,12 +315,12 @@ async def extract_pending(env: PipelineEnv, *, limit: int | None = None,
     return report
 
 
-def prune_archive(store: Storage, settings: Settings, now: datetime) -> int:
+def prune_archive(unit: Unit, settings: Settings, now: datetime) -> int:
     """Drop raw responses older than ``raw_retention_days`` (0: keep all), except each
     item's newest page - the one its current body came from (R-EXTRACT-5)."""
     if settings.raw_retention_days <= 0:
         return 0
-    return store.prune_raw(now - timedelta(days=settings.raw_retention_days))
+    return unit.prune_raw(now - timedelta(days=settings.raw_retention_days))
 
 
 __all__ = [

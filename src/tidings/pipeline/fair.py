@@ -12,9 +12,9 @@ in the loop itself, one per worker with a process pool), the next step is
 handed over through the loop (so sockets are served between any two steps),
 and a source that already had a step goes before sources that have had none,
 so a feed is finished (and its parsed items freed) before another is started.
-A round also holds the turns while too many finished runs wait for the writer
-thread: each holds its parsed feed, so parsing ahead of the writer only piles
-them up in memory.
+Many runs at once also hold the turns while too many finished runs wait for
+the writer thread: each holds its parsed feed, so parsing ahead of the writer
+only piles them up in memory.
 """
 
 from __future__ import annotations
@@ -24,12 +24,31 @@ import heapq
 import itertools
 import weakref
 from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from dataclasses import replace
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from tidings.readers.base import Offload
 
+if TYPE_CHECKING:
+    from tidings.pipeline.collect import PipelineEnv
+
 P = ParamSpec("P")
 T = TypeVar("T")
+
+#: steps waiting for the writer beyond which no more feeds are parsed: each waiting
+#: run holds its parsed feed, and a loop that parses faster than the writer stores
+#: (as in a conditional round, where cleaning is mostly skipped) only piles them up
+WRITER_BACKLOG = 64
+#: how soon a held turn looks at the backlog again
+HOLD_RETRY_S = 0.005
+
+
+def taking_turns(env: PipelineEnv) -> PipelineEnv:
+    """``env`` for many runs at once (a round, the scheduler): CPU steps take turns
+    through the loop, and wait while the writer is behind."""
+    writer = env.writer
+    return replace(env, offload=FairCpu(env.offload,
+                                        hold=lambda: writer.pending > WRITER_BACKLOG))
 
 
 class FairCpu:
@@ -45,7 +64,7 @@ class FairCpu:
                  hold: Callable[[], bool] | None = None) -> None:
         self._offload = offload
         self._free = max(1, slots)
-        #: while it says so, no turn is given (a backlog elsewhere); ``poke`` to retry
+        #: while it says so, no turn is given (a backlog elsewhere); looked at again soon
         self._hold = hold
         self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
         self._order = itertools.count()
@@ -75,20 +94,20 @@ class FairCpu:
                 self._grant_soon()
             raise
 
-    def poke(self) -> None:
-        """Whatever ``hold`` watches has changed: give turns again if it allows."""
-        if self._waiting:
-            self._grant_soon()
-
-    def _grant_soon(self) -> None:
+    def _grant_soon(self, delay: float = 0.0) -> None:
         if not self._granting:
             self._granting = True
-            asyncio.get_running_loop().call_soon(self._grant)
+            loop = asyncio.get_running_loop()
+            if delay:
+                loop.call_later(delay, self._grant)
+            else:
+                loop.call_soon(self._grant)
 
     def _grant(self) -> None:
         self._granting = False
-        if self._hold is not None and self._hold():
-            return  # poked again once the backlog shrinks
+        if self._hold is not None and self._waiting and self._hold():
+            self._grant_soon(HOLD_RETRY_S)  # the backlog is another thread's to shrink
+            return
         while self._free and self._waiting:
             _, _, turn = heapq.heappop(self._waiting)
             if not turn.done():  # skip waits given up

@@ -9,11 +9,11 @@ So each successful run leaves in the source's cursor (saved in the same
 transaction as the batch) a mark per entry it handled: a digest of the entry
 exactly as ``prepare`` received it, plus everything else ``prepare`` depends on,
 mapped to the content hash that entry produced. Cleaning is deterministic, so an
-entry with a known mark would produce that hash again. ``settle`` then decides
-it from the stored item alone, and only where that decision needs no cleaned
-fields (tombstoned, listed by another owner, or the hash already known); in
-every other case the entry is prepared in full after all. The decisions are
-therefore exactly those of the full path; only the work is skipped.
+entry with a known mark would produce that hash again. ``identity.decide`` then
+decides it on that hash where its rules need no cleaned fields (tombstoned,
+listed by another owner, or the hash already known); in every other case the
+entry is prepared in full after all. There is one decision function, so the
+decisions are exactly those of the full path; only the work is skipped.
 """
 
 from __future__ import annotations
@@ -23,8 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tidings import __version__
-from tidings.identity.decide import Action
-from tidings.model import IdentityMode, ItemData, ItemState
+from tidings.model import IdentityMode, ItemData
 
 #: the cursor key under which the pipeline keeps the marks (readers use other keys)
 LISTING_KEY = "listed"
@@ -67,30 +66,6 @@ def remembered(cursor: Mapping[str, Any]) -> dict[str, str]:
     if not isinstance(marks, dict):
         return {}
     return {k: v for k, v in marks.items() if isinstance(k, str) and isinstance(v, str)}
-
-
-def settle(source_id: str, known_hash: str, old: ItemState | None,
-           tombstoned: bool) -> Action | None:
-    """The decision for an entry listed unchanged, or None if it needs its fields.
-
-    Mirrors ``identity.decide``: the branches that look at nothing but the
-    stored item and the content hash are taken here; creation, a first
-    baseline, a revision, the cap and lossy comparison go the full way. What
-    the full path does besides deciding cannot apply: a remembered entry had a
-    body, so it neither inherits the stored one nor is a state-only change.
-    """
-    if tombstoned:
-        return Action.TOMBSTONED
-    if old is None:
-        return None
-    if old.source_id != source_id:
-        return Action.REDISCOVER
-    if old.content_hash is None:
-        return None  # imported history: its first comparable hash is still to be recorded
-    known = [old.content_hash, *old.version_hashes]
-    if any(h[:HASH_PREFIX] == known_hash for h in known):
-        return Action.UNCHANGED
-    return None
 
 
 def remember(entries: Sequence[tuple[str, str, bool]]) -> dict[str, str]:

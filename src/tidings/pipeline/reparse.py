@@ -2,9 +2,10 @@
 
 When parsing or extraction rules improve - or a source gets a better
 ``extract.body_selector`` - the archive already holds every response, so the
-work is redone without a single request: this module takes a storage and the
-settings, never a fetcher. Results go through ``upsert_items`` like live ones,
-so they are new versions by the owner's rules and nothing else moves:
+work is redone without a single request: this module takes storage (to read),
+the writer (to write) and the settings, never a fetcher. Results go through
+``upsert_items`` like live ones, so they are new versions by the owner's rules
+and nothing else moves:
 
 * feeds: each archived feed response of a source is parsed again (oldest
   first, the newest listing of an entry wins), rewritten and filtered with the
@@ -37,7 +38,8 @@ from tidings.pipeline.filters import apply_rules, compile_rules, summary_only
 from tidings.pipeline.upsert import upsert_items
 from tidings.readers import get_reader
 from tidings.settings import Settings
-from tidings.store.base import Storage
+from tidings.store.base import Reads
+from tidings.store.writer import Writer
 
 BATCH = 500
 MAX_ERRORS = 20
@@ -75,7 +77,7 @@ def _content_type(headers: Mapping[str, str]) -> str:
 # ------------------------------------------------------------------- feeds
 
 
-def _feed_entries(store: Storage, settings: Settings, source: Source, since: datetime | None,
+def _feed_entries(store: Reads, settings: Settings, source: Source, since: datetime | None,
                   report: ReparseReport) -> tuple[dict[str, ItemData], dict[str, datetime]]:
     """Newest listing of each entry, by identity key; and the newest good page per item."""
     reader = get_reader(source.kind)
@@ -105,7 +107,7 @@ def _feed_entries(store: Storage, settings: Settings, source: Source, since: dat
     return entries, pages
 
 
-def _upsert_owned(store: Storage, settings: Settings, source: Source,
+def _upsert_owned(store: Reads, writer: Writer, settings: Settings, source: Source,
                   entries: dict[str, ItemData], now: datetime, report: ReparseReport) -> None:
     keys = list(entries)
     for start in range(0, len(keys), BATCH):
@@ -114,8 +116,8 @@ def _upsert_owned(store: Storage, settings: Settings, source: Source,
         owned = [entries[k] for k in part if k in stored and stored[k].source_id == source.id]
         if not owned:
             continue
-        outcome = upsert_items(store, source, owned, now,
-                               extra_tracking=settings.tracking_params)
+        outcome = writer.call(upsert_items, source, owned, now,
+                              extra_tracking=settings.tracking_params)
         for action in outcome.actions.values():
             report.count(action)
 
@@ -148,7 +150,7 @@ def relink_images(html: str, current: str | None) -> str:
     return "".join(parts)
 
 
-def _page_item(store: Storage, source: Source, raw: RawResponse,
+def _page_item(store: Reads, source: Source, raw: RawResponse,
                report: ReparseReport) -> ItemData | None:
     assert raw.item_key is not None
     try:
@@ -172,7 +174,7 @@ def _page_item(store: Storage, source: Source, raw: RawResponse,
     return page_item(item, ext, None, {"extract_error": reason, "extract": info})
 
 
-def _newest_pages(store: Storage, source: Source, since: datetime | None,
+def _newest_pages(store: Reads, source: Source, since: datetime | None,
                   newest: dict[str, datetime]) -> Iterator[RawResponse]:
     for raw in store.iter_raw(source_id=source.id, since=since):
         if raw.item_key is not None and newest.get(raw.item_key) == raw.fetched_at \
@@ -184,29 +186,29 @@ def _newest_pages(store: Storage, source: Source, since: datetime | None,
 # -------------------------------------------------------------------- entry
 
 
-def reparse_source(store: Storage, settings: Settings, source: Source, now: datetime, *,
-                   since: datetime | None = None) -> ReparseReport:
+def reparse_source(store: Reads, writer: Writer, settings: Settings, source: Source,
+                   now: datetime, *, since: datetime | None = None) -> ReparseReport:
     report = ReparseReport()
     try:
         entries, newest = _feed_entries(store, settings, source, since, report)
     except TidingsError as exc:  # the source's config no longer validates
         report.error(f"{source.id}: {exc}")
         return report
-    _upsert_owned(store, settings, source, entries, now, report)
+    _upsert_owned(store, writer, settings, source, entries, now, report)
     for raw in _newest_pages(store, source, since, newest):
         data = _page_item(store, source, raw, report)
         if data is not None:
-            report.count(store_page_item(store, settings, source, data, now))
+            report.count(writer.call(store_page_item, settings, source, data, now))
     return report
 
 
-def reparse(store: Storage, settings: Settings, now: datetime, *,
+def reparse(store: Reads, writer: Writer, settings: Settings, now: datetime, *,
             source_id: str | None = None, since: datetime | None = None) -> ReparseReport:
     """Parse and extract again everything archived (of ``source_id``, since ``since``)."""
     sources = [store.get_source(source_id)] if source_id else store.list_sources()
     total = ReparseReport()
     for source in sources:
-        one = reparse_source(store, settings, source, now, since=since)
+        one = reparse_source(store, writer, settings, source, now, since=since)
         total.feeds += one.feeds
         total.pages += one.pages
         total.revised += one.revised

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 from urllib.parse import urlsplit
@@ -18,12 +18,9 @@ from urllib.parse import urlsplit
 from tidings.model import RunCounts, RunOutcome, Source
 from tidings.pipeline import timing
 from tidings.pipeline.collect import PipelineEnv, collect_source
-from tidings.pipeline.cpu import CpuPool, pool_size
 from tidings.pipeline.extraction import ExtractReport, extract_pending
-from tidings.pipeline.fair import FairCpu
-from tidings.pipeline.starts import RunStarts
-from tidings.pipeline.writer import WRITER_BACKLOG, WriterThread
-from tidings.readers.base import Offload
+from tidings.pipeline.fair import taking_turns
+from tidings.store.base import Unit
 
 
 class RoundProgress(Protocol):
@@ -87,15 +84,8 @@ def interleave_hosts(sources: Sequence[Source]) -> list[Source]:
     return out
 
 
-def threaded(env: PipelineEnv, offload: Offload, slots: int = 1
-             ) -> tuple[PipelineEnv, WriterThread]:
-    """``env`` for many runs at once: storing on a writer thread (close it when done),
-    CPU steps taking turns through the loop and paused while the writer is behind,
-    and the run rows of runs that start together written in one step."""
-    writer = WriterThread(env.store)
-    cpu = FairCpu(offload, slots=slots, hold=lambda: writer.pending > WRITER_BACKLOG)
-    writer.on_done = cpu.poke
-    return replace(env, writer=writer, offload=cpu, starts=RunStarts(env.store, writer)), writer
+def _claim(unit: Unit, now: datetime, limit: int, only: Sequence[str] | None) -> list[Source]:
+    return unit.claim_due_sources(now, limit, timing.lease_until(now), only=only or None)
 
 
 async def run_round(
@@ -109,9 +99,7 @@ async def run_round(
     whether or not extraction follows."""
     now = env.clock()
     report = RoundReport(started_at=now)
-    sources = env.store.claim_due_sources(
-        now, limit or 1_000_000, timing.lease_until(now), only=only or None,
-    )
+    sources = await env.writer(_claim, now, limit or 1_000_000, only)
     if progress is not None:
         progress.started(len(sources))
     gate = asyncio.Semaphore(max(1, env.settings.collect_concurrency))
@@ -125,15 +113,8 @@ async def run_round(
         if progress is not None:
             progress.finished(source, counts)
 
-    workers = pool_size(env.settings.cpu_workers, len(sources))
-    pool = CpuPool(workers) if workers else None
-    round_env, writer = threaded(env, pool or env.offload, slots=workers or 1)
-    try:
-        await asyncio.gather(*(one(s) for s in interleave_hosts(sources)))
-    finally:
-        writer.close()
-        if pool is not None:
-            pool.close()
+    round_env = taking_turns(env)
+    await asyncio.gather(*(one(s) for s in interleave_hosts(sources)))
     report.finished_at = env.clock()
     if extract:
         report.extraction = await extract_pending(env)

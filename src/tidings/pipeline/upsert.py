@@ -2,8 +2,10 @@
 
 Collection, push ingest, history import, extraction and re-parse all come
 through here, so the identity, version-memory and timeline rules hold whatever
-the path. One call is one storage transaction: a crash before it leaves
-nothing, a crash after it leaves everything (R-DEDUP-9).
+the path. Writing functions take a unit of work (``tidings.store.base.Unit``,
+a step on the writer thread) and run in a nested part of it, so one upsert call
+is atomic wherever it is called: a crash before it leaves nothing, a crash
+after it everything (R-DEDUP-9).
 """
 
 from __future__ import annotations
@@ -19,16 +21,15 @@ from tidings.identity import (
     content_hash,
     identity_key,
     is_backfill,
+    is_lossy,
     normalize_url,
     title_fingerprint,
     trusted_published,
 )
-from tidings.identity.decide import Action, decide
+from tidings.identity.decide import Action, Listed, decide
 from tidings.model import BodyState, ItemData, ItemState, Source
 from tidings.pipeline import listing
-from tidings.store.base import Discovery, ItemFields, NewItem, Revision, Storage, UpsertBatch
-
-FFFD = "\ufffd"
+from tidings.store.base import Discovery, ItemFields, NewItem, Reads, Revision, Unit, UpsertBatch
 
 
 @dataclass(slots=True)
@@ -65,9 +66,9 @@ class Deferred:
     url: str | None
     local_media: bool
 
-    def has_fffd(self) -> bool:
+    def is_lossy(self) -> bool:
         item = self.item
-        return _has_fffd(item.title, item.body, item.summary)
+        return is_lossy(item.title, item.body, item.summary)
 
 
 def _item_fields(item: ItemData, url: str | None, now: datetime,
@@ -91,7 +92,7 @@ def _item_fields(item: ItemData, url: str | None, now: datetime,
         title=item.title, url=url, summary=item.summary, body=body, body_state=state,
         published_at=published, author=item.author, categories=item.categories,
         images=item.images, raw=raw, content_hash=None,
-        title_fp=title_fingerprint(item.title),
+        title_fp=title_fingerprint(item.title), lossy=is_lossy(item.title, body, item.summary),
     )
 
 
@@ -154,27 +155,21 @@ def _inherit(fields: ItemFields, existing: ItemState | None, source_id: str) -> 
         return fields
     if existing.body is None:
         return fields
-    return replace(fields, body=existing.body, body_state=existing.body_state)
-
-
-def _has_fffd(title: str, body: str | None, summary: str) -> bool:
-    return FFFD in title or FFFD in summary or (body is not None and FFFD in body)
+    return replace(fields, body=existing.body, body_state=existing.body_state,
+                   lossy=is_lossy(fields.title, existing.body, fields.summary))
 
 
 def _lossy_texts(fields: ItemFields, existing: ItemState | None) -> tuple[str, str | None]:
     """(new, existing) comparable texts, only when a U+FFFD makes lossy comparison matter;
     building them costs as much as hashing, so the common case skips it."""
-    if existing is None or not (
-        _has_fffd(fields.title, fields.body, fields.summary)
-        or _has_fffd(existing.title, existing.body, existing.summary)
-    ):
+    if existing is None or not (fields.lossy or existing.lossy):
         return "", None
     return (comparable_text(fields.title, fields.body, fields.summary),
             comparable_text(existing.title, existing.body, existing.summary))
 
 
 def upsert_items(
-    store: Storage, source: Source, items: Iterable[ItemData], now: datetime, *,
+    unit: Unit, source: Source, items: Iterable[ItemData], now: datetime, *,
     extra_tracking: Sequence[str] = (), imported: bool = False, local_media: bool = False,
 ) -> UpsertOutcome:
     """Store what ``source`` listed at ``now``; returns what happened to each entry.
@@ -184,89 +179,123 @@ def upsert_items(
     ``local_media`` is for bodies from ``tidings.extract`` (absolute already, images
     rewritten to relative ``/media/`` copies that must not be resolved against the page).
     """
-    return apply_prepared(store, source, prepare(source, items, now, extra_tracking, local_media),
+    return apply_prepared(unit, source, prepare(source, items, now, extra_tracking, local_media),
                           now, imported=imported)
 
 
 def apply_prepared(
-    store: Storage, source: Source, prepared: Sequence[Prepared], now: datetime, *,
+    unit: Unit, source: Source, prepared: Sequence[Prepared], now: datetime, *,
     imported: bool = False,
 ) -> UpsertOutcome:
     """The storage half of :func:`upsert_items`, for entries already ``prepare``-d.
 
-    Split so that the CPU-heavy ``prepare`` (sanitizing, hashing) can run in a
-    worker process while lookups and the write stay with the one writer.
+    Split so that the CPU-heavy ``prepare`` (sanitizing, hashing) runs on the
+    event loop while lookups and the write stay with the one writer.
     """
-    batch, out = plan_prepared(store, source, prepared, now, imported=imported)
-    if batch.creates or batch.revisions or batch.discoveries:
-        out.created_ids = store.apply_upserts(batch)
+    with unit.nested() as part:
+        batch, out = plan_prepared(part, source, prepared, now, imported=imported)
+        if batch.creates or batch.revisions or batch.discoveries:
+            out.created_ids = part.apply_upserts(batch)
     return out
 
 
 def plan_prepared(
-    store: Storage, source: Source, prepared: Sequence[Prepared], now: datetime, *,
+    store: Reads, source: Source, prepared: Sequence[Prepared], now: datetime, *,
     imported: bool = False,
 ) -> tuple[UpsertBatch, UpsertOutcome]:
     """Decide every entry against what is stored, writing nothing.
 
     ``tidings doctor`` shows these decisions; :func:`apply_prepared` writes them.
     """
-    keys = [p.key for p in prepared]
-    # stored bodies matter only to teasers (inheritance) and to text holding U+FFFD
-    existing = store.lookup_items(keys, bodies_for={p.key for p in prepared if _needs_body(p)})
-    dead = store.tombstoned(keys)
+    existing = _lookup(store, prepared)
+    dead = store.tombstoned([p.key for p in prepared])
     out = UpsertOutcome()
-    creates: list[NewItem] = []
-    revisions: list[Revision] = []
-    discoveries: list[Discovery] = []
-    for entry in prepared:
-        p, old = entry, existing.get(entry.key)
-        if entry.fields is None:
-            settled, p, old = _undefer(store, source.id, entry, old, entry.key in dead, now)
-            if settled is not None:
-                out.actions[p.key] = settled
-                if settled is Action.REDISCOVER and old is not None:
-                    discoveries.append(Discovery(source.id, now, item_id=old.id))
-                _count(out, settled, old)
-                continue
-        assert p.fields is not None
-        fields = _inherit(p.fields, old, source.id)
-        digest = p.digest if fields is p.fields and p.digest else content_hash(
-            fields.title, fields.body, fields.summary)
-        text, old_text = _lossy_texts(fields, old)
-        action = decide(
-            source_id=source.id, new_hash=digest, new_text=text, new_title=fields.title,
-            existing=old, existing_text=old_text, tombstoned=p.key in dead,
-        )
-        out.actions[p.key] = action
-        hashed = replace(fields, content_hash=None if imported else digest)
-        if action is Action.CREATE:
-            backfill = is_backfill(fields.published_at, now, p.declared_backfill)
-            creates.append(NewItem(p.key, source.id, hashed, now, backfill))
-        elif old is not None and action in (Action.REVISE, Action.BASELINE):
-            revisions.append(Revision(old.id, hashed, action is Action.REVISE))
-        elif old is not None and action is Action.UNCHANGED and _state_only(fields, old):
-            revisions.append(Revision(old.id, hashed, counts_as_revision=False))
-        elif old is not None and action is Action.REDISCOVER:
-            discoveries.append(Discovery(source.id, now, item_id=old.id))
+    writes = _Writes()
+    for listed in prepared:
+        entry, old = listed, existing.get(listed.key)
+        tombstoned = entry.key in dead
+        action = None
+        if entry.fields is None:  # listed unchanged: decided on its remembered hash if it can
+            action = decide(source_id=source.id, entry=Listed(entry.digest), existing=old,
+                            existing_text=None, tombstoned=tombstoned)
+        if action is None:
+            entry, old = _cleaned_entry(store, entry, old, now)
+            action = _decide_cleaned(source.id, entry, old, tombstoned)
+        out.actions[entry.key] = action
+        _plan(writes, source.id, entry, action, old, now, imported)
         _count(out, action, old)
-    return UpsertBatch(creates, revisions, discoveries), out
+    return UpsertBatch(writes.creates, writes.revisions, writes.discoveries), out
 
 
-def _undefer(
-    store: Storage, source_id: str, entry: Prepared, old: ItemState | None,
-    tombstoned: bool, now: datetime,
-) -> tuple[Action | None, Prepared, ItemState | None]:
-    """A deferred entry's action when the stored item settles it; else the entry
-    cleaned after all, with the stored item again if its body is now needed."""
-    settled = listing.settle(source_id, entry.digest, old, tombstoned)
-    if settled is not None:
-        return settled, entry, old
-    p = _clean(entry, now)
-    if old is not None and _needs_body(p) and not _needs_body(entry):
-        # cleaning made a U+FFFD (from an entity, say): lossy comparison needs the body
-        old = store.lookup_items([p.key], bodies_for={p.key}).get(p.key)
-    return None, p, old
+@dataclass(slots=True)
+class _Writes:
+    creates: list[NewItem] = field(default_factory=list)
+    revisions: list[Revision] = field(default_factory=list)
+    discoveries: list[Discovery] = field(default_factory=list)
+
+
+def _lookup(store: Reads, prepared: Sequence[Prepared]) -> dict[str, ItemState]:
+    """The stored state of every entry; bodies only where deciding may read them:
+    teasers inherit the stored body, and lossy text is compared with it (R-DEDUP-6)."""
+    keys = [p.key for p in prepared]
+    existing = store.lookup_items(keys, bodies_for={p.key for p in prepared if _needs_body(p)})
+    lossy = [k for k, state in existing.items() if state.lossy and state.body is None]
+    if lossy:
+        existing.update(store.lookup_items(lossy, bodies_for=lossy))
+    return existing
+
+
+def _cleaned_entry(store: Reads, entry: Prepared, old: ItemState | None, now: datetime
+                   ) -> tuple[Prepared, ItemState | None]:
+    """``entry`` prepared in full (if it was deferred), with the stored item again if
+    cleaning made its body needed (a U+FFFD from an entity, say)."""
+    if entry.fields is not None:
+        return entry, old
+    cleaned = _clean(entry, now)
+    if old is not None and old.body is None and _needs_body(cleaned):
+        old = store.lookup_items([cleaned.key], bodies_for={cleaned.key}).get(cleaned.key)
+    return cleaned, old
+
+
+def _decide_cleaned(source_id: str, entry: Prepared, old: ItemState | None,
+                    tombstoned: bool) -> Action:
+    assert entry.fields is not None
+    fields = _inherit(entry.fields, old, source_id)
+    digest = _digest(entry, fields)
+    text, old_text = _lossy_texts(fields, old)
+    action = decide(source_id=source_id, entry=Listed(digest, fields.title, text),
+                    existing=old, existing_text=old_text, tombstoned=tombstoned)
+    assert action is not None  # a cleaned entry always gets one
+    return action
+
+
+def _digest(entry: Prepared, fields: ItemFields) -> str:
+    """The content hash of what would be stored (computed in ``prepare`` unless inherited)."""
+    if fields is entry.fields and entry.digest:
+        return entry.digest
+    return content_hash(fields.title, fields.body, fields.summary)
+
+
+def _plan(batch: _Writes, source_id: str, entry: Prepared, action: Action,
+          old: ItemState | None, now: datetime, imported: bool) -> None:
+    """Add what ``action`` writes for ``entry`` to ``batch``."""
+    if action is Action.REDISCOVER and old is not None:
+        batch.discoveries.append(Discovery(source_id, now, item_id=old.id))
+        return
+    if action not in (Action.CREATE, Action.REVISE, Action.BASELINE, Action.UNCHANGED):
+        return
+    assert entry.fields is not None or action is Action.UNCHANGED
+    if entry.fields is None:
+        return  # unchanged, decided without cleaning: nothing to write
+    fields = _inherit(entry.fields, old, source_id)
+    hashed = replace(fields, content_hash=None if imported else _digest(entry, fields))
+    if action is Action.CREATE:
+        backfill = is_backfill(fields.published_at, now, entry.declared_backfill)
+        batch.creates.append(NewItem(entry.key, source_id, hashed, now, backfill))
+    elif old is not None and action in (Action.REVISE, Action.BASELINE):
+        batch.revisions.append(Revision(old.id, hashed, now, action is Action.REVISE))
+    elif old is not None and action is Action.UNCHANGED and _state_only(fields, old):
+        batch.revisions.append(Revision(old.id, hashed, now, counts_as_revision=False))
 
 
 def _needs_body(p: Prepared) -> bool:
@@ -274,9 +303,8 @@ def _needs_body(p: Prepared) -> bool:
     text holding U+FFFD is compared lossily against it."""
     if p.fields is None:
         assert p.deferred is not None
-        return p.deferred.has_fffd()  # listed unchanged: a body, so never a teaser
-    f = p.fields
-    return f.body is None or _has_fffd(f.title, f.body, f.summary)
+        return p.deferred.is_lossy()  # listed unchanged: a body, so never a teaser
+    return p.fields.body is None or p.fields.lossy
 
 
 def _state_only(fields: ItemFields, old: ItemState) -> bool:
@@ -302,11 +330,11 @@ def _count(out: UpsertOutcome, action: Action, old: ItemState | None) -> None:
 
 
 def upsert_item(
-    store: Storage, source: Source, item: ItemData, now: datetime, *,
+    unit: Unit, source: Source, item: ItemData, now: datetime, *,
     extra_tracking: Sequence[str] = (), imported: bool = False, local_media: bool = False,
 ) -> UpsertOutcome:
     """One entry through exactly the same rules as a batch."""
-    return upsert_items(store, source, [item], now, extra_tracking=extra_tracking,
+    return upsert_items(unit, source, [item], now, extra_tracking=extra_tracking,
                         imported=imported, local_media=local_media)
 
 

@@ -1,22 +1,26 @@
 """The runner's periodic jobs: adaptive intervals, webhook items, the weekly report.
 
 Each is safe to run from several runners on one database: bookmarks are
-swapped atomically (``Storage.swap_mark``), so the runner that wins a swap does
-the once-only part and the others skip it.
+swapped atomically (``swap_mark``) inside the job's own write step, so the
+runner that wins a swap does the once-only part and the others skip it.
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import datetime, tzinfo
+from dataclasses import dataclass
+from datetime import datetime, time, tzinfo
 
 from tidings.errors import NotFoundError
 from tidings.model import Visibility
 from tidings.pipeline import timing
+from tidings.pipeline.extraction import prune_archive
 from tidings.schedule import plan
 from tidings.schedule.ops import health_report
 from tidings.schedule.webhooks import WebhookEvent, WebhookSender, item_json
-from tidings.store.base import Storage
+from tidings.settings import Settings
+from tidings.store.base import Reads, Unit
+from tidings.store.writer import Writer
 
 log = logging.getLogger(__name__)
 
@@ -26,42 +30,49 @@ ADAPT_MARK = "adapt-intervals"
 ITEMS_PER_EVENT = 200
 
 
-def adapt_intervals(store: Storage, now: datetime) -> dict[str, int]:
+def adapt_intervals(unit: Unit, now: datetime) -> dict[str, int]:
     """Recompute every source's interval from its last 7 days (R-SCHED-5); returns changes."""
-    counts = store.new_item_counts(now, plan.ADAPT_WINDOW_DAYS)
-    changes = plan.plan_intervals(store.list_sources(), counts)
+    counts = unit.new_item_counts(now, plan.ADAPT_WINDOW_DAYS)
+    changes = plan.plan_intervals(unit.list_sources(), counts)
     if changes:
-        store.set_intervals(changes)
+        unit.set_intervals(changes)
     log.info("adaptive intervals: %d sources changed", len(changes))
     return changes
 
 
-def daily_maintenance(store: Storage, now: datetime, tz: tzinfo) -> bool:
-    """The 04:20 job; False when another runner already did today's."""
+def daily_maintenance(unit: Unit, settings: Settings, now: datetime, tz: tzinfo) -> bool:
+    """The 04:20 job, one unit of work; False when another runner already did today's."""
     today = now.astimezone(tz).date().isoformat()
-    previous = store.get_mark(ADAPT_MARK)
-    if previous == today or not store.swap_mark(ADAPT_MARK, previous, today):
+    previous = unit.get_mark(ADAPT_MARK)
+    if previous == today or not unit.swap_mark(ADAPT_MARK, previous, today):
         return False
-    adapt_intervals(store, now)
-    store.abandon_stale_runs(timing.stale_runs_before(now), now)
+    adapt_intervals(unit, now)
+    unit.abandon_stale_runs(timing.stale_runs_before(now), now)
+    prune_archive(unit, settings, now)
     return True
 
 
-def start_item_watermark(store: Storage) -> None:
+def start_item_watermark(unit: Unit) -> None:
     """On first start, webhooks begin with items created from now on, not the archive."""
-    if store.get_mark(ITEMS_MARK) is None:
-        store.swap_mark(ITEMS_MARK, None, str(store.max_item_id()))
+    if unit.get_mark(ITEMS_MARK) is None:
+        unit.swap_mark(ITEMS_MARK, None, str(unit.max_item_id()))
 
 
-def push_new_items(store: Storage, webhooks: WebhookSender) -> int:
-    """Queue the new non-backfill items of editorial sources; returns how many."""
-    mark = store.get_mark(ITEMS_MARK)
+def _take_new_items(unit: Unit) -> list[int]:
+    """The next batch of new non-backfill item ids, claimed for this runner."""
+    mark = unit.get_mark(ITEMS_MARK)
     if mark is None:
-        start_item_watermark(store)
-        return 0
-    ids = store.new_item_ids(int(mark), ITEMS_PER_EVENT)
-    if not ids or not store.swap_mark(ITEMS_MARK, mark, str(ids[-1])):
-        return 0  # nothing new, or another runner took this batch
+        start_item_watermark(unit)
+        return []
+    ids = unit.new_item_ids(int(mark), ITEMS_PER_EVENT)
+    if not ids or not unit.swap_mark(ITEMS_MARK, mark, str(ids[-1])):
+        return []  # nothing new, or another runner took this batch
+    return ids
+
+
+async def push_new_items(store: Reads, writer: Writer, webhooks: WebhookSender) -> int:
+    """Queue the new non-backfill items of editorial sources; returns how many."""
+    ids = await writer(_take_new_items)
     visible: dict[str, tuple[bool, str]] = {}
     payload = []
     for item_id in ids:
@@ -79,7 +90,7 @@ def push_new_items(store: Storage, webhooks: WebhookSender) -> int:
     return len(payload)
 
 
-def _visibility(store: Storage, source_id: str) -> tuple[bool, str]:
+def _visibility(store: Reads, source_id: str) -> tuple[bool, str]:
     try:
         source = store.get_source(source_id)
     except NotFoundError:
@@ -87,12 +98,16 @@ def _visibility(store: Storage, source_id: str) -> tuple[bool, str]:
     return source.visibility is Visibility.EDITORIAL, source.title
 
 
-def weekly_report(store: Storage, now: datetime, webhooks: WebhookSender | None) -> bool:
+def _claim_week(unit: Unit, this_week: str) -> bool:
+    previous = unit.get_mark(REPORT_MARK)
+    return previous != this_week and unit.swap_mark(REPORT_MARK, previous, this_week)
+
+
+async def weekly_report(store: Reads, writer: Writer, now: datetime,
+                        webhooks: WebhookSender | None) -> bool:
     """Build the health report once per ISO week across runners; log it and post it."""
     year, week, _ = now.isocalendar()
-    this_week = f"{year}-W{week:02d}"
-    previous = store.get_mark(REPORT_MARK)
-    if previous == this_week or not store.swap_mark(REPORT_MARK, previous, this_week):
+    if not await writer(_claim_week, f"{year}-W{week:02d}"):
         return False
     report = health_report(store, now)
     log.info("weekly source health report\n%s", report.text())
@@ -100,3 +115,33 @@ def weekly_report(store: Storage, now: datetime, webhooks: WebhookSender | None)
         webhooks.submit(WebhookEvent("health_report",
                                      {"report": report.as_json(), "text": report.text()}))
     return True
+
+
+@dataclass(slots=True)
+class Calendar:
+    """When the daily and the weekly job are next due, in the runner's time zone."""
+
+    tz: tzinfo
+    daily_at: time
+    weekly_on: int
+    weekly_at: time
+    next_daily: datetime
+    next_weekly: datetime
+
+    @classmethod
+    def starting(cls, now: datetime, tz: tzinfo, daily_at: time, weekly_on: int,
+                 weekly_at: time) -> Calendar:
+        return cls(tz, daily_at, weekly_on, weekly_at, plan.next_daily(now, daily_at, tz),
+                   plan.next_weekly(now, weekly_on, weekly_at, tz))
+
+    def daily_due(self, now: datetime) -> bool:
+        if now < self.next_daily:
+            return False
+        self.next_daily = plan.next_daily(now, self.daily_at, self.tz)
+        return True
+
+    def weekly_due(self, now: datetime) -> bool:
+        if now < self.next_weekly:
+            return False
+        self.next_weekly = plan.next_weekly(now, self.weekly_on, self.weekly_at, self.tz)
+        return True

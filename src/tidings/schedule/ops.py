@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from tidings.model import FetchRun, Health
-from tidings.store.base import Storage
+from tidings.store.base import Reads
 from tidings.store.ops import RunTotals
 
 WEEK = timedelta(days=7)
@@ -92,7 +92,7 @@ def _reason(run: FetchRun | None) -> str | None:
     return None
 
 
-def overview(store: Storage, now: datetime,
+def overview(store: Reads, now: datetime,
              totals: Mapping[str, RunTotals] | None = None) -> list[SourceOverview]:
     """Every source with its figures, from four bulk queries (``totals``: the week's
     run totals when the caller has them already)."""
@@ -161,7 +161,7 @@ class DiversityReport:
         }
 
 
-def diversity_report(store: Storage, now: datetime, days: int = 30) -> DiversityReport:
+def diversity_report(store: Reads, now: datetime, days: int = 30) -> DiversityReport:
     since = now - timedelta(days=days)
     owned = store.diversity(since)
     repeated: dict[str, int] = {}
@@ -218,7 +218,7 @@ class HealthReport:
         return "\n".join(_report_lines(self)) + "\n"
 
 
-def health_report(store: Storage, now: datetime) -> HealthReport:
+def health_report(store: Reads, now: datetime) -> HealthReport:
     week = store.run_totals(now - WEEK)
     rows = overview(store, now, week)
     totals = week.values()

@@ -8,22 +8,22 @@ from pathlib import Path
 
 from tidings.store.base import Storage
 
-_NAME = re.compile(r"^tidings-(\d{4}-\d{2}-\d{2})\.sqlite3$")
 
-
-def backup_name(day: date) -> str:
-    return f"tidings-{day.isoformat()}.sqlite3"
+def backup_stem(day: date) -> str:
+    """A backup's name without the backend's extension: one per day."""
+    return f"tidings-{day.isoformat()}"
 
 
 def make_backup(storage: Storage, backup_dir: Path, now: datetime, *, keep_daily: int = 14,
                 keep_monthly: int = 12) -> Path:
     """Write today's backup (replacing an earlier one from today) and rotate the rest."""
-    dest = storage.backup(backup_dir / backup_name(now.date()))
-    rotate_backups(backup_dir, now, keep_daily=keep_daily, keep_monthly=keep_monthly)
+    dest = storage.backup(backup_dir, backup_stem(now.date()))
+    rotate_backups(backup_dir, now, suffix=storage.backup_suffix, keep_daily=keep_daily,
+                   keep_monthly=keep_monthly)
     return dest
 
 
-def rotate_backups(backup_dir: Path, now: datetime, keep_daily: int = 14,
+def rotate_backups(backup_dir: Path, now: datetime, *, suffix: str, keep_daily: int = 14,
                    keep_monthly: int = 12) -> list[Path]:
     """Delete backups beyond the newest ``keep_daily`` days and the newest backup of each
     of the latest ``keep_monthly`` months; returns what was deleted.
@@ -33,8 +33,9 @@ def rotate_backups(backup_dir: Path, now: datetime, keep_daily: int = 14,
     back) are kept and not counted; files with other names are never touched.
     """
     dated: list[tuple[date, Path]] = []
-    for path in backup_dir.glob("tidings-*.sqlite3"):
-        m = _NAME.match(path.name)
+    name = re.compile(r"^tidings-(\d{4}-\d{2}-\d{2})" + re.escape(suffix) + "$")
+    for path in backup_dir.glob(f"tidings-*{suffix}"):
+        m = name.match(path.name)
         if m is None:
             continue
         try:

@@ -3,13 +3,22 @@
 Two implementations (SQLite by default, PostgreSQL for scale) pass one contract
 test suite, so the semantics are written here, not left to either of them:
 
-* every datetime in and out is timezone-aware UTC;
+* every datetime in and out is timezone-aware UTC, and every time a write
+  records is passed in by the caller (storage never reads the clock), so a
+  test or a replay on a fake clock stores exactly the times it decided;
 * missing sources or items raise :class:`tidings.errors.NotFoundError`;
 * driver errors are wrapped in :class:`tidings.errors.StorageError`;
-* writes are atomic per call: a call either happens whole or not at all, so a
-  crash between two calls never leaves a half-written item;
-* the protocol is synchronous; the SQLite implementation has one writer
-  connection and per-thread reader connections, so readers are never blocked.
+* every call is atomic: it happens whole or not at all;
+* several calls become one transaction only through an explicit unit of work,
+  ``with storage.write() as unit: ...``: they commit together or not at all,
+  reads made through the unit see its writes, and a call that fails inside it
+  undoes only itself (the caller may catch the error and go on). A unit holds
+  the one writer for its whole length: keep it short, never await inside it.
+  ``unit.nested()`` is an all-or-nothing part of a unit (a savepoint).
+
+The protocol is synchronous. Asynchronous code never writes through it
+directly: it hands write steps to ``tidings.store.writer.Writer``, which runs
+them on one thread of its own, so no event loop ever waits for the writer.
 
 The *decisions* about items (create, revise, rediscover, ignore) are made by the
 pipeline with the pure functions of ``tidings.identity``; storage only looks up
@@ -20,25 +29,27 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
+from enum import Enum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from tidings.model import (
     BodyState,
+    CostClass,
     FetchRun,
+    Health,
+    IdentityMode,
     Item,
     ItemState,
     RawResponse,
     RunCounts,
     SearchHit,
     Source,
+    Visibility,
 )
-from tidings.store.ops import OpsQueries
-
-#: kept for readability in signatures: what lookup_items returns
-StoredState = ItemState
+from tidings.store.ops import OpsReads, OpsWrites
 
 # ----------------------------------------------------------------- write models
 
@@ -59,6 +70,9 @@ class ItemFields:
     raw: Mapping[str, Any] = field(default_factory=dict)
     content_hash: str | None = None  # None: imported history without a comparable hash
     title_fp: str = ""
+    #: the text holds U+FFFD, so comparing it needs the lossy rule (identity decides
+    #: this; storage keeps the flag so that a lookup knows whose body to load)
+    lossy: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +90,8 @@ class Revision:
 
     item_id: int
     fields: ItemFields
+    revised_at: datetime  # becomes updated_at and the version's time
     counts_as_revision: bool = True  # False for a baseline hash (R-DEDUP-5)
-    revised_at: datetime | None = None  # becomes updated_at and the version's time; None: now
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +109,51 @@ class UpsertBatch:
     creates: Sequence[NewItem] = ()
     revisions: Sequence[Revision] = ()
     discoveries: Sequence[Discovery] = ()
+
+
+class Unset(Enum):
+    """The value of a :class:`SourceUpdate` field that is not to change."""
+
+    UNSET = "unset"
+
+
+UNSET: Literal[Unset.UNSET] = Unset.UNSET
+
+
+@dataclass(frozen=True, slots=True)
+class SourceUpdate:
+    """The fields of a source to change; every field left ``UNSET`` keeps its value.
+
+    Typed, rather than a dict of names, so that a misspelt field or a value of the
+    wrong type is a type error where the update is written, not a failure inside
+    whichever backend stores it.
+    """
+
+    url: str | Unset = UNSET
+    title: str | Unset = UNSET
+    config: Mapping[str, Any] | Unset = UNSET
+    visibility: Visibility | Unset = UNSET
+    interval_min: int | Unset = UNSET
+    next_fetch_at: datetime | Unset | None = UNSET
+    fail_count: int | Unset = UNSET
+    health: Health | Unset = UNSET
+    cursor: Mapping[str, Any] | Unset = UNSET
+    cost_class: CostClass | Unset = UNSET
+    identity_mode: IdentityMode | Unset = UNSET
+    priority: int | Unset = UNSET
+    muted_reason: str | Unset | None = UNSET
+    last_success_at: datetime | Unset | None = UNSET
+    last_error: str | Unset | None = UNSET
+    site_url: str | Unset | None = UNSET
+    folder: str | Unset | None = UNSET
+
+    def changes(self) -> dict[str, Any]:
+        """The fields that are set, by name (those of :class:`~tidings.model.Source`)."""
+        return {f.name: value for f in fields(self)
+                if (value := getattr(self, f.name)) is not UNSET}
+
+    def __bool__(self) -> bool:
+        return bool(self.changes())
 
 
 # ------------------------------------------------------------------ read models
@@ -157,41 +216,91 @@ class ArchiveStats:
     oldest_success_at: datetime | None
 
 
-# --------------------------------------------------------------------- protocol
+# -------------------------------------------------------------------- protocols
 
 
-class Storage(OpsQueries, Protocol):
-    """Storage as the rest of tidings sees it. See the module docstring."""
-
-    # -- lifecycle
-    def close(self) -> None: ...
-    def transaction(self) -> AbstractContextManager[None]:
-        """Group the calls this thread makes inside it into one transaction.
-
-        They commit together or not at all; each call stays atomic by itself, so
-        a caller that catches one call's error keeps the others; reads made
-        inside it see its writes. Holds the one writer for its whole length:
-        keep it short and never await inside it.
-        """
-        ...
-    def backup(self, dest: Path) -> Path:
-        """Write a consistent copy of the database to ``dest`` (never a file copy)."""
-        ...
+class Reads(OpsReads, Protocol):
+    """Everything storage answers without writing. What asynchronous code holds."""
 
     # -- sources
-    def add_source(self, source: Source) -> Source:
-        """Insert a source; ConfigError if the id or URL is already taken."""
-        ...
-
     def get_source(self, source_id: str) -> Source: ...
     def find_source_by_url(self, url: str) -> Source | None: ...
     def list_sources(self) -> list[Source]: ...
-    def update_source(self, source_id: str, changes: Mapping[str, Any]) -> Source:
-        """Set the named ``Source`` fields; unknown field names raise ConfigError."""
+    def list_folders(self) -> list[str]:
+        """Every folder, in display order (position, then name)."""
+        ...
+
+    # -- fetch runs
+    def list_runs(self, source_id: str | None = None, limit: int = 20) -> list[FetchRun]: ...
+
+    # -- items: what upsert_item decides on
+    def lookup_items(self, keys: Sequence[str], bodies_for: Collection[str] | None = None
+                     ) -> dict[str, ItemState]:
+        """The stored state of each of ``keys`` that exists.
+
+        ``bodies_for`` None returns every body; otherwise only the keys in it have
+        their body (``body=None`` for the rest). Re-listings of known items mostly
+        need no body, and bodies are most of the cost of a lookup.
+        """
+        ...
+
+    def tombstoned(self, keys: Sequence[str]) -> set[str]: ...
+    def known_urls(self, urls: Sequence[str]) -> set[str]:
+        """Which of these normalized URLs are already stored as an item's url."""
+        ...
+
+    # -- items: reading
+    def get_item(self, item_id: int) -> Item: ...
+    def get_item_by_key(self, key: str) -> Item: ...
+    def list_items(self, query: ItemQuery) -> list[Item]: ...
+    def search(self, query: SearchQuery) -> list[SearchHit]: ...
+    def fingerprint_groups(self, fps: Sequence[str]) -> dict[str, list[Item]]:
+        """Every stored item sharing each title fingerprint, earliest first (R-DEDUP-8)."""
+        ...
+
+    def unindexed_count(self) -> int: ...
+
+    # -- raw archive (R-EXTRACT-5)
+    def iter_raw(
+        self, source_id: str | None = None, since: datetime | None = None,
+        item_key: str | None = None,
+    ) -> Iterator[RawResponse]:
+        """Oldest first."""
+        ...
+
+    # -- figures
+    def source_stats(self, source_id: str, now: datetime) -> SourceStats: ...
+    def archive_stats(self) -> ArchiveStats: ...
+
+
+class Writes(OpsWrites, Protocol):
+    """Every write; each call atomic by itself."""
+
+    # -- sources
+    def add_source(self, source: Source) -> Source:
+        """Insert a source (its ``created_at`` set); ConfigError if the id or URL is taken."""
+        ...
+
+    def update_source(self, source_id: str, update: SourceUpdate) -> Source:
+        """Set the fields ``update`` names; returns the source as stored after it."""
         ...
 
     def delete_source(self, source_id: str) -> None:
         """Delete a source and its runs; items it owns stay (with their source id)."""
+        ...
+
+    def add_folder(self, name: str) -> None:
+        """Create a folder (nothing happens if it exists). A source's ``folder`` set by
+        add_source or update_source creates its folder too."""
+        ...
+
+    def rename_folder(self, old: str, new: str) -> int:
+        """Rename a folder, or merge it into ``new`` if that exists; returns how many
+        sources it holds now. NotFoundError if ``old`` does not exist."""
+        ...
+
+    def delete_folder(self, name: str) -> int:
+        """Delete a folder; its sources are left in no folder. Returns how many."""
         ...
 
     def claim_due_sources(
@@ -201,39 +310,25 @@ class Storage(OpsQueries, Protocol):
         """Atomically pick sources due at ``now`` (or those in ``only``, due or not).
 
         Longest-overdue first, higher priority first on ties and when more are due
-        than ``limit``; muted sources are skipped. Each picked source's
-        ``next_fetch_at`` is set to ``lease_until`` in the same transaction, so
-        two runners can never pick one source twice (R-SCHED-1).
+        than ``limit``; muted sources and ``external`` ones (nothing to fetch) are
+        skipped. Each picked source's ``next_fetch_at`` is set to ``lease_until`` in
+        the same transaction, so two runners can never pick one source twice
+        (R-SCHED-1).
         """
         ...
 
     # -- fetch runs
     def start_run(self, source_id: str, started_at: datetime) -> int: ...
     def start_runs(self, runs: Sequence[tuple[str, datetime]]) -> list[int]:
-        """Start several runs in one write (a round's sources that start together);
-        their ids in order. An unknown source fails the whole call (NotFoundError)."""
+        """Start runs (source id, start time); their ids in order. An unknown source
+        fails the whole call (NotFoundError)."""
         ...
+
     def finish_run(self, run_id: int, finished_at: datetime, counts: RunCounts) -> None: ...
-    def list_runs(self, source_id: str | None = None, limit: int = 20) -> list[FetchRun]: ...
-    def abandon_running(self, now: datetime) -> int:
-        """Mark runs left ``running`` by a dead process as abandoned; returns how many."""
-        ...
 
     # -- items: the primitives upsert_item is built on
-    def lookup_items(self, keys: Sequence[str],
-                     bodies_for: Collection[str] | None = None) -> dict[str, StoredState]:
-        """The stored state of each of ``keys`` that exists.
-
-        ``bodies_for`` None returns every body. A collection returns the body only for
-        the keys in it and for items whose stored title, summary or body holds U+FFFD
-        (the lossy comparison needs their text); any other state has ``body=None``.
-        Re-listings of known items mostly need no body, and bodies are most of the
-        cost of a lookup.
-        """
-        ...
-    def tombstoned(self, keys: Sequence[str]) -> set[str]: ...
     def apply_upserts(self, batch: UpsertBatch) -> dict[str, int]:
-        """Apply one batch atomically; returns identity key -> item id for created items.
+        """Apply one batch; returns identity key -> item id for created items.
 
         A create whose key was stored meanwhile (another runner won the race)
         becomes a discovery of the stored item by the creating source, and one
@@ -243,23 +338,16 @@ class Storage(OpsQueries, Protocol):
         """
         ...
 
-    def known_urls(self, urls: Sequence[str]) -> set[str]:
-        """Which of these normalized URLs are already stored as an item's url."""
+    def set_read(self, item_ids: Sequence[int], read: bool) -> int:
+        """Returns how many items changed; unknown ids are ignored."""
         ...
 
-    # -- items: reading and user state
-    def get_item(self, item_id: int) -> Item: ...
-    def get_item_by_key(self, key: str) -> Item: ...
-    def list_items(self, query: ItemQuery) -> list[Item]: ...
-    def search(self, query: SearchQuery) -> list[SearchHit]: ...
-    def set_read(self, item_ids: Sequence[int], read: bool) -> int: ...
-    def set_starred(self, item_ids: Sequence[int], starred: bool) -> int: ...
-    def delete_item(self, item_id: int) -> None:
-        """Delete an item and leave a tombstone for its key (R-DEDUP-11)."""
+    def set_starred(self, item_ids: Sequence[int], starred: bool) -> int:
+        """Returns how many items changed; unknown ids are ignored."""
         ...
 
-    def fingerprint_groups(self, fps: Sequence[str]) -> dict[str, list[Item]]:
-        """Every stored item sharing each title fingerprint, earliest first (R-DEDUP-8)."""
+    def delete_item(self, item_id: int, now: datetime) -> None:
+        """Delete an item and leave a tombstone for its key, dated ``now`` (R-DEDUP-11)."""
         ...
 
     # -- search index
@@ -267,16 +355,37 @@ class Storage(OpsQueries, Protocol):
         """Index up to ``limit`` items changed since last indexed; returns how many."""
         ...
 
-    def unindexed_count(self) -> int: ...
-
     # -- raw archive (R-EXTRACT-5)
     def put_raw(self, raw: RawResponse) -> int: ...
-    def iter_raw(
-        self, source_id: str | None = None, since: datetime | None = None,
-        item_key: str | None = None,
-    ) -> Iterator[RawResponse]: ...
-    def prune_raw(self, before: datetime) -> int: ...
+    def prune_raw(self, before: datetime) -> int:
+        """Drop raw responses older than ``before``, except the newest page of each
+        stored item (the one its current body came from)."""
+        ...
 
-    # -- figures
-    def source_stats(self, source_id: str, now: datetime) -> SourceStats: ...
-    def archive_stats(self) -> ArchiveStats: ...
+
+class Unit(Reads, Writes, Protocol):
+    """One transaction: see the module docstring."""
+
+    def nested(self) -> AbstractContextManager[Unit]:
+        """A part of this unit that is undone alone when its block raises."""
+        ...
+
+
+class Storage(Reads, Writes, Protocol):
+    """Storage as the rest of tidings sees it. See the module docstring."""
+
+    def write(self) -> AbstractContextManager[Unit]:
+        """Begin a unit of work; it commits when the block ends, or rolls back on error."""
+        ...
+
+    def close(self) -> None: ...
+
+    def backup(self, directory: Path, stem: str) -> Path:
+        """Write a consistent copy of the archive into ``directory`` as ``stem`` plus the
+        backend's own extension (never a file copy of a live database); returns it."""
+        ...
+
+    @property
+    def backup_suffix(self) -> str:
+        """The extension :meth:`backup` gives its files (``.sqlite3``, ``.dump``...)."""
+        ...

@@ -53,7 +53,7 @@ class ReprintEdge:
     items: int
 
 
-class OpsQueries(Protocol):
+class OpsReads(Protocol):
     def new_item_counts(self, now: datetime, days: int) -> dict[str, tuple[int, ...]]:
         """Non-backfill items each source created per day, ``days`` buckets ending at ``now``.
 
@@ -96,6 +96,9 @@ class OpsQueries(Protocol):
         """A named scheduler bookmark (webhook watermark, last weekly report)."""
         ...
 
+
+
+class OpsWrites(Protocol):
     def swap_mark(self, name: str, expected: str | None, value: str) -> bool:
         """Set the bookmark only if it still holds ``expected``; True if this call won.
 

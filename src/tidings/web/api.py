@@ -193,7 +193,7 @@ async def change_item(request: Request, who: Writer, item_id: int, change: State
     """Set the read and/or starred state of one item."""
     tid = web_state(request).tidings
     tid.item(item_id)
-    _apply(request, [item_id], change)
+    await _apply(request, [item_id], change)
     return _item_out(tid.item(item_id))
 
 
@@ -201,16 +201,16 @@ async def change_item(request: Request, who: Writer, item_id: int, change: State
              responses={403: {"description": "CSRF header missing"}})
 async def change_items(request: Request, who: Writer, change: BatchChange) -> Any:
     """Set read and/or starred on many items at once (what offline replay sends)."""
-    return Updated(updated=_apply(request, change.ids, change))
+    return Updated(updated=await _apply(request, change.ids, change))
 
 
-def _apply(request: Request, ids: list[int], change: StateChange) -> int:
+async def _apply(request: Request, ids: list[int], change: StateChange) -> int:
     st = web_state(request)
     updated = 0
     if change.read is not None:
-        updated = st.tidings.mark_read(ids, change.read)
+        updated = await st.tidings.mark_read(ids, change.read)
     if change.starred is not None:
-        updated = max(updated, st.tidings.star(ids, change.starred))
+        updated = max(updated, await st.tidings.star(ids, change.starred))
     st.changed()
     return updated
 
@@ -223,6 +223,7 @@ async def search(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> Any:
     """Search (R-API-5 syntax: words, "phrases", intitle:, author:, source:, date:, -not)."""
+    await web_state(request).tidings.index_recent()
     hits = await run_in_threadpool(web_state(request).tidings.search, q, ranked=ranked,
                                    limit=limit, before=decode_cursor(before))
     out = [HitOut(item=_item_out(h.item), snippet=h.snippet) for h in hits

@@ -149,6 +149,7 @@ async def search(request: Request, q: str = "", ranked: bool = False) -> Respons
     error = ""
     if q:
         try:
+            await web_state(request).tidings.index_recent()
             hits = await run_in_threadpool(web_state(request).tidings.search, q,
                                            ranked=ranked, limit=PAGE_SIZE, before=before)
         except ConfigError as exc:
@@ -188,9 +189,9 @@ async def item_state(request: Request, item_id: int) -> Response:
     tid = web_state(request).tidings
     tid.item(item_id)
     if form.get("read") in {"0", "1"}:
-        tid.mark_read([item_id], form["read"] == "1")
+        await tid.mark_read([item_id], form["read"] == "1")
     if form.get("starred") in {"0", "1"}:
-        tid.star([item_id], form["starred"] == "1")
+        await tid.star([item_id], form["starred"] == "1")
     web_state(request).changed()
     return RedirectResponse(safe_next(form.get("next"), f"/item/{item_id}"), status_code=303)
 
@@ -205,6 +206,6 @@ async def mark_read(request: Request) -> Response:
         ids.extend(int(p) for p in str(value).split(",") if p.strip().isdigit())
     if not ids or len(ids) > 5000:
         raise HTTPException(400, "no items to mark (or too many at once)")
-    web_state(request).tidings.mark_read(ids, True)
+    await web_state(request).tidings.mark_read(ids, True)
     web_state(request).changed()
     return RedirectResponse(safe_next(form.get("next")), status_code=303)

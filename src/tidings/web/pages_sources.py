@@ -12,7 +12,7 @@ from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
-from tidings.app import SourceStats
+from tidings.app import SourceStats, SourceUpdate
 from tidings.errors import ConfigError, NotFoundError, TidingsError
 from tidings.model import Source, SourceKind, Visibility
 from tidings.web.context import form_with_csrf, render, require_admin, web_state
@@ -70,8 +70,8 @@ async def source_detail(request: Request, source_id: str) -> Response:
     return render(request, "source.html", _source_context(request, source))
 
 
-def _parse_edit(form: dict[str, Any]) -> dict[str, Any]:
-    """Form fields to ``Source`` changes; a bad value is a ConfigError naming the field."""
+def _parse_edit(form: dict[str, Any]) -> SourceUpdate:
+    """Form fields to a source update; a bad value is a ConfigError naming the field."""
     changes: dict[str, Any] = {}
     title = str(form.get("title") or "").strip()
     if len(title) > 300:
@@ -95,7 +95,7 @@ def _parse_edit(form: dict[str, Any]) -> dict[str, Any]:
     except ValueError:
         raise ConfigError("visibility: choose editorial or isolated") from None
     changes["config"] = _parse_config(form.get("config"))
-    return changes
+    return SourceUpdate(**changes)
 
 
 def _parse_config(raw: object) -> dict[str, Any]:
@@ -116,7 +116,7 @@ async def source_edit(request: Request, source_id: str) -> Response:
     st = web_state(request)
     source = st.tidings.source(source_id)
     try:
-        st.tidings.update_source(source_id, _parse_edit(form))
+        await st.tidings.update_source(source_id, _parse_edit(form))
     except ConfigError as exc:
         ctx = _source_context(request, source)
         ctx["form"] = {k: str(form.get(k) or "") for k in ctx["form"]}
@@ -131,7 +131,7 @@ async def source_delete(request: Request, source_id: str) -> Response:
     require_admin(request)
     await form_with_csrf(request)
     st = web_state(request)
-    st.tidings.remove_source(source_id)
+    await st.tidings.remove_source(source_id)
     st.changed()
     return RedirectResponse("/sources", status_code=303)
 
@@ -167,7 +167,7 @@ async def add_source(request: Request) -> Response:
         if not url.lower().startswith(("http://", "https://")):
             raise ConfigError("url: must start with http:// or https://")
         kind = SourceKind(str(form.get("kind") or "rss"))
-        source = st.tidings.create_source(
+        source = await st.tidings.create_source(
             url, kind=kind, title=str(form.get("title") or "").strip()[:300],
             config=_parse_config(form.get("config")),
         )

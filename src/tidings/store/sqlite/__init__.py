@@ -1,14 +1,20 @@
-"""The SQLite implementation of the Storage protocol, assembled from per-domain mixins."""
+"""The SQLite implementation of the Storage protocol, assembled from per-domain mixins.
+
+The same mixins make two classes: :class:`SqliteStorage`, where every call is a
+transaction of its own (or a read on the calling thread's snapshot), and
+:class:`SqliteUnit`, one explicit unit of work, where every call is a savepoint
+of the unit's transaction and reads see what the unit wrote.
+"""
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from tidings.errors import StorageError
-from tidings.store.sqlite._db import Database, connect
+from tidings.store.sqlite._db import Database, Transaction, connect
 from tidings.store.sqlite._find import SearchMixin
 from tidings.store.sqlite._items import ItemsWriteMixin
 from tidings.store.sqlite._ops import OpsMixin
@@ -20,14 +26,38 @@ from tidings.store.sqlite._search import SearchIndexMixin, check_tokenizer
 from tidings.store.sqlite._sources import SourcesMixin
 from tidings.store.sqlite._stats import StatsMixin
 
-__all__ = ["SqliteStorage"]
+__all__ = ["SqliteStorage", "SqliteUnit"]
 
 
-class SqliteStorage(
+class _Everything(
     SourcesMixin, RunsMixin, ItemsWriteMixin, ItemsReadMixin, SearchIndexMixin, SearchMixin,
     RawMixin, StatsMixin, OpsMixin,
 ):
+    """Every read and write, on whatever connection the subclass provides."""
+
+
+class SqliteUnit(_Everything):
+    """One open transaction of :class:`SqliteStorage` (see ``Storage.write``)."""
+
+    def __init__(self, tx: Transaction) -> None:
+        self._tx = tx
+
+    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._tx.read()
+
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._tx.savepoint()
+
+    @contextmanager
+    def nested(self) -> Iterator[SqliteUnit]:
+        with self._tx.savepoint():
+            yield self
+
+
+class SqliteStorage(_Everything):
     """One SQLite file; see tidings.store.base for the contract."""
+
+    backup_suffix = ".sqlite3"
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -43,13 +73,21 @@ class SqliteStorage(
             raise StorageError(f"cannot open database {path}: {exc}") from exc
         self.path = path
 
-    def close(self) -> None:
-        self._db.close()
+    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._db.read()
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
-        with self._db.transaction():
-            yield
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._db.transaction() as tx:
+            yield tx.conn
+
+    @contextmanager
+    def write(self) -> Iterator[SqliteUnit]:
+        with self._db.transaction() as tx:
+            yield SqliteUnit(tx)
+
+    def close(self) -> None:
+        self._db.close()
 
     def __enter__(self) -> SqliteStorage:
         return self
@@ -57,10 +95,12 @@ class SqliteStorage(
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def backup(self, dest: Path) -> Path:
+    def backup(self, directory: Path, stem: str) -> Path:
         """Copy through SQLite's online backup API in one step: one consistent snapshot,
-        written next to ``dest`` and renamed into place, so ``dest`` is never half a file."""
-        dest.parent.mkdir(parents=True, exist_ok=True)
+        written next to the target and renamed into place, so the target is never half
+        a file."""
+        directory.mkdir(parents=True, exist_ok=True)
+        dest = directory / f"{stem}{self.backup_suffix}"
         partial = dest.with_name(dest.name + ".partial")
         partial.unlink(missing_ok=True)
         try:

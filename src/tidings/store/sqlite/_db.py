@@ -1,10 +1,9 @@
 """Connections: one writer guarded by a lock, one reader per thread.
 
 SQLite in WAL mode lets readers work on a snapshot while one writer commits, so
-the web layer never waits for collection. Writers must still take turns; doing
-that with a Python lock (instead of letting connections race for the file lock
-and retry on ``SQLITE_BUSY``) keeps write latency predictable. Every public
-method runs in exactly one transaction, which is what makes calls atomic.
+the web layer never waits for collection. Every public method of the storage
+runs in exactly one transaction (or one savepoint of an explicit unit), which is
+what makes calls atomic.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ import contextlib
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -73,7 +72,7 @@ def connect(path: Path) -> sqlite3.Connection:
 
 
 class Database:
-    """The connections of one SQLite file."""
+    """The connections of one SQLite file: one writer behind a lock, a reader per thread."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -81,7 +80,7 @@ class Database:
         for pragma in _WRITER_PRAGMAS:
             self._writer.execute(pragma)
         self._write_lock = threading.Lock()
-        self._local = threading.local()
+        self._local = threading.local()  # each thread's reader connection
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         self._closed = False
@@ -104,33 +103,18 @@ class Database:
             raise StorageError(f"storage {self.path} is closed")
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> Iterator[Transaction]:
         """One write transaction (BEGIN IMMEDIATE), committed whole or rolled back.
 
-        Inside :meth:`transaction` on the same thread it is a savepoint instead:
-        still all-or-nothing by itself, committed with the enclosing transaction.
+        Writers take turns on a Python lock rather than racing for SQLite's file
+        lock and retrying on ``SQLITE_BUSY``: write latency stays predictable.
         """
-        with self.transaction() as conn:
-            yield conn
-
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """Hold the writer for several calls made on this thread: they commit together.
-
-        Fewer, larger commits write each touched page to the WAL once instead of
-        once per call, which is most of what small commits cost.
-        """
-        if getattr(self._local, "depth", 0):
-            with self._savepoint() as conn:
-                yield conn
-            return
         with self._write_lock:
             self._check_open()
             conn = self._writer
-            self._local.depth = 1
             try:
                 conn.execute("BEGIN IMMEDIATE")
-                yield conn
+                yield Transaction(conn)
                 conn.execute("COMMIT")
             except BaseException as exc:
                 if conn.in_transaction:
@@ -138,28 +122,6 @@ class Database:
                 if isinstance(exc, sqlite3.Error):
                     raise StorageError(f"database write failed: {exc}") from exc
                 raise
-            finally:
-                self._local.depth = 0
-
-    @contextmanager
-    def _savepoint(self) -> Iterator[sqlite3.Connection]:
-        conn = self._writer
-        depth = self._local.depth
-        name = f"w{depth}"
-        self._local.depth = depth + 1
-        try:
-            conn.execute(f"SAVEPOINT {name}")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute(f"ROLLBACK TO {name}")
-                conn.execute(f"RELEASE {name}")
-                raise
-            conn.execute(f"RELEASE {name}")
-        except sqlite3.Error as exc:
-            raise StorageError(f"database write failed: {exc}") from exc
-        finally:
-            self._local.depth = depth
 
     def _reader(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -174,18 +136,8 @@ class Database:
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
-        """A read transaction on this thread's connection: one consistent snapshot.
-
-        Inside this thread's write transaction, reads go to the writer instead and
-        see what the transaction wrote so far (a reader's snapshot would not).
-        """
+        """A read transaction on this thread's connection: one consistent snapshot."""
         self._check_open()
-        if getattr(self._local, "depth", 0):
-            try:
-                yield self._writer
-            except sqlite3.Error as exc:
-                raise StorageError(f"database read failed: {exc}") from exc
-            return
         conn = self._reader()
         try:
             conn.execute("BEGIN")
@@ -195,6 +147,57 @@ class Database:
         finally:
             if conn.in_transaction:
                 conn.execute("COMMIT")
+
+
+class Transaction:
+    """The writer connection inside one open transaction, and its savepoints."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self._depth = 0
+
+    @contextmanager
+    def savepoint(self) -> Iterator[sqlite3.Connection]:
+        """A part of the transaction that is rolled back alone when its block raises."""
+        name = f"p{self._depth}"
+        self._depth += 1
+        conn = self.conn
+        try:
+            conn.execute(f"SAVEPOINT {name}")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute(f"ROLLBACK TO {name}")
+                conn.execute(f"RELEASE {name}")
+                raise
+            conn.execute(f"RELEASE {name}")
+        except sqlite3.Error as exc:
+            raise StorageError(f"database write failed: {exc}") from exc
+        finally:
+            self._depth -= 1
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """Reads inside the transaction: they see what it wrote so far."""
+        try:
+            yield self.conn
+        except sqlite3.Error as exc:
+            raise StorageError(f"database read failed: {exc}") from exc
+
+
+class Access:
+    """How a mixin reaches a connection; the storage and its units each say how.
+
+    Every method of the mixins reads inside ``_read()`` and writes inside
+    ``_write()``, so the same code runs as an atomic call on the storage (a
+    transaction of its own) and as a step of an explicit unit (a savepoint).
+    """
+
+    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
+        raise NotImplementedError
+
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        raise NotImplementedError
 
 
 def chunks(values: list[str] | list[int], size: int = 900) -> Iterator[list[object]]:

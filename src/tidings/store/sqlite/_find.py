@@ -7,7 +7,7 @@ from typing import Any
 
 from tidings.model import SearchHit
 from tidings.store.base import ItemQuery, SearchQuery
-from tidings.store.sqlite._db import Database, to_us
+from tidings.store.sqlite._db import Access, to_us
 from tidings.store.sqlite._reading import ITEM_COLUMNS, item_from_row, timeline_filters
 from tidings.store.sqlite._search import US
 from tidings.store.textindex import (
@@ -46,12 +46,11 @@ def _rowid_bounds(conn: sqlite3.Connection, q: SearchQuery) -> tuple[list[str], 
     return where, params
 
 
-class SearchMixin:
-    _db: Database
+class SearchMixin(Access):
 
     def search(self, query: SearchQuery) -> list[SearchHit]:
         expr = match_expression(query.terms, query.title_terms, query.excluded)
-        with self._db.read() as conn:
+        with self._read() as conn:
             rows = (self._filtered(conn, query) if expr is None
                     else self._matched(conn, query, expr))
         pattern = highlighter((*query.terms, *query.title_terms))

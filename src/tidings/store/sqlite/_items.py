@@ -10,27 +10,26 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Collection, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from tidings.errors import ConfigError, NotFoundError
 from tidings.model import BodyState, ItemState
 from tidings.store.base import Discovery, ItemFields, NewItem, Revision, UpsertBatch
-from tidings.store.sqlite._db import Database, chunks, from_us, marks, opt_dt, opt_us, to_us
+from tidings.store.sqlite._db import Access, chunks, from_us, marks, opt_dt, opt_us, to_us
 from tidings.store.sqlite._search import unindex
 
 _INSERT = (
     "INSERT INTO items (id, key, source_id, url, title, summary, body, body_state, "
     "published_at, discovered_at, updated_at, sort_time, author, categories, images, raw, "
-    "content_hash, title_fp, backfill) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "content_hash, title_fp, lossy, backfill) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _REVISE = (
     "UPDATE items SET url = ?, title = ?, summary = ?, body = ?, body_state = ?, "
     "published_at = ?, updated_at = ?, sort_time = coalesce(?, discovered_at), author = ?, "
     "categories = ?, "
-    "images = ?, raw = ?, content_hash = ?, title_fp = ?, revisions = revisions + ?, "
-    "search_dirty = 1 WHERE id = ?"
+    "images = ?, raw = ?, content_hash = ?, title_fp = ?, lossy = ?, "
+    "revisions = revisions + ?, search_dirty = 1 WHERE id = ?"
 )
 _DISCOVER = (
     "INSERT INTO discoveries (item_id, source_id, seen_at, last_seen_at) VALUES (?, ?, ?, ?) "
@@ -45,11 +44,8 @@ _STATE_COLUMNS = (
     "published_at, discovered_at, url, raw, "
     "EXISTS (SELECT 1 FROM versions v WHERE v.item_id = items.id AND v.hash = content_hash), "
     "(SELECT json_group_array(v.hash) FROM versions v WHERE v.item_id = items.id "
-    "AND v.hash IS NOT content_hash)"
+    "AND v.hash IS NOT content_hash), lossy"
 )
-#: stored text the lossy comparison (R-DEDUP-6) must see, checked without loading it
-_HAS_FFFD = ("(instr(title, char(65533)) OR instr(summary, char(65533)) "
-             "OR instr(body, char(65533)))")
 _BODY_STATES = {state.value: state for state in BodyState}
 
 
@@ -64,7 +60,7 @@ def _field_values(f: ItemFields) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     head = (f.url, f.title, f.summary, f.body, BodyState(f.body_state).value,
             opt_us(f.published_at))
     tail = (f.author, _json(list(f.categories)), _json(list(f.images)), _json(dict(f.raw)),
-            f.content_hash, f.title_fp)
+            f.content_hash, f.title_fp, int(f.lossy))
     return head, tail
 
 
@@ -77,23 +73,21 @@ def _create_row(item_id: int, n: NewItem) -> tuple[Any, ...]:
             int(n.backfill))
 
 
-def _revision_row(r: Revision, now: int) -> tuple[Any, ...]:
+def _revision_row(r: Revision) -> tuple[Any, ...]:
     head, tail = _field_values(r.fields)
-    updated = now if r.revised_at is None else to_us(r.revised_at)
-    return (*head, updated, head[5], *tail, int(r.counts_as_revision), r.item_id)
+    return (*head, to_us(r.revised_at), head[5], *tail, int(r.counts_as_revision), r.item_id)
 
 
-class ItemsWriteMixin:
-    _db: Database
+class ItemsWriteMixin(Access):
 
     def lookup_items(self, keys: Sequence[str],
                      bodies_for: Collection[str] | None = None) -> dict[str, ItemState]:
         out: dict[str, ItemState] = {}
-        with self._db.read() as conn:
+        with self._read() as conn:
             for part in chunks(list(dict.fromkeys(keys))):
                 wanted = [] if bodies_for is None else [k for k in part if k in bodies_for]
                 body = "body" if bodies_for is None else (
-                    f"CASE WHEN key IN ({marks(len(wanted))}) OR {_HAS_FFFD} THEN body END")
+                    f"CASE WHEN key IN ({marks(len(wanted))}) THEN body END")
                 rows = conn.execute(
                     f"SELECT {_STATE_COLUMNS.format(body=body)} FROM items "  # noqa: S608
                     f"WHERE key IN ({marks(len(part))})", [*wanted, *part]).fetchall()
@@ -102,12 +96,12 @@ class ItemsWriteMixin:
         return out
 
     def tombstoned(self, keys: Sequence[str]) -> set[str]:
-        with self._db.read() as conn:
+        with self._read() as conn:
             return _tombstoned(conn, keys)
 
     def known_urls(self, urls: Sequence[str]) -> set[str]:
         found: set[str] = set()
-        with self._db.read() as conn:
+        with self._read() as conn:
             for part in chunks(list(dict.fromkeys(urls))):
                 found.update(r[0] for r in conn.execute(
                     f"SELECT url FROM items WHERE url IN ({marks(len(part))})", part))  # noqa: S608
@@ -115,7 +109,7 @@ class ItemsWriteMixin:
 
     def apply_upserts(self, batch: UpsertBatch) -> dict[str, int]:
         _check_batch(batch)
-        with self._db.write() as conn:
+        with self._write() as conn:
             created, existing = _create(conn, batch.creates)
             _revise(conn, batch.revisions)
             ids = {**existing, **created}
@@ -133,7 +127,7 @@ def _state(r: Sequence[Any]) -> ItemState:
         id=r[0], key=r[1], source_id=r[2], title=r[3], summary=r[4], body=r[5],
         body_state=_BODY_STATES[r[6]], content_hash=r[7], version_hashes=hashes,
         revisions=r[8], published_at=opt_dt(r[9]), discovered_at=from_us(r[10]), url=r[11],
-        raw={} if r[12] == "{}" else json.loads(r[12]))
+        raw={} if r[12] == "{}" else json.loads(r[12]), lossy=bool(r[15]))
 
 
 def _check_batch(batch: UpsertBatch) -> None:
@@ -194,11 +188,10 @@ def _revise(conn: sqlite3.Connection, revisions: Sequence[Revision]) -> None:
     if missing:
         raise NotFoundError(f"item {missing[0]} not found (revision)")
     unindex(conn, ids)
-    now = to_us(datetime.now(UTC))
-    conn.executemany(_REVISE, [_revision_row(r, now) for r in revisions])
+    conn.executemany(_REVISE, [_revision_row(r) for r in revisions])
     conn.executemany(
         "INSERT OR IGNORE INTO versions (item_id, hash, seen_at) VALUES (?, ?, ?)",
-        [(r.item_id, r.fields.content_hash, now if r.revised_at is None else to_us(r.revised_at))
+        [(r.item_id, r.fields.content_hash, to_us(r.revised_at))
          for r in revisions if r.fields.content_hash])
 
 

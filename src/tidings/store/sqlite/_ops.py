@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 
 from tidings.model import FetchRun, RunOutcome
 from tidings.store.ops import Diversity, ReprintEdge, RunTotals
-from tidings.store.sqlite._db import Database, chunks, marks, to_us
+from tidings.store.sqlite._db import Access, chunks, marks, to_us
 from tidings.store.sqlite._runs import RUN_COLUMNS, run_from_row
 
 _DAY_US = 86_400 * 1_000_000
@@ -44,13 +44,12 @@ GROUP BY original, repeater, via ORDER BY count(*) DESC, original, repeater, via
 """
 
 
-class OpsMixin:
-    _db: Database
+class OpsMixin(Access):
 
     def new_item_counts(self, now: datetime, days: int) -> dict[str, tuple[int, ...]]:
         end = to_us(now)
         start = to_us(now - timedelta(days=days))
-        with self._db.read() as conn:
+        with self._read() as conn:
             rows = conn.execute(
                 "SELECT source_id, (? - discovered_at - 1) / ? AS ago, count(*) FROM items "
                 "WHERE discovered_at >= ? AND discovered_at < ? AND backfill = 0 "
@@ -61,7 +60,7 @@ class OpsMixin:
         return {sid: tuple(counts) for sid, counts in out.items()}
 
     def run_totals(self, since: datetime) -> dict[str, RunTotals]:
-        with self._db.read() as conn:
+        with self._read() as conn:
             rows = conn.execute(
                 "SELECT source_id, count(*), sum(outcome = ?), sum(found), sum(filtered), "
                 "sum(created) FROM fetch_runs WHERE started_at >= ? AND outcome != ? "
@@ -71,7 +70,7 @@ class OpsMixin:
 
     def last_runs(self) -> dict[str, FetchRun]:
         columns = ", ".join(f"r.{c.strip()}" for c in RUN_COLUMNS.split(","))
-        with self._db.read() as conn:
+        with self._read() as conn:
             rows = conn.execute(
                 f"SELECT {columns} FROM sources s JOIN fetch_runs r ON r.id = ("  # noqa: S608
                 "SELECT id FROM fetch_runs WHERE source_id = s.id "
@@ -79,38 +78,38 @@ class OpsMixin:
         return {row[1]: run_from_row(row) for row in rows}
 
     def diversity(self, since: datetime) -> dict[str, Diversity]:
-        with self._db.read() as conn:
+        with self._read() as conn:
             rows = conn.execute(
                 "SELECT source_id, count(*), count(DISTINCT nullif(title_fp, '')) FROM items "
                 "WHERE discovered_at >= ? GROUP BY source_id", (to_us(since),)).fetchall()
         return {r[0]: Diversity(*r) for r in rows}
 
     def reprint_edges(self, since: datetime) -> list[ReprintEdge]:
-        with self._db.read() as conn:
+        with self._read() as conn:
             rows = conn.execute(_REPRINTS, {"since": to_us(since)}).fetchall()
         return [ReprintEdge(*r) for r in rows]
 
     def new_item_ids(self, after_id: int, limit: int) -> list[int]:
-        with self._db.read() as conn:
+        with self._read() as conn:
             rows = conn.execute(
                 "SELECT id FROM items WHERE id > ? AND backfill = 0 ORDER BY id LIMIT ?",
                 (after_id, limit)).fetchall()
         return [r[0] for r in rows]
 
     def max_item_id(self) -> int:
-        with self._db.read() as conn:
+        with self._read() as conn:
             (value,) = conn.execute("SELECT coalesce(max(id), 0) FROM items").fetchone()
         return int(value)
 
     def get_mark(self, name: str) -> str | None:
-        with self._db.read() as conn:
+        with self._read() as conn:
             row = conn.execute("SELECT value FROM meta WHERE name = ?",
                                (f"mark:{name}",)).fetchone()
         return None if row is None else str(row[0])
 
     def swap_mark(self, name: str, expected: str | None, value: str) -> bool:
         key = f"mark:{name}"
-        with self._db.write() as conn:
+        with self._write() as conn:
             row = conn.execute("SELECT value FROM meta WHERE name = ?", (key,)).fetchone()
             if (None if row is None else row[0]) != expected:
                 return False
@@ -119,7 +118,7 @@ class OpsMixin:
             return True
 
     def set_intervals(self, intervals: Mapping[str, int]) -> int:
-        with self._db.write() as conn:
+        with self._write() as conn:
             cur = conn.executemany("UPDATE sources SET interval_min = ? WHERE id = ?",
                                    [(int(v), k) for k, v in intervals.items()])
             return max(cur.rowcount, 0)
@@ -128,7 +127,7 @@ class OpsMixin:
         self, source_ids: Sequence[str], now: datetime, due_at: datetime | None = None,
     ) -> int:
         abandoned = 0
-        with self._db.write() as conn:
+        with self._write() as conn:
             for part in chunks(list(source_ids)):
                 place = marks(len(part))
                 abandoned += conn.execute(
@@ -141,7 +140,7 @@ class OpsMixin:
         return abandoned
 
     def abandon_stale_runs(self, started_before: datetime, now: datetime) -> int:
-        with self._db.write() as conn:
+        with self._write() as conn:
             return conn.execute(
                 "UPDATE fetch_runs SET outcome = ?, finished_at = ? "
                 "WHERE outcome = ? AND started_at < ?",

@@ -12,7 +12,7 @@ import zstandard
 
 from tidings.errors import StorageError
 from tidings.model import RawResponse
-from tidings.store.sqlite._db import Database, from_us, to_us
+from tidings.store.sqlite._db import Access, from_us, to_us
 
 _BATCH = 200
 # zstd at level 1: a 180 KB feed in 1.0 ms against zlib level 1's 2.8 ms, at about the
@@ -39,14 +39,13 @@ def _from_row(r: tuple[Any, ...]) -> RawResponse:
         fetched_at=from_us(r[5]), source_id=r[6], item_key=r[7], body=_decode(r[8], r[9]))
 
 
-class RawMixin:
-    _db: Database
+class RawMixin(Access):
 
     def put_raw(self, raw: RawResponse) -> int:
         body = bytes(raw.body)
         packed = _PACK.compress(body)
         encoding, blob = ("zstd", packed) if len(packed) < len(body) else ("identity", body)
-        with self._db.write() as conn:
+        with self._write() as conn:
             cur = conn.execute(
                 "INSERT INTO raw_responses (url, final_url, status, headers, fetched_at, "
                 "source_id, item_key, encoding, size, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -71,7 +70,7 @@ class RawMixin:
                "ORDER BY fetched_at, id LIMIT ?")
         after: tuple[int, int] = (-(2**63), 0)
         while True:
-            with self._db.read() as conn:
+            with self._read() as conn:
                 rows = conn.execute(sql, (*after, *params, _BATCH)).fetchall()
             for r in rows:
                 yield _from_row(r)
@@ -82,7 +81,7 @@ class RawMixin:
     def prune_raw(self, before: datetime) -> int:
         """Drop raw responses older than ``before``, except the newest one for each
         item key that a stored item still uses (the page its current body came from)."""
-        with self._db.write() as conn:
+        with self._write() as conn:
             return conn.execute(
                 "DELETE FROM raw_responses WHERE fetched_at < ? AND NOT ("
                 " item_key IS NOT NULL"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from tidings.errors import NotFoundError
 from tidings.model import BodyState, Item, Visibility
 from tidings.store.base import ItemQuery
-from tidings.store.sqlite._db import Database, chunks, from_us, marks, opt_dt, to_us
+from tidings.store.sqlite._db import Access, chunks, from_us, marks, opt_dt, to_us
 from tidings.store.sqlite._search import unindex
 
 ITEM_COLUMNS = (
@@ -62,8 +62,7 @@ def timeline_filters(q: ItemQuery) -> tuple[list[str], list[Any]]:
     return where, params
 
 
-class ItemsReadMixin:
-    _db: Database
+class ItemsReadMixin(Access):
 
     def get_item(self, item_id: int) -> Item:
         return self._one_item("i.id = ?", item_id, f"item {item_id} not found")
@@ -72,7 +71,7 @@ class ItemsReadMixin:
         return self._one_item("i.key = ?", key, f"item {key!r} not found")
 
     def _one_item(self, where: str, value: object, missing: str) -> Item:
-        with self._db.read() as conn:
+        with self._read() as conn:
             row = conn.execute(f"SELECT {ITEM_COLUMNS} FROM {ITEM_FROM} WHERE {where}",  # noqa: S608
                                (value,)).fetchone()
         if row is None:
@@ -82,7 +81,7 @@ class ItemsReadMixin:
     def list_items(self, query: ItemQuery) -> list[Item]:
         where, params = timeline_filters(query)
         clause = f"WHERE {' AND '.join(where)}" if where else ""
-        with self._db.read() as conn:
+        with self._read() as conn:
             rows = conn.execute(
                 f"SELECT {ITEM_COLUMNS} FROM {ITEM_FROM} {clause} "  # noqa: S608
                 "ORDER BY i.sort_time DESC, i.id DESC LIMIT ?",
@@ -91,7 +90,7 @@ class ItemsReadMixin:
 
     def _set_flag(self, column: str, item_ids: Sequence[int], value: bool) -> int:
         changed = 0
-        with self._db.write() as conn:
+        with self._write() as conn:
             for part in chunks(list(dict.fromkeys(item_ids))):
                 changed += conn.execute(
                     f"UPDATE items SET {column} = ? WHERE {column} != ? "  # noqa: S608
@@ -106,20 +105,20 @@ class ItemsReadMixin:
         """Returns how many items changed; unknown ids are ignored."""
         return self._set_flag("starred", item_ids, starred)
 
-    def delete_item(self, item_id: int) -> None:
-        with self._db.write() as conn:
+    def delete_item(self, item_id: int, now: datetime) -> None:
+        with self._write() as conn:
             row = conn.execute("SELECT key FROM items WHERE id = ?", (item_id,)).fetchone()
             if row is None:
                 raise NotFoundError(f"item {item_id} not found")
             unindex(conn, [item_id])
             conn.execute("DELETE FROM items WHERE id = ?", (item_id,))
             conn.execute("INSERT OR REPLACE INTO tombstones (key, deleted_at) VALUES (?, ?)",
-                         (row[0], to_us(datetime.now(UTC))))
+                         (row[0], to_us(now)))
 
     def fingerprint_groups(self, fps: Sequence[str]) -> dict[str, list[Item]]:
         out: dict[str, list[Item]] = {}
         wanted = [fp for fp in dict.fromkeys(fps) if fp]
-        with self._db.read() as conn:
+        with self._read() as conn:
             for part in chunks(wanted, 400):
                 rows = conn.execute(_FINGERPRINTS.format(marks(len(part))),
                                     (*part, fingerprint_match(part), *part)).fetchall()

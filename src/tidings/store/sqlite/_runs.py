@@ -9,7 +9,7 @@ from typing import Any
 
 from tidings.errors import NotFoundError
 from tidings.model import FetchRun, RunCounts, RunOutcome
-from tidings.store.sqlite._db import Database, chunks, from_us, marks, opt_dt, to_us
+from tidings.store.sqlite._db import Access, chunks, from_us, marks, opt_dt, to_us
 
 RUN_COLUMNS = (
     "id, source_id, started_at, finished_at, outcome, found, created, revised, "
@@ -26,8 +26,7 @@ def run_from_row(row: Sequence[Any]) -> FetchRun:
     )
 
 
-class RunsMixin:
-    _db: Database
+class RunsMixin(Access):
 
     def start_run(self, source_id: str, started_at: datetime) -> int:
         return self.start_runs([(source_id, started_at)])[0]
@@ -35,7 +34,7 @@ class RunsMixin:
     def start_runs(self, runs: Sequence[tuple[str, datetime]]) -> list[int]:
         if not runs:
             return []
-        with self._db.write() as conn:
+        with self._write() as conn:
             wanted = list(dict.fromkeys(source_id for source_id, _ in runs))
             known: set[str] = set()
             for part in chunks(wanted):
@@ -55,7 +54,7 @@ class RunsMixin:
 
     def finish_run(self, run_id: int, finished_at: datetime, counts: RunCounts) -> None:
         c = counts
-        with self._db.write() as conn:
+        with self._write() as conn:
             cur = conn.execute(
                 "UPDATE fetch_runs SET finished_at = ?, outcome = ?, found = ?, created = ?, "
                 "revised = ?, rediscovered = ?, filtered = ?, pages = ?, backlog = ?, "
@@ -68,14 +67,8 @@ class RunsMixin:
 
     def list_runs(self, source_id: str | None = None, limit: int = 20) -> list[FetchRun]:
         where, params = ("WHERE source_id = ?", (source_id,)) if source_id else ("", ())
-        with self._db.read() as conn:
+        with self._read() as conn:
             rows = conn.execute(
                 f"SELECT {RUN_COLUMNS} FROM fetch_runs {where} "  # noqa: S608
                 "ORDER BY started_at DESC, id DESC LIMIT ?", (*params, limit)).fetchall()
         return [run_from_row(r) for r in rows]
-
-    def abandon_running(self, now: datetime) -> int:
-        with self._db.write() as conn:
-            return conn.execute(
-                "UPDATE fetch_runs SET outcome = ?, finished_at = ? WHERE outcome = ?",
-                (RunOutcome.ABANDONED.value, to_us(now), RunOutcome.RUNNING.value)).rowcount

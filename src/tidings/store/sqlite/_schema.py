@@ -190,7 +190,32 @@ UPDATE items SET search_rowid = NULL, search_dirty = 1
     WHERE search_rowid IS NOT NULL OR search_dirty = 0;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5)
+# Two things moved into storage from elsewhere. Folders: a source's one folder was a
+# ``category`` key in its config; it is a column now, with a folders table so a folder
+# can be renamed in one statement (and exist before its first source). The lossy flag:
+# whether an item's stored text holds U+FFFD was worked out in SQL at every lookup;
+# identity decides it once when the item is written, and a lookup loads the body of
+# flagged items only.
+_FOLDERS_AND_LOSSY = """
+CREATE TABLE folders (
+    name TEXT PRIMARY KEY,
+    position INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+ALTER TABLE sources ADD COLUMN folder TEXT
+    REFERENCES folders (name) ON UPDATE CASCADE ON DELETE SET NULL;
+INSERT OR IGNORE INTO folders (name)
+    SELECT DISTINCT json_extract(config, '$.category') FROM sources
+    WHERE json_type(config, '$.category') = 'text' AND json_extract(config, '$.category') != '';
+UPDATE sources SET folder = CASE WHEN json_type(config, '$.category') = 'text'
+        THEN nullif(json_extract(config, '$.category'), '') END,
+    config = json_remove(config, '$.category')
+    WHERE json_type(config, '$.category') IS NOT NULL;
+ALTER TABLE items ADD COLUMN lossy INTEGER NOT NULL DEFAULT 0;
+UPDATE items SET lossy = 1 WHERE instr(title, char(65533)) OR instr(summary, char(65533))
+    OR instr(body, char(65533));
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _FOLDERS_AND_LOSSY)
 
 
 def migrate(conn: sqlite3.Connection) -> int:

@@ -23,7 +23,7 @@ import operator
 import sqlite3
 from collections.abc import Sequence
 
-from tidings.store.sqlite._db import Database, chunks, marks
+from tidings.store.sqlite._db import Access, chunks, marks
 from tidings.store.textindex import TOKENIZER_VERSION, document
 
 #: microseconds per FTS rowid unit
@@ -92,11 +92,10 @@ def _allocate(conn: sqlite3.Connection, wanted: list[int]) -> list[int]:
     return out
 
 
-class SearchIndexMixin:
-    _db: Database
+class SearchIndexMixin(Access):
 
     def index_pending(self, limit: int = 5000) -> int:
-        with self._db.write() as conn:
+        with self._write() as conn:
             rows = conn.execute(
                 "SELECT id, sort_time, title, body, summary, search_rowid, title_fp FROM items "
                 "WHERE search_dirty = 1 ORDER BY id LIMIT ?", (limit,)).fetchall()
@@ -120,6 +119,6 @@ class SearchIndexMixin:
             return len(rows)
 
     def unindexed_count(self) -> int:
-        with self._db.read() as conn:
+        with self._read() as conn:
             (n,) = conn.execute("SELECT count(*) FROM items WHERE search_dirty = 1").fetchone()
             return int(n)

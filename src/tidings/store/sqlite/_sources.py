@@ -5,21 +5,21 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Mapping, Sequence
-from dataclasses import fields, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 from tidings.errors import ConfigError, NotFoundError
 from tidings.model import CostClass, Health, IdentityMode, Source, SourceKind, Visibility
-from tidings.store.sqlite._db import Database, marks, opt_dt, opt_us, to_us
+from tidings.store.base import SourceUpdate
+from tidings.store.sqlite._db import Access, marks, opt_dt, opt_us, to_us
 
 _COLUMNS = (
     "id, kind, url, title, config, visibility, interval_min, next_fetch_at, fail_count, "
     "health, cursor, cost_class, identity_mode, priority, muted_reason, created_at, "
-    "last_success_at, last_error, site_url"
+    "last_success_at, last_error, site_url, folder"
 )
 _NAMES = tuple(name.strip() for name in _COLUMNS.split(","))  # the fields of Source, in order
-_FIELDS = frozenset(f.name for f in fields(Source))
 
 
 def source_from_row(row: Sequence[Any]) -> Source:
@@ -30,7 +30,7 @@ def source_from_row(row: Sequence[Any]) -> Source:
         cursor=json.loads(row[10]), cost_class=CostClass(row[11]),
         identity_mode=IdentityMode(row[12]), priority=row[13], muted_reason=row[14],
         created_at=opt_dt(row[15]), last_success_at=opt_dt(row[16]), last_error=row[17],
-        site_url=row[18],
+        site_url=row[18], folder=row[19],
     )
 
 
@@ -44,14 +44,28 @@ def _changed_params(changes: Mapping[str, Any]) -> dict[str, Any]:
     return {name: row[name] for name in _NAMES if name in changes}
 
 
+def _folder_name(name: str) -> str:
+    clean = " ".join(name.split())
+    if not clean:
+        raise ConfigError("a folder needs a name")
+    return clean
+
+
+def _ensure_folder(conn: sqlite3.Connection, name: str | None) -> None:
+    if name:
+        conn.execute("INSERT OR IGNORE INTO folders (name) VALUES (?)", (name,))
+
+
 def _source_params(s: Source) -> tuple[Any, ...]:
-    created = s.created_at or datetime.now(UTC)
+    if s.created_at is None:
+        raise ConfigError(f"source {s.id!r}: a new source needs its created_at")
+    created = s.created_at
     return (
         s.id, str(SourceKind(s.kind)), s.url, s.title, json.dumps(dict(s.config)),
         str(Visibility(s.visibility)), s.interval_min, opt_us(s.next_fetch_at), s.fail_count,
         str(Health(s.health)), json.dumps(dict(s.cursor)), str(CostClass(s.cost_class)),
         str(IdentityMode(s.identity_mode)), s.priority, s.muted_reason, to_us(created),
-        opt_us(s.last_success_at), s.last_error, s.site_url,
+        opt_us(s.last_success_at), s.last_error, s.site_url, s.folder or None,
     )
 
 
@@ -64,15 +78,15 @@ def _check_free(conn: sqlite3.Connection, source: Source, own_id: str | None) ->
         raise ConfigError(f"source URL {source.url} is already used by source {row[0]!r}")
 
 
-class SourcesMixin:
-    _db: Database
+class SourcesMixin(Access):
 
     def add_source(self, source: Source) -> Source:
         if not source.id:
             raise ConfigError("a source needs a non-empty id")
-        with self._db.write() as conn:
+        with self._write() as conn:
             _check_free(conn, source, None)
             params = _source_params(source)
+            _ensure_folder(conn, source.folder)
             conn.execute(f"INSERT INTO sources ({_COLUMNS}) VALUES ({marks(len(params))})",  # noqa: S608
                          params)
             return self._get_source(conn, source.id)
@@ -86,31 +100,30 @@ class SourcesMixin:
         return source_from_row(row)
 
     def get_source(self, source_id: str) -> Source:
-        with self._db.read() as conn:
+        with self._read() as conn:
             return self._get_source(conn, source_id)
 
     def find_source_by_url(self, url: str) -> Source | None:
-        with self._db.read() as conn:
+        with self._read() as conn:
             row = conn.execute(f"SELECT {_COLUMNS} FROM sources WHERE url = ?",  # noqa: S608
                                (url,)).fetchone()
             return None if row is None else source_from_row(row)
 
     def list_sources(self) -> list[Source]:
-        with self._db.read() as conn:
+        with self._read() as conn:
             rows = conn.execute(f"SELECT {_COLUMNS} FROM sources ORDER BY id").fetchall()  # noqa: S608
         return [source_from_row(r) for r in rows]
 
-    def update_source(self, source_id: str, changes: Mapping[str, Any]) -> Source:
-        """Write the changed columns only: every run of a round ends here, on the writer
-        thread, and the cursor (validators, listing memory) is the one large column."""
-        unknown = sorted(set(changes) - (_FIELDS - {"id"}))
-        if unknown:
-            raise ConfigError(f"cannot set source field(s): {', '.join(unknown)}")
+    def update_source(self, source_id: str, update: SourceUpdate) -> Source:
+        """Write the changed columns only: every run of a round ends here, and the cursor
+        (validators, listing memory) is the one large column."""
         try:
-            params = _changed_params(changes)
+            params = _changed_params(update.changes())
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"source {source_id!r}: bad change ({exc})") from exc
-        with self._db.write() as conn:
+        with self._write() as conn:
+            if "folder" in params:
+                _ensure_folder(conn, params["folder"])
             if "url" in params:
                 _check_free(conn, replace(_PROBE, id=source_id, url=params["url"]), source_id)
             if params:
@@ -120,9 +133,42 @@ class SourcesMixin:
             return self._get_source(conn, source_id)
 
     def delete_source(self, source_id: str) -> None:
-        with self._db.write() as conn:
+        with self._write() as conn:
             if conn.execute("DELETE FROM sources WHERE id = ?", (source_id,)).rowcount == 0:
                 raise NotFoundError(f"source {source_id!r} not found")
+
+    def list_folders(self) -> list[str]:
+        with self._read() as conn:
+            return [r[0] for r in conn.execute(
+                "SELECT name FROM folders ORDER BY position, name COLLATE NOCASE")]
+
+    def add_folder(self, name: str) -> None:
+        with self._write() as conn:
+            _ensure_folder(conn, _folder_name(name))
+
+    def rename_folder(self, old: str, new: str) -> int:
+        name = _folder_name(new)
+        with self._write() as conn:
+            if conn.execute("SELECT 1 FROM folders WHERE name = ?", (old,)).fetchone() is None:
+                raise NotFoundError(f"folder {old!r} not found")
+            if old != name and conn.execute(
+                    "SELECT 1 FROM folders WHERE name = ?", (name,)).fetchone() is not None:
+                # merging into an existing folder: move the sources, drop the old name
+                conn.execute("UPDATE sources SET folder = ? WHERE folder = ?", (name, old))
+                conn.execute("DELETE FROM folders WHERE name = ?", (old,))
+            else:
+                conn.execute("UPDATE folders SET name = ? WHERE name = ?", (name, old))
+            (moved,) = conn.execute("SELECT count(*) FROM sources WHERE folder = ?",
+                                    (name,)).fetchone()
+            return int(moved)
+
+    def delete_folder(self, name: str) -> int:
+        with self._write() as conn:
+            moved = conn.execute("UPDATE sources SET folder = NULL WHERE folder = ?",
+                                 (name,)).rowcount
+            if conn.execute("DELETE FROM folders WHERE name = ?", (name,)).rowcount == 0:
+                raise NotFoundError(f"folder {name!r} not found")
+            return moved
 
     def claim_due_sources(
         self, now: datetime, limit: int, lease_until: datetime,
@@ -140,7 +186,8 @@ class SourcesMixin:
         else:
             where = "(next_fetch_at IS NULL OR next_fetch_at <= ?)"
             params = (to_us(now),)
-        with self._db.write() as conn:
+        where += f" AND kind != '{SourceKind.EXTERNAL.value}'"  # nothing to fetch
+        with self._write() as conn:
             # never fetched counts as the most overdue of all
             picked = [source_from_row(r) for r in conn.execute(
                 f"SELECT {_COLUMNS} FROM sources WHERE muted_reason IS NULL AND {where} "  # noqa: S608

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from tidings.errors import NotFoundError
 from tidings.model import RunOutcome
 from tidings.store.base import ArchiveStats, SourceStats
-from tidings.store.sqlite._db import Database, opt_dt, to_us
+from tidings.store.sqlite._db import Access, opt_dt, to_us
 from tidings.store.sqlite._runs import RUN_COLUMNS, run_from_row
 
 #: runs started within this long before the latest run start form the "last round"
@@ -15,14 +15,13 @@ ROUND_WINDOW = timedelta(minutes=10)
 _DAY = 86_400_000_000
 
 
-class StatsMixin:
-    _db: Database
+class StatsMixin(Access):
 
     def source_stats(self, source_id: str, now: datetime) -> SourceStats:
         """``items_per_day[6]`` counts the source's items discovered in the 24 hours up
         to ``now``, ``[5]`` the 24 hours before, and so on (rolling days, no time zone)."""
         end = to_us(now)
-        with self._db.read() as conn:
+        with self._read() as conn:
             if conn.execute("SELECT 1 FROM sources WHERE id = ?", (source_id,)).fetchone() is None:
                 raise NotFoundError(f"source {source_id!r} not found")
             (total,) = conn.execute("SELECT count(*) FROM items WHERE source_id = ?",
@@ -45,7 +44,7 @@ class StatsMixin:
         """The last round is every run started within ROUND_WINDOW (10 minutes) before
         the latest run start; its sources count as ok when a run ended ok or not modified.
         ``oldest_success_at`` is the oldest last success among sources that are not muted."""
-        with self._db.read() as conn:
+        with self._read() as conn:
             health = dict(conn.execute("SELECT health, count(*) FROM sources GROUP BY health"))
             (items,) = conn.execute("SELECT count(*) FROM items").fetchone()
             (backfill,) = conn.execute("SELECT count(*) FROM items WHERE backfill = 1").fetchone()

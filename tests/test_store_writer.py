@@ -1,36 +1,41 @@
-"""The writer thread: runs stored in order, queued runs committed together."""
+"""The writer: one thread for every write, queued steps committed together, loops never wait."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import AsyncIterator
 
 import pytest
 
 from storage_contract import new, source
 from tidings.errors import NotFoundError, StorageError
-from tidings.pipeline.writer import WriterThread
-from tidings.store.base import Storage, UpsertBatch
+from tidings.store.base import SourceUpdate, Storage, Unit, UpsertBatch
+from tidings.store.writer import Writer
 
 
-def _create(storage: Storage, key: str) -> int:
-    return storage.apply_upserts(UpsertBatch(creates=[new(key)]))[key]
+def _create(unit: Unit, key: str) -> int:
+    return unit.apply_upserts(UpsertBatch(creates=[new(key)]))[key]
 
 
-def _create_then_fail(storage: Storage, key: str) -> int:
-    _create(storage, key)
-    storage.update_source("missing", {"fail_count": 1})  # raises NotFoundError
+def _create_then_fail(unit: Unit, key: str) -> int:
+    _create(unit, key)
+    unit.update_source("missing", SourceUpdate(fail_count=1))  # raises NotFoundError
     return 0
+
+
+def _wait(unit: Unit, gate: threading.Event, seconds: float) -> bool:
+    return gate.wait(seconds)
 
 
 class _Hold:
     """Keeps the writer thread inside a first step until released, so that the
     steps asked for meanwhile queue up and are stored as one group."""
 
-    def __init__(self, writer: WriterThread) -> None:
+    def __init__(self, writer: Writer) -> None:
         self.gate = threading.Event()
-        self.step = asyncio.ensure_future(writer(self.gate.wait, 5))
+        self.step = asyncio.ensure_future(writer(_wait, self.gate, 5))
 
     async def release(self) -> None:
         await asyncio.sleep(0.05)  # let the queued steps reach the thread's queue
@@ -39,13 +44,13 @@ class _Hold:
 
 
 @pytest.fixture
-async def writer(storage: Storage) -> AsyncIterator[WriterThread]:
+async def writer(storage: Storage) -> AsyncIterator[Writer]:
     storage.add_source(source())
-    thread = WriterThread(storage)
+    w = Writer(storage)
     try:
-        yield thread
+        yield w
     finally:
-        thread.close()
+        w.close()
 
 
 def _committed(storage: Storage, keys: list[str]) -> set[str]:
@@ -58,7 +63,7 @@ def _committed(storage: Storage, keys: list[str]) -> set[str]:
 
 
 async def test_queued_steps_share_a_commit_yet_fail_alone(
-    storage: Storage, writer: WriterThread
+    storage: Storage, writer: Writer
 ) -> None:
     keys = [f"k{n}" for n in range(10)]
     hold = _Hold(writer)
@@ -66,8 +71,8 @@ async def test_queued_steps_share_a_commit_yet_fail_alone(
 
     async def step(key: str) -> int:
         if key == "k4":  # fails after its create: only that step is undone
-            return await writer(_create_then_fail, storage, key)
-        return await writer(_create, storage, key)
+            return await writer(_create_then_fail, key)
+        return await writer(_create, key)
 
     waiting = [asyncio.ensure_future(step(k)) for k in keys]
     await asyncio.sleep(0.05)
@@ -82,23 +87,23 @@ async def test_queued_steps_share_a_commit_yet_fail_alone(
 
 
 async def test_a_later_step_sees_the_uncommitted_writes_of_an_earlier_one(
-    storage: Storage, writer: WriterThread
+    storage: Storage, writer: Writer
 ) -> None:
     hold = _Hold(writer)
-    first = asyncio.ensure_future(writer(_create, storage, "same"))
-    second = asyncio.ensure_future(writer(storage.lookup_items, ["same"]))
+    first = asyncio.ensure_future(writer(_create, "same"))
+    second = asyncio.ensure_future(writer(lambda unit: unit.lookup_items(["same"])))
     await hold.release()
     assert (await second)["same"].id == await first
 
 
 async def test_a_cancelled_step_still_queued_is_dropped(
-    storage: Storage, writer: WriterThread
+    storage: Storage, writer: Writer
 ) -> None:
     hold = _Hold(writer)
-    dropped = asyncio.ensure_future(writer(_create, storage, "dropped"))
+    dropped = asyncio.ensure_future(writer(_create, "dropped"))
     await asyncio.sleep(0.01)
     dropped.cancel()
-    kept = asyncio.ensure_future(writer(_create, storage, "kept"))
+    kept = asyncio.ensure_future(writer(_create, "kept"))
     await hold.release()
     await kept
     with pytest.raises(asyncio.CancelledError):
@@ -107,10 +112,10 @@ async def test_a_cancelled_step_still_queued_is_dropped(
 
 
 async def test_steps_fail_instead_of_hanging_when_storage_is_gone(
-    storage: Storage, writer: WriterThread
+    storage: Storage, writer: Writer
 ) -> None:
     hold = _Hold(writer)
-    queued = asyncio.ensure_future(writer(_create, storage, "late"))
+    queued = asyncio.ensure_future(writer(_create, "late"))
     storage.close()  # the held step's commit and the next group's transaction both fail
     hold.gate.set()
     for step in (hold.step, queued):
@@ -118,16 +123,45 @@ async def test_steps_fail_instead_of_hanging_when_storage_is_gone(
             await asyncio.wait_for(step, 5)
 
 
-async def test_pending_counts_unanswered_steps_and_each_answer_is_reported(
-    writer: WriterThread, storage: Storage,
-) -> None:
-    seen: list[int] = []
-    writer.on_done = lambda: seen.append(writer.pending)
+async def test_pending_counts_unanswered_steps(writer: Writer) -> None:
     gate = threading.Event()
-    first = asyncio.ensure_future(writer(gate.wait))
-    second = asyncio.ensure_future(writer(_create, storage, "k-pending"))
+    first = asyncio.ensure_future(writer(_wait, gate, 5))
+    second = asyncio.ensure_future(writer(_create, "k-pending"))
     await asyncio.sleep(0.05)
-    assert writer.pending == 2 and seen == []
+    assert writer.pending == 2
     gate.set()
     await asyncio.gather(first, second)
-    assert writer.pending == 0 and sorted(seen) == [0, 1]
+    assert writer.pending == 0
+
+
+async def test_the_loop_keeps_running_while_a_step_holds_the_writer(writer: Writer) -> None:
+    """A write that takes a second never stalls the event loop that asked for it."""
+    gate = threading.Event()
+    held = asyncio.ensure_future(writer(_wait, gate, 5))
+    ticks = 0
+    started = time.perf_counter()
+    while time.perf_counter() - started < 0.3:
+        await asyncio.sleep(0.01)
+        ticks += 1
+    assert ticks >= 15  # the loop turned ~every 10 ms while the writer was busy
+    gate.set()
+    assert await held is True
+
+
+def test_plain_code_waits_for_its_step_but_a_coroutine_may_not(
+    storage: Storage, writer: Writer
+) -> None:
+    assert writer.call(_create, "sync") > 0
+    assert set(storage.lookup_items(["sync"])) == {"sync"}
+
+    async def misuse() -> None:
+        writer.call(_create, "from-a-loop")
+
+    with pytest.raises(RuntimeError, match="await the writer"):
+        asyncio.run(misuse())
+
+
+async def test_a_closed_writer_refuses_new_steps(writer: Writer) -> None:
+    writer.close()
+    with pytest.raises(StorageError, match="closed"):
+        await writer(_create, "late")

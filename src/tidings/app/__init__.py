@@ -1,0 +1,53 @@
+"""The public facade (layer 5½): the only part of tidings that cli and web use.
+
+``Tidings`` is one open archive; ``discover_feeds`` and ``extract_target`` work
+without one. Types the outer layers need are re-exported here, so that they
+never import the layers below.
+"""
+
+from typing import TYPE_CHECKING
+
+from tidings.app.catalog import slugify
+from tidings.app.facade import Tidings, utcnow
+from tidings.app.standalone import discover_feeds, extract_target
+from tidings.pipeline.doctor import DoctorReport
+from tidings.pipeline.extraction import ExtractReport
+from tidings.pipeline.reparse import ReparseReport
+from tidings.pipeline.round import RoundProgress, RoundReport
+from tidings.schedule.ops import DiversityReport, HealthReport, SourceOverview
+from tidings.schedule.runner import StopReason
+from tidings.store.base import (
+    UNSET,
+    ArchiveStats,
+    ItemQuery,
+    SearchQuery,
+    SourceStats,
+    SourceUpdate,
+)
+
+if TYPE_CHECKING:  # article extraction loads on first use (see tidings.extract)
+    from tidings.extract import Extraction
+
+__all__ = [
+    "UNSET",
+    "ArchiveStats",
+    "DiversityReport",
+    "DoctorReport",
+    "ExtractReport",
+    "Extraction",
+    "HealthReport",
+    "ItemQuery",
+    "ReparseReport",
+    "RoundProgress",
+    "RoundReport",
+    "SearchQuery",
+    "SourceOverview",
+    "SourceStats",
+    "SourceUpdate",
+    "StopReason",
+    "Tidings",
+    "discover_feeds",
+    "extract_target",
+    "slugify",
+    "utcnow",
+]

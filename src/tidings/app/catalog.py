@@ -1,0 +1,48 @@
+"""Sources as a person adds them: ids from titles, the defaults, OPML in and out.
+
+Pure helpers of the facade (no storage, no network): they decide what a new
+source looks like; the facade validates and stores it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection, Iterable
+from importlib import resources
+from typing import Any
+
+from tidings.errors import ConfigError
+from tidings.model import Source, SourceKind
+from tidings.opml import OpmlFeed, render_opml
+
+
+def slugify(text: str, taken: Collection[str] = ()) -> str:
+    """A stable, readable source id from a title or URL host, unique among ``taken``."""
+    base = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "source"
+    slug, n = base, 2
+    while slug in taken:
+        slug = f"{base}-{n}"
+        n += 1
+    return slug
+
+
+def host_of(url: str) -> str:
+    """The host of an http(s) URL without ``www.``; ConfigError for anything else."""
+    match = re.match(r"^[a-z][a-z0-9+.-]*://([^/:?#]+)", url, re.IGNORECASE)
+    if not match:
+        raise ConfigError(f"{url}: not an http(s) URL")
+    return match.group(1).removeprefix("www.")
+
+
+def default_sources() -> list[dict[str, Any]]:
+    """The 18 default sources of SPEC §13, as shipped in ``data/default_sources.json``."""
+    data: list[dict[str, Any]] = json.loads(resources.files("tidings").joinpath(
+        "data/default_sources.json").read_text("utf-8"))
+    return data
+
+
+def opml_of(sources: Iterable[Source]) -> str:
+    """OPML of the sources that are feeds (other kinds have no URL a reader could poll)."""
+    return render_opml(OpmlFeed(s.url, s.title, s.site_url or "", s.folder or "")
+                       for s in sources if s.kind is SourceKind.RSS)

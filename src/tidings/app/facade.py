@@ -1,0 +1,449 @@
+"""The public facade: what the CLI and the web layer may use.
+
+``Tidings`` wires settings, storage, the writer, the guarded HTTP client and the
+pipeline together, so that the outermost layer never has to know which
+database or which reader is behind a call (STYLE.md: cli/web import only this
+facade, ``settings`` and ``model``).
+
+Reads are plain methods. Every write is a coroutine: it is handed to the
+process's one writer thread (``tidings.store.writer``), so the event loop that
+serves web pages never waits for a database write, and the CLI runs the same
+coroutines with ``asyncio.run``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NoReturn
+
+from tidings.app import catalog
+from tidings.errors import ConfigError, NotFoundError
+from tidings.model import (
+    BodyState,
+    FeedCandidate,
+    FetchRun,
+    Item,
+    RawResponse,
+    SearchHit,
+    Source,
+    SourceKind,
+)
+from tidings.net import Fetcher
+from tidings.opml import parse_opml
+from tidings.pipeline.collect import PipelineEnv
+from tidings.pipeline.doctor import DoctorReport, doctor
+from tidings.pipeline.extraction import ExtractReport, extract_item, extract_pending
+from tidings.pipeline.reparse import ReparseReport, reparse
+from tidings.pipeline.round import RoundProgress, RoundReport, run_round
+from tidings.readers import get_reader
+from tidings.schedule import ops
+from tidings.schedule.ops import DiversityReport, HealthReport, SourceOverview
+from tidings.schedule.runner import Runner, StopReason
+from tidings.schedule.watchdog import restart_in_place
+from tidings.schedule.webhooks import WebhookSender
+from tidings.settings import Settings
+from tidings.store import open_storage
+from tidings.store.base import (
+    UNSET,
+    ArchiveStats,
+    ItemQuery,
+    SourceStats,
+    SourceUpdate,
+    Storage,
+    Unit,
+)
+from tidings.store.query_syntax import parse_search
+from tidings.store.writer import Writer
+
+Clock = Callable[[], datetime]
+#: items indexed per write step when a command brings the index up to date
+INDEX_STEP = 1000
+#: items a search indexes first at most (the rest is the scheduler's to catch up)
+SEARCH_CATCH_UP = 2000
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Tidings:
+    """One open archive: storage, its writer, the fetcher and the pipeline, for one process."""
+
+    def __init__(self, settings: Settings, store: Storage, *, clock: Clock = utcnow) -> None:
+        self.settings = settings
+        self.clock = clock
+        self._store = store
+        self._writer = Writer(store)
+        self._fetcher: Fetcher | None = None
+
+    # ------------------------------------------------------------ lifecycle
+    @classmethod
+    def open(cls, settings: Settings, *, create: bool = False, clock: Clock = utcnow) -> Tidings:
+        """Open the archive in ``settings.data_dir``; with ``create`` make it if missing."""
+        if not settings.database_url and not settings.database_path.exists() and not create:
+            raise ConfigError(
+                f"no archive in {settings.data_dir} (run `tidings init` first, "
+                "or pass --data DIR / set TIDINGS_HOME)"
+            )
+        if create:
+            settings.data_dir.mkdir(parents=True, exist_ok=True)
+        return cls(settings, open_storage(settings), clock=clock)
+
+    @property
+    def fetcher(self) -> Fetcher:
+        """The one guarded HTTP client of this process (shared politeness limits)."""
+        if self._fetcher is None:
+            self._fetcher = Fetcher(self.settings)
+        return self._fetcher
+
+    def pipeline_env(self) -> PipelineEnv:
+        """What the pipeline and the scheduler work with (storage to read, the writer)."""
+        return PipelineEnv(store=self._store, writer=self._writer, fetcher=self.fetcher,
+                           settings=self.settings, clock=self.clock)
+
+    async def aclose(self) -> None:
+        if self._fetcher is not None:
+            await self._fetcher.aclose()
+            self._fetcher = None
+        self.close()
+
+    def close(self) -> None:
+        """Finish queued writes and close storage (``aclose`` when a fetcher may be open)."""
+        self._writer.close()
+        self._store.close()
+
+    async def write(self, step: Callable[[Unit], Any]) -> Any:
+        """Run one write step of the caller's own (tests, maintenance scripts)."""
+        return await self._writer(step)
+
+    # -------------------------------------------------------------- sources
+    def sources(self) -> list[Source]:
+        return self._store.list_sources()
+
+    def source(self, source_id: str) -> Source:
+        return self._store.get_source(source_id)
+
+    def folders(self) -> list[str]:
+        return self._store.list_folders()
+
+    async def create_source(
+        self, url: str, *, kind: SourceKind = SourceKind.RSS, title: str = "",
+        source_id: str | None = None, config: Mapping[str, Any] | None = None,
+        site_url: str | None = None, priority: int = 0, folder: str | None = None,
+        taken: set[str] | None = None,
+    ) -> Source:
+        """Store a new source after validating its config for its kind (R-SCHED-2).
+
+        ``taken`` (the ids in use, kept up to date here) spares bulk imports a
+        listing of every source per new one.
+        """
+        if self._store.find_source_by_url(url) is not None:
+            raise ConfigError(f"{url}: already a source")
+        clean = get_reader(kind).validate_config(dict(config or {}))
+        if taken is None:
+            taken = {s.id for s in self._store.list_sources()}
+        sid = source_id or catalog.slugify(title or catalog.host_of(url), taken)
+        if sid in taken:
+            raise ConfigError(f"source id {sid!r} is already taken")
+        now = self.clock()
+        source = Source(
+            id=sid, kind=kind, url=url, title=title, config=clean,
+            interval_min=self.settings.default_interval_min, next_fetch_at=now,
+            created_at=now, site_url=site_url, priority=priority, folder=folder or None,
+        )
+        added: Source = await self._writer(_add_source, source)
+        taken.add(sid)
+        return added
+
+    async def add_source(
+        self, url: str, *, kind: SourceKind | None = None, title: str = "",
+        source_id: str | None = None, config: Mapping[str, Any] | None = None,
+    ) -> Source:
+        """Add a source; a page URL is turned into its best feed by autodiscovery."""
+        from tidings.discovery import discover
+
+        if kind is not None and kind is not SourceKind.RSS:
+            return await self.create_source(url, kind=kind, title=title, source_id=source_id,
+                                            config=config)
+        found = await discover(url, self.fetcher)
+        if found.best is None:
+            raise ConfigError(f"{url}: no feed found on this page (try `tidings discover {url}`)")
+        feed = found.best
+        return await self.create_source(
+            feed.url, title=title or feed.title, source_id=source_id, config=config,
+            site_url=None if found.is_feed else found.final_url,
+        )
+
+    async def discover(self, url: str) -> list[FeedCandidate]:
+        from tidings.discovery import discover
+
+        return list((await discover(url, self.fetcher)).candidates)
+
+    async def update_source(self, source_id: str, update: SourceUpdate) -> Source:
+        """Change a source; a new config is validated for the source's kind first."""
+        if update.config is not UNSET:
+            kind = self._store.get_source(source_id).kind
+            update = replace(update, config=get_reader(kind).validate_config(
+                dict(update.config)))
+        source: Source = await self._writer(_update_source, source_id, update)
+        return source
+
+    async def remove_source(self, source_id: str) -> None:
+        await self._writer(_delete_source, source_id)
+
+    async def rename_folder(self, old: str, new: str) -> int:
+        moved: int = await self._writer(_rename_folder, old, new)
+        return moved
+
+    async def delete_folder(self, name: str) -> int:
+        moved: int = await self._writer(_delete_folder, name)
+        return moved
+
+    def runs(self, source_id: str | None = None, limit: int = 20) -> list[FetchRun]:
+        return self._store.list_runs(source_id, limit)
+
+    def source_stats(self, source_id: str) -> SourceStats:
+        return self._store.source_stats(source_id, self.clock())
+
+    # ---------------------------------------------------------------- items
+    def items(self, query: ItemQuery | None = None) -> list[Item]:
+        return self._store.list_items(query or ItemQuery())
+
+    def item(self, item_id: int) -> Item:
+        return self._store.get_item(item_id)
+
+    def search(self, text: str, *, ranked: bool = False, limit: int = 50,
+               before: tuple[datetime, int] | None = None) -> list[SearchHit]:
+        """Search with the R-API-5 syntax; bad syntax raises ConfigError.
+
+        Call :meth:`index_recent` first so that what was collected a moment ago is
+        found too (the scheduler keeps the index just behind collection anyway).
+        """
+        query = replace(parse_search(text, ranked=ranked, limit=limit), before=before)
+        return self._store.search(query)
+
+    async def index_recent(self) -> int:
+        """Index a bounded batch of items not indexed yet, if there are any: what a
+        search does first, so that a search never waits long behind a big backlog."""
+        if not self._store.unindexed_count():
+            return 0
+        indexed: int = await self._writer(_index, SEARCH_CATCH_UP)
+        return indexed
+
+    async def mark_read(self, item_ids: Sequence[int], read: bool = True) -> int:
+        changed: int = await self._writer(_set_read, list(item_ids), read)
+        return changed
+
+    async def star(self, item_ids: Sequence[int], starred: bool = True) -> int:
+        changed: int = await self._writer(_set_starred, list(item_ids), starred)
+        return changed
+
+    def stats(self) -> ArchiveStats:
+        return self._store.archive_stats()
+
+    def reprints(self, fps: Sequence[str]) -> dict[str, list[Item]]:
+        """Items sharing each title fingerprint, earliest first (folding in views, R-DEDUP-8)."""
+        return self._store.fingerprint_groups(fps) if fps else {}
+
+    def raw_pages(self, item_id: int, limit: int = 10) -> list[RawResponse]:
+        """The archived responses of one item, newest first (review page, R-EXTRACT-6)."""
+        key = self._store.get_item(item_id).key
+        found = sorted(self._store.iter_raw(item_key=key), key=lambda r: r.fetched_at)
+        return found[::-1][:limit]
+
+    def raw_page(self, item_id: int) -> RawResponse | None:
+        """The newest archived page of an item (what its body was extracted from)."""
+        pages = self.raw_pages(item_id, limit=1)
+        return pages[0] if pages else None
+
+    def review_items(self, limit: int = 50,
+                     before: tuple[datetime, int] | None = None) -> list[Item]:
+        """Items whose extraction failed, newest first (R-EXTRACT-6); keyset paging as in
+        ``items``. Summary-only items are left out: nobody tried to extract them."""
+        out: list[Item] = []
+        while len(out) < limit:
+            page = self._store.list_items(ItemQuery(body_state=BodyState.UNCONFIRMED,
+                                                    before=before, limit=200))
+            out.extend(i for i in page if not i.raw.get("summary_only"))
+            if len(page) < 200:
+                break
+            before = (page[-1].published_at or page[-1].discovered_at, page[-1].id)
+        return out[:limit]
+
+    async def index_pending(self) -> int:
+        """Bring the search index up to date; returns how many items were indexed."""
+        total = 0
+        while (n := await self._writer(_index, INDEX_STEP)) > 0:  # bounded memory per step
+            total += n
+        return total
+
+    # ----------------------------------------------------------- collection
+    async def collect(
+        self, source_ids: Sequence[str] | None = None, *,
+        progress: RoundProgress | None = None, extract: bool = True,
+    ) -> RoundReport:
+        """One round over the due sources (or exactly ``source_ids``, due or not); then,
+        with ``extract``, a bounded batch of pending bodies (``report.extraction``)."""
+        if source_ids:
+            for sid in source_ids:
+                self._store.get_source(sid)  # NotFoundError names the bad id
+        return await run_round(self.pipeline_env(), only=source_ids, progress=progress,
+                               extract=extract)
+
+    async def extract_pending(self, limit: int | None = None,
+                              source_id: str | None = None) -> ExtractReport:
+        """Fetch and extract up to ``limit`` pending bodies (default: extract_per_round)."""
+        return await extract_pending(self.pipeline_env(), limit=limit, source_id=source_id)
+
+    async def retry_extraction(self, item_id: int) -> Item:
+        """Fetch and extract one item's page again now (the review page's retry)."""
+        item = self._store.get_item(item_id)
+        try:
+            source: Source | None = self._store.get_source(item.source_id)
+        except NotFoundError:
+            source = None
+        await extract_item(self.pipeline_env(), item, source)
+        return self._store.get_item(item_id)
+
+    async def reparse(self, source_id: str | None = None,
+                      since: datetime | None = None) -> ReparseReport:
+        """Parse feeds and extract pages again from the raw archive; no request is sent."""
+        return await asyncio.to_thread(reparse, self._store, self._writer, self.settings,
+                                       self.clock(), source_id=source_id, since=since)
+
+    async def prune_raw(self) -> int:
+        """Drop raw responses past ``raw_retention_days`` except the pages of current
+        bodies; returns how many went. Run daily (the scheduler does)."""
+        from tidings.pipeline.extraction import prune_archive
+
+        pruned: int = await self._writer(prune_archive, self.settings, self.clock())
+        return pruned
+
+    # ------------------------------------------------------- source lists
+    async def add_default_sources(self) -> list[Source]:
+        """The 18 default sources of SPEC §13 (those not already present)."""
+        existing = self._store.list_sources()
+        urls, taken = {s.url for s in existing}, {s.id for s in existing}
+        return [await self.create_source(entry["url"], title=entry["title"],
+                                         source_id=entry["id"],
+                                         priority=2 - int(entry["tier"]), taken=taken)
+                for entry in catalog.default_sources() if entry["url"] not in urls]
+
+    async def import_opml(
+        self, data: bytes, origin: str = "OPML file",
+        progress: Callable[[int, int], None] | None = None,
+    ) -> tuple[list[Source], int]:
+        """Add every feed of an OPML document; returns (added, already present)."""
+        feeds = parse_opml(data, origin)
+        existing = self._store.list_sources()
+        urls, taken = {s.url for s in existing}, {s.id for s in existing}
+        added: list[Source] = []
+        for n, feed in enumerate(feeds, 1):
+            if feed.url not in urls:
+                added.append(await self.create_source(
+                    feed.url, title=feed.title, folder=feed.category or None,
+                    site_url=feed.site_url or None, taken=taken))
+                urls.add(feed.url)
+            if progress is not None:
+                progress(n, len(feeds))
+        return added, len(feeds) - len(added)
+
+    def export_opml(self) -> str:
+        return catalog.opml_of(self._store.list_sources())
+
+    # ------------------------------------------------------------ operations
+    async def serve_scheduler(
+        self, *, signals: bool = True, stop: asyncio.Event | None = None,
+    ) -> StopReason:
+        """Keep every source fresh until SIGTERM / SIGINT, ``stop`` or the memory watchdog.
+
+        Returns ``StopReason.MEMORY`` when the process should restart itself
+        (call ``restart()`` after closing), ``StopReason.REQUESTED`` otherwise.
+        Every source is released before this returns (nothing stays leased).
+        ``stop`` lets a host that owns the signals (the web server) ask for the
+        same graceful wind-down.
+        """
+        webhooks = WebhookSender(self.fetcher, self.settings.webhooks, clock=self.clock)
+        runner = Runner(self.pipeline_env(), webhooks=webhooks)
+        if signals:
+            runner.install_signal_handlers()
+        if stop is None:
+            return await runner.run()
+        watcher = asyncio.create_task(stop.wait())
+        watcher.add_done_callback(lambda _: runner.stop())
+        try:
+            return await runner.run()
+        finally:
+            watcher.cancel()
+
+    @staticmethod
+    def restart() -> NoReturn:
+        """Replace this process by a fresh one with the same command line (R-OPS-4)."""
+        restart_in_place()
+
+    def source_health(self) -> list[SourceOverview]:
+        """Per source: health, fail_count, interval, next fetch, last outcome and reason,
+        items per day over 7 days, warnings (``tidings sources --json``: ``.as_json()``
+        each). Four bulk queries in all, whatever the number of sources."""
+        return ops.overview(self._store, self.clock())
+
+    def health_report(self) -> HealthReport:
+        """The weekly source-health report, now (``.text()`` / ``.as_json()``)."""
+        return ops.health_report(self._store, self.clock())
+
+    def diversity(self, days: int = 30) -> DiversityReport:
+        """Distinct titles per source, the reprint graph, original vs second-hand."""
+        return ops.diversity_report(self._store, self.clock(), days)
+
+    async def doctor(self, source_id: str, *, conditional: bool = False) -> DoctorReport:
+        """Every stage of collecting one source, without storing (R-OPS-5)."""
+        return await doctor(self.pipeline_env(), self._store.get_source(source_id),
+                            conditional=conditional)
+
+    # -------------------------------------------------------------- backups
+    def backup(self, backup_dir: Path | None = None) -> Path:
+        from tidings.store.backup import make_backup
+
+        target = backup_dir or self.settings.data_dir / "backups"
+        return make_backup(self._store, target, self.clock(),
+                           keep_daily=self.settings.backup_keep_daily,
+                           keep_monthly=self.settings.backup_keep_monthly)
+
+
+# ---------------------------------------------------------------- write steps
+# Each runs on the writer thread inside a unit of work (see tidings.store.writer).
+
+def _add_source(unit: Unit, source: Source) -> Source:
+    return unit.add_source(source)
+
+
+def _update_source(unit: Unit, source_id: str, update: SourceUpdate) -> Source:
+    return unit.update_source(source_id, update)
+
+
+def _delete_source(unit: Unit, source_id: str) -> None:
+    unit.delete_source(source_id)
+
+
+def _rename_folder(unit: Unit, old: str, new: str) -> int:
+    return unit.rename_folder(old, new)
+
+
+def _delete_folder(unit: Unit, name: str) -> int:
+    return unit.delete_folder(name)
+
+
+def _set_read(unit: Unit, item_ids: list[int], read: bool) -> int:
+    return unit.set_read(item_ids, read)
+
+
+def _set_starred(unit: Unit, item_ids: list[int], starred: bool) -> int:
+    return unit.set_starred(item_ids, starred)
+
+
+def _index(unit: Unit, limit: int) -> int:
+    return unit.index_pending(limit)

@@ -1,4 +1,5 @@
-"""Keys of a whole batch: fragments that tell entries apart (R-DEDUP-1/2)."""
+"""Keys of a whole batch: fragments that tell entries apart (R-DEDUP-1/2) and the
+per-entry URL_TITLE degradation (R-DEDUP-10)."""
 
 from __future__ import annotations
 
@@ -85,6 +86,32 @@ def test_shared_pages_with_fragments_are_not_repeated_urls() -> None:
     assert choose_identity_mode(guids, urls, GUID) is URL_TITLE
 
 
+# ---------------------------------------------------------------- URL_TITLE
+
+
+def test_url_title_degrades_only_the_entries_that_share_a_url() -> None:
+    wire = ItemData(title="Wire story 3", url="https://news.example/wire/3?utm_source=x")
+    home = [ItemData(title=f"Notice {n}", url="https://e.com/") for n in range(2)]
+    got = keys([wire, *home], URL_TITLE)
+    assert got[0] == EntryKey("https://news.example/wire/3", "https://news.example/wire/3")
+    assert got[1].key.startswith("src:blog:") and got[2].key.startswith("src:blog:")
+    assert got[1].key != got[2].key
+    # the degraded keys are the ones stored before: no item changes its key
+    assert [k.key for k in got[1:]] == [alone(e, URL_TITLE) for e in home]
+    assert [k.url for k in got[1:]] == ["https://e.com/", "https://e.com/"]
+
+
+def test_url_title_an_entry_listed_twice_is_not_a_shared_url() -> None:
+    twice = [ItemData(title="Same", url="https://e.com/a"), ItemData(title=" Same ",
+                                                                    url="https://e.com/a/")]
+    assert [k.key for k in keys(twice, URL_TITLE)] == ["https://e.com/a", "https://e.com/a"]
+
+
+def test_url_title_without_a_url_is_the_title_hash() -> None:
+    entry = ItemData(title="Hello", guid="https://e.com/g")
+    assert keys([entry], URL_TITLE)[0].key == alone(entry, URL_TITLE)
+
+
 # ---------------------------------------------------------------- one entry
 
 _entry = st.builds(
@@ -99,5 +126,6 @@ _entry = st.builds(
 
 @given(_entry, st.sampled_from(list(IdentityMode)))
 def test_a_batch_of_one_keys_as_the_entry_alone(entry: ItemData, mode: IdentityMode) -> None:
+    """An entry alone shares its URL with nobody: in URL_TITLE it keys as in URL."""
     [got] = batch_keys("blog", [entry], mode)
-    assert got.key == alone(entry, mode)
+    assert got.key == alone(entry, URL if mode is URL_TITLE else mode)

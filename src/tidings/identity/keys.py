@@ -17,8 +17,10 @@ Reading of the rules, as implemented:
   - ``URL``: GUIDs are not trusted for anything. URL, else the
     ``src:`` hash of ``"" + "\\n" + title``.
   - ``URL_TITLE``: URLs repeat across different entries (a feed whose every
-    entry links to the home page), so the key is always the ``src:`` hash of
-    normalized URL + newline + title.
+    entry links to the home page), so an entry whose URL is shared is keyed
+    by the ``src:`` hash of normalized URL + newline + title. Which entries
+    share is a question about the batch (:func:`batch_keys`); taken alone,
+    :func:`identity_key` gives every entry that hash.
 
   The URL inside every hash is the normalized one, so tracking parameters
   never change a key; the title is whitespace-collapsed.
@@ -32,7 +34,7 @@ Reading of the rules, as implemented:
   keys by URL as well. Modes only ever move down that list:
   one clean batch proves nothing about the next, and a key scheme that
   flips back and forth would duplicate every item at each flip.
-* :func:`batch_keys` keys a whole batch, because a rule needs the other
+* :func:`batch_keys` keys a whole batch, because two rules need the other
   entries of the same fetch (collection, ``doctor`` and re-parse all call it;
   :func:`identity_key` is the rule for an entry alone):
 
@@ -46,11 +48,15 @@ Reading of the rules, as implemented:
     the key and in the stored URL. The same URL with the same fragment is one
     entry listed twice. A feed whose entries each have a page of their own
     keeps dropping fragments.
+  - ``URL_TITLE`` degrades per entry: only an entry whose URL (after the
+    fragment rule) is shared with an entry of another title gets the
+    ``src:`` hash; an entry with a URL of its own keeps the URL key, so its
+    copy of a wire story still folds with other sources' copies (R-DEDUP-3).
 
   The price of deciding per batch: an entry whose URL stops (or starts)
   being shared in a later fetch changes its key, and is stored once more.
-  Feeds that share URLs do so in every fetch (the "now" page), so this is
-  rare, and cheaper than merging distinct entries forever.
+  Feeds that share URLs do so in every fetch (the home page, the "now" page),
+  so this is rare, and cheaper than merging distinct entries forever.
 * An entry with an explicit key keeps its URL's fragment in the stored URL:
   its identity does not depend on the URL, and a stored item that comes back
   through the pipeline (extraction, re-parse) must keep the URL it has.
@@ -102,7 +108,7 @@ def identity_key(
     """The identity key of one entry of ``source_id`` under ``mode``, taken alone.
 
     A batch of entries goes through :func:`batch_keys`, which may keep a
-    fragment that this rule alone would not.
+    fragment or keep a URL key that this rule alone would not.
     """
     if explicit and explicit.strip():
         return explicit.strip()
@@ -182,6 +188,16 @@ def _identities(links: Sequence[_Link | None]) -> list[str | None]:
             for link in links]
 
 
+def _shared(ids: Sequence[str | None], titles: Sequence[str]) -> set[str]:
+    """The URLs that entries of different titles share."""
+    seen: dict[str, str] = {}
+    shared: set[str] = set()
+    for ident, title in zip(ids, titles, strict=True):
+        if ident is not None and seen.setdefault(ident, title) != title:
+            shared.add(ident)
+    return shared
+
+
 def _entry_link(entry: ItemData, mode: IdentityMode, extra: tuple[str, ...]) -> _Link | None:
     """What a URL identity of ``entry`` is made of: its URL, else (``GUID``) a
     permalink GUID; None for an explicit key, which the batch does not decide."""
@@ -214,9 +230,11 @@ def batch_keys(
     (the batch rules are in the module doc). Repeated keys are the caller's to drop."""
     extra = tuple(extra_tracking)
     ids = _identities([_entry_link(e, mode, extra) for e in entries])
+    shared = (_shared(ids, [collapse_ws(e.title) for e in entries])
+              if mode is IdentityMode.URL_TITLE else set())
     out = []
     for entry, ident in zip(entries, ids, strict=True):
-        if ident is None or mode is IdentityMode.URL_TITLE:
+        if ident is None or ident in shared:
             key = identity_key(source_id=source_id, url=entry.url, title=entry.title,
                                guid=entry.guid, explicit=entry.key, mode=mode,
                                extra_tracking=extra)

@@ -100,7 +100,7 @@ def _feed_entries(store: Storage, settings: Settings, source: Source, since: dat
         keyed = batch_keys(source.id, kept, source.identity_mode, settings.tracking_params)
         for entry, k in zip(kept, keyed, strict=True):
             # keyed as part of the listing it came from: the few upserted later
-            # would key alone (a fragment dropped)
+            # would key alone (a fragment dropped, a URL_TITLE entry re-keyed)
             entries[k.key] = replace(entry, key=k.key, url=k.url)
     return entries, pages
 

@@ -14,6 +14,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import psutil
+import pytest
+from aiohttp import web
 from click.testing import CliRunner
 
 from farm import Farm, running_farm, serve_app
@@ -89,14 +91,14 @@ def test_collect_named_source_ignores_schedule(tmp_path: Path) -> None:
         run(tmp_path, "collect", "no-such-source", code=1)
 
 
-def test_add_discovers_the_feed_of_a_page(tmp_path: Path) -> None:
-    from aiohttp import web
-
+def blog_app() -> web.Application:
+    """A page that declares its feed, and the feed."""
     feed = (b'<?xml version="1.0"?><rss version="2.0"><channel><title>Blog</title>'
             b"<item><title>Hello</title><link>http://example.com/a</link></item>"
             b"</channel></rss>")
     page = ('<html><head><link rel="alternate" type="application/rss+xml" '
             'title="Blog feed" href="/feed.xml"></head><body>hi</body></html>')
+
     async def home(request: web.Request) -> web.Response:
         return web.Response(text=page, content_type="text/html")
 
@@ -106,7 +108,11 @@ def test_add_discovers_the_feed_of_a_page(tmp_path: Path) -> None:
     app = web.Application()
     app.router.add_get("/", home)
     app.router.add_get("/feed.xml", feed_xml)
-    with serve_app(app) as url:
+    return app
+
+
+def test_add_discovers_the_feed_of_a_page(tmp_path: Path) -> None:
+    with serve_app(blog_app()) as url:
         run(tmp_path, "init", "--empty")
         source = json.loads(run(tmp_path, "add", url + "/", "--json"))
         assert source["url"] == url + "/feed.xml"
@@ -114,6 +120,24 @@ def test_add_discovers_the_feed_of_a_page(tmp_path: Path) -> None:
         assert listed[0]["url"] == url + "/feed.xml"
         result = CliRunner().invoke(cli, ["--data", str(tmp_path), "add", url + "/"], env=ENV)
         assert result.exit_code == 1 and "already" in result.output
+
+
+@pytest.mark.parametrize("via", ["environment", "settings file"])
+def test_discover_without_an_archive_reads_the_same_settings(tmp_path: Path, via: str) -> None:
+    """Every command reads the TOML file and TIDINGS_*, archive or not: here the
+    guard may only reach the test's server on 127.0.0.1 because the settings say so."""
+    data = tmp_path / "fresh"
+    env: dict[str, str | None] = dict(ENV)
+    if via == "settings file":
+        data.mkdir()
+        (data / "tidings.toml").write_text('allow_private_hosts = ["127.0.0.1"]\n')
+        env["TIDINGS_ALLOW_PRIVATE_HOSTS"] = None  # unset: only the file allows it
+    with serve_app(blog_app()) as url:
+        result = CliRunner().invoke(cli, ["--data", str(data), "discover", url + "/", "--json"],
+                                    env=env)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)[0]["url"] == url + "/feed.xml"
+    assert not (data / "tidings.sqlite3").exists()  # discovering makes no archive
 
 
 def test_bad_input_gives_one_line_errors(tmp_path: Path) -> None:

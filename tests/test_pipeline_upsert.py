@@ -13,10 +13,10 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from tidings.identity.decide import MAX_REVISIONS, Action
-from tidings.model import BodyState, ItemData, Source, SourceKind
+from tidings.model import BodyState, IdentityMode, ItemData, Source, SourceKind
 from tidings.settings import load_settings
 from tidings.store import open_storage
-from tidings.store.base import ItemQuery, Storage
+from tidings.store.base import ItemQuery, SourceUpdate, Storage
 from units import upsert_item, upsert_items
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -144,6 +144,24 @@ def test_repeated_keys_in_one_batch_first_wins(store: Storage) -> None:
     out = upsert_items(store, src(store), [entry(title="first"), entry(title="second")], NOW)
     assert out.created == 1
     assert store.get_item_by_key("https://news.example/s/1").title == "first"
+
+
+def test_a_url_title_source_folds_its_copy_of_a_wire_story(store: Storage) -> None:
+    """R-DEDUP-10 degrades only the entries whose URL the batch shares: a source in
+    url_title mode still folds its copy of a wire story with another source's."""
+    upsert_item(store, src(store), entry(7, title="Wire story 7"), NOW)
+    mirror = store.update_source("mirror", SourceUpdate(identity_mode=IdentityMode.URL_TITLE))
+    home = "https://mirror.example/"
+    batch = [entry(7, title="Wire story 7", url="https://NEWS.example/s/7?from=mirror"),
+             entry(8, title="Notice A", url=home), entry(9, title="Notice B", url=home)]
+    out = upsert_items(store, mirror, batch, NOW)
+    assert (out.rediscovered, out.created) == (1, 2)
+    wire = store.get_item_by_key("https://news.example/s/7")
+    assert wire.source_id == "owner" and wire.title == "Wire story 7"
+    created = [store.get_item(i) for i in out.created_ids.values()]
+    assert all(i.key.startswith("src:mirror:") for i in created)
+    assert sorted(i.title for i in created) == ["Notice A", "Notice B"]
+    assert {i.url for i in created} == {home}
 
 
 listings = st.dictionaries(st.integers(0, 30), st.sampled_from(["<p>a</p>", "<p>b</p>", None]),

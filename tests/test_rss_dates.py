@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tidings.readers.rss import parse_date
+from tidings.readers.rss import parse_date, parse_feed
 
 
 def utc(*args: int) -> datetime:
@@ -69,3 +69,57 @@ def test_none_is_no_date() -> None:
 @pytest.mark.parametrize("raw", ["1", "10:30", "Monday", "5 March"])
 def test_partial_dates_are_not_completed_from_today(raw: str) -> None:
     assert parse_date(raw) is None
+
+
+# ------------------------------------------------------------------ zero dates
+
+ZERO_DATES = [
+    "0001-01-01T00:00:00Z",  # Go's zero time (Hugo), ISO 8601
+    "0001-01-01T00:00:00+01:00",  # ... east of UTC: year 0 once in UTC
+    "0001-01-01T00:00:00-05:00",
+    "0001-01-01",
+    "0001-01-01 00:00:00 +0000 UTC",  # Go's time.String()
+    "Mon, 01 Jan 0001 00:00:00 +0000",  # RFC 822, Hugo's RSS template
+    "Mon, 01 Jan 0001 00:00:00 +0100",
+    "Mon, 1 Jan 0001 00:00:00 PST",
+    "01 Jan 0001 00:00:00 GMT",
+    "01 Jan 0001",
+    "January 1, 0001",  # the fallback: dateutil reads the year as 2001
+    "0001年1月1日",  # Beijing time: year 0 once in UTC
+    "1601-01-01T00:00:00Z",  # Windows' zero
+    "1900-01-01T00:00:00",  # SQL Server's and Excel's zero
+    "Thu, 01 Jan 1970 00:00:00 GMT",  # Unix time 0
+    "Thu, 01 Jan 1970 01:00:00 +0100",  # ... written in a zone
+    "1969-12-31T23:59:59Z",  # Unix time -1: a failed mktime
+]
+
+
+@pytest.mark.parametrize("raw", ZERO_DATES)
+def test_zero_dates_are_no_dates(raw: str) -> None:
+    assert parse_date(raw) is None
+    assert parse_date(raw, cst_china=True) is None
+
+
+def test_the_first_second_after_the_epoch_is_a_date() -> None:
+    assert parse_date("1970-01-01T00:00:01Z") == utc(1970, 1, 1, 0, 0, 1)
+    assert parse_date("Fri, 15 Mar 1985 12:00:00 GMT") == utc(1985, 3, 15, 12)
+
+
+ZERO_FEEDS = {
+    "rss": b"""<?xml version="1.0"?><rss version="2.0"><channel><title>T</title>
+<item><title>A</title><link>https://e.com/a</link>
+<pubDate>Mon, 01 Jan 0001 00:00:00 +0000</pubDate></item></channel></rss>""",
+    "atom": b"""<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>T</title>
+<entry><title>A</title><link href="https://e.com/a"/><id>https://e.com/a</id>
+<updated>0001-01-01T00:00:00Z</updated></entry></feed>""",
+    "json": b"""{"version": "https://jsonfeed.org/version/1.1", "title": "T", "items": [
+{"id": "1", "url": "https://e.com/a", "title": "A",
+ "date_published": "0001-01-01T00:00:00Z", "content_text": "x"}]}""",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(ZERO_FEEDS))
+def test_a_zero_date_in_a_feed_is_missing_and_kept_raw(kind: str) -> None:
+    [item] = parse_feed(ZERO_FEEDS[kind], url="https://e.com/feed").items
+    assert item.published_at is None and item.updated_at is None
+    assert item.published_raw is not None and "0001" in item.published_raw

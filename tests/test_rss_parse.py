@@ -133,6 +133,49 @@ def test_gzip_bytes_are_not_a_feed() -> None:
         parse_feed(gzip.compress(rss("x").encode()), url=URL)
 
 
+# ----------------------------------------------------------------------- ids as links
+
+
+def _rss_entry(inner: str) -> bytes:
+    return (f'<?xml version="1.0"?><rss version="2.0"><channel><title>T</title>'
+            f"<item><title>A</title>{inner}</item></channel></rss>").encode()
+
+
+def _atom_entry(inner: str) -> bytes:
+    return (f'<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>T</title>'
+            f"<entry><title>A</title>{inner}</entry></feed>").encode()
+
+
+def _json_entry(item: dict[str, str]) -> bytes:
+    return json.dumps({"version": "https://jsonfeed.org/version/1.1", "title": "T",
+                       "items": [{"title": "A", "content_text": "x", **item}]}).encode()
+
+
+ID_LINKS = [
+    (_rss_entry("<guid>https://e.com/p#1</guid>"), "https://e.com/p#1"),
+    (_rss_entry("<guid>/p/1</guid>"), "http://x.example/p/1"),  # a relative permalink
+    (_rss_entry('<guid isPermaLink="false">https://e.com/p#1</guid>'), None),
+    (_rss_entry("<link>https://e.com/a</link><guid>https://e.com/p</guid>"), "https://e.com/a"),
+    (_atom_entry("<id>https://e.com/now.html#2026-02-16 Title</id>"),
+     "https://e.com/now.html#2026-02-16%20Title"),
+    (_atom_entry("<id>tag:e.com,2026:1</id>"), None),
+    (_atom_entry("<id>urn:uuid:60a76c80-d399-11d9-b93c-0003939e0af6</id>"), None),
+    (_atom_entry('<id>https://e.com/p</id><link href="https://e.com/a"/>'), "https://e.com/a"),
+    (_json_entry({"id": "https://e.com/p/1"}), "https://e.com/p/1"),
+    (_json_entry({"id": "123"}), None),  # not resolved against the feed's URL
+    (_json_entry({"id": "https://e.com/p/1", "url": "https://e.com/a"}), "https://e.com/a"),
+]
+
+
+@pytest.mark.parametrize(("content", "url"), ID_LINKS)
+def test_an_entry_without_a_link_is_opened_by_an_id_that_is_a_url(
+    content: bytes, url: str | None,
+) -> None:
+    """RSS follows isPermaLink; an Atom or JSON Feed id counts when it is an http(s) URL."""
+    [item] = parse_feed(content, url=URL).items
+    assert item.url == url
+
+
 # ----------------------------------------------------------------------- real-world corpus
 
 

@@ -35,7 +35,12 @@ EXIT_INTERNAL = 3
 
 
 class Context:
-    """What every command gets: the settings, and the archive opened on demand."""
+    """What every command gets: the settings, and the archive opened on demand.
+
+    ``settings`` is the only place the CLI loads settings, so a command that
+    needs no archive (discover, extract, set-password) reads the same TOML file
+    and ``TIDINGS_*`` variables as one that does.
+    """
 
     def __init__(self, data: str | None, config: str | None) -> None:
         self._data = data

@@ -13,7 +13,6 @@ from rich.table import Table
 from tidings.cli import Context, cli, handle_errors, print_json, run_async
 from tidings.errors import ConfigError
 from tidings.model import SourceKind
-from tidings.settings import load_settings
 
 
 @cli.command()
@@ -95,15 +94,13 @@ def sources(ctx: Context, as_json: bool) -> None:
 @cli.command()
 @click.argument("url")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@click.pass_context
+@click.pass_obj
 @handle_errors
-def discover(click_ctx: click.Context, url: str, as_json: bool) -> None:
+def discover(ctx: Context, url: str, as_json: bool) -> None:
     """Show the feeds a page declares (or that common paths serve)."""
     from tidings.app import discover_feeds
 
-    ctx: Context = click_ctx.obj
-    settings = ctx.settings if ctx.settings.database_path.exists() else load_settings(env={})
-    found = discover_feeds(settings, url)
+    found = discover_feeds(ctx.settings, url)
     if as_json:
         print_json(found)
         return

@@ -9,6 +9,8 @@ from tidings.identity.fingerprint import title_fingerprint
 from tidings.identity.hashing import comparable_text, content_hash, is_lossy, lossy_equal
 from tidings.identity.keys import (
     BAD_SHARE,
+    EntryKey,
+    batch_keys,
     choose_identity_mode,
     identity_key,
     source_hash_key,
@@ -29,6 +31,8 @@ __all__ = [
     "BAD_SHARE",
     "DEFAULT_TRACKING",
     "FUTURE_TOLERANCE",
+    "EntryKey",
+    "batch_keys",
     "choose_identity_mode",
     "comparable_text",
     "content_hash",

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 from urllib.parse import SplitResult, urljoin, urlsplit
 
-__all__ = ["DEFAULT_TRACKING", "is_http_url", "normalize_url", "resolve_url"]
+__all__ = ["DEFAULT_TRACKING", "is_http_url", "normalize_url", "resolve_url", "url_fragment"]
 
 #: Exact query parameter names (lower-case) that only say where a click came from.
 DEFAULT_TRACKING: frozenset[str] = frozenset(
@@ -202,6 +202,23 @@ def _normalize(url: str, extra_tracking: tuple[str, ...]) -> str:
         path = path.rstrip("/") or "/"
     query = _norm_query(parts.query, extra_tracking) if parts.query else ""
     return f"{parts.scheme}://{netloc}{path}" + (f"?{query}" if query else "")
+
+
+def url_fragment(url: str) -> str:
+    """The fragment of ``url`` (without ``#``), percent-encoding normalized; "" if none.
+
+    :func:`normalize_url` drops it; the batch identity rule (``keys.batch_keys``)
+    puts it back where it is all that tells two entries apart. Normalized the way a
+    query is (RFC 3986 allows the same characters), so ``url_fragment`` of a URL
+    built from its own output gives that output again.
+    """
+    if "#" not in url:
+        return ""
+    try:
+        fragment = urlsplit(url.strip()).fragment
+    except ValueError:
+        return ""
+    return _fast_component(fragment, _QUERY_SAFE) if fragment else ""
 
 
 def resolve_url(base: str, href: str) -> str | None:

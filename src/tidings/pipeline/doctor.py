@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from tidings.errors import TidingsError
-from tidings.identity import choose_identity_mode, identity_key
+from tidings.identity import batch_keys, choose_identity_mode
 from tidings.model import ItemData, Source
 from tidings.pipeline.collect import PipelineEnv
 from tidings.pipeline.filters import apply_rules, compile_rules, limit_batch, summary_only
@@ -139,9 +139,7 @@ def _decisions(
     collection would decide (same summary-only rule, same planning step), with
     nothing written."""
     tracking = env.settings.tracking_params
-    keys = [identity_key(source_id=source.id, url=it.url, title=it.title, guid=it.guid,
-                         explicit=it.key, mode=source.identity_mode, extra_tracking=tracking)
-            for it in batch]
+    keys = [k.key for k in batch_keys(source.id, batch, source.identity_mode, tracking)]
     prepared = prepare(source, summary_only(config, batch), now, tracking)
     _, outcome = plan_prepared(env.store, source, prepared, now)
     out: dict[int, tuple[str, str | None]] = {}

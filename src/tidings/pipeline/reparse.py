@@ -22,14 +22,14 @@ and nothing else moves:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import lxml.html
 from lxml import etree
 
 from tidings.errors import NotFoundError, TidingsError
-from tidings.identity import identity_key
+from tidings.identity import batch_keys
 from tidings.identity.decide import Action
 from tidings.model import BodyState, ItemData, RawResponse, Source
 from tidings.net import decode_text
@@ -99,11 +99,11 @@ def _feed_entries(store: Reads, settings: Settings, source: Source, since: datet
         report.feeds += 1
         kept, _ = apply_rules(result.items, rules, raw.fetched_at)
         kept = summary_only(config, kept)  # as collection stores them
-        for entry in kept:
-            key = identity_key(source_id=source.id, url=entry.url, title=entry.title,
-                               guid=entry.guid, explicit=entry.key, mode=source.identity_mode,
-                               extra_tracking=settings.tracking_params)
-            entries[key] = entry
+        keyed = batch_keys(source.id, kept, source.identity_mode, settings.tracking_params)
+        for entry, k in zip(kept, keyed, strict=True):
+            # keyed as part of the listing it came from: the few upserted later
+            # would key alone (a fragment dropped, a URL_TITLE entry re-keyed)
+            entries[k.key] = replace(entry, key=k.key, url=k.url)
     return entries, pages
 
 

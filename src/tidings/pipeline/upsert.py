@@ -17,12 +17,11 @@ from typing import Any
 
 from tidings.extract import sanitize_html
 from tidings.identity import (
+    batch_keys,
     comparable_text,
     content_hash,
-    identity_key,
     is_backfill,
     is_lossy,
-    normalize_url,
     title_fingerprint,
     trusted_published,
 )
@@ -103,6 +102,7 @@ def prepare(
 ) -> list[Prepared]:
     """Key and clean each entry; the first of repeated keys wins.
 
+    ``items`` is one batch: keys are decided for it as a whole (``batch_keys``).
     With ``listed`` (the source's listing memory) every entry gets its mark, and
     an entry listed unchanged last time is keyed but not cleaned.
     """
@@ -110,15 +110,13 @@ def prepare(
         source.identity_mode, extra_tracking, local_media)
     seen: set[str] = set()
     out = []
-    for item in items:
-        key = identity_key(
-            source_id=source.id, url=item.url, title=item.title, guid=item.guid,
-            explicit=item.key, mode=source.identity_mode, extra_tracking=extra_tracking,
-        )
+    batch = list(items)
+    keyed = batch_keys(source.id, batch, source.identity_mode, extra_tracking)
+    for item, entry_key in zip(batch, keyed, strict=True):
+        key, url = entry_key.key, entry_key.url
         if key in seen:
             continue
         seen.add(key)
-        url = normalize_url(item.url, extra_tracking) if item.url else None
         mark = "" if prefix is None else listing.mark(prefix, item)
         known = listed.get(mark) if listed and mark else None
         if known is not None:

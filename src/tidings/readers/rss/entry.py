@@ -36,6 +36,8 @@ class EntryFields:
     link: str | None = None
     link_rank: int = 0  # Atom: how good the chosen alternate link is
     guid: str | None = None
+    # the guid can stand for a missing link: RSS <guid> unless isPermaLink="false"
+    # (relative ones resolved), an Atom or JSON Feed id that is an absolute http(s) URL
     guid_is_link: bool = False
     description: str = ""  # RSS description / Atom summary (HTML or text)
     content: str = ""  # content:encoded / Atom content / content_html (HTML)

@@ -29,6 +29,7 @@ from tidings.readers.rss.tags import (
     split,
     text_of,
 )
+from tidings.readers.rss.text import absolute_http
 
 # codes, in the order of how often they occur
 (TITLE, LINK, DESCRIPTION, PUBDATE, GUID, CONTENT, CATEGORY, DC_AUTHOR, DC_DATE, AUTHOR,
@@ -243,6 +244,7 @@ def atom_entry(entry: etree._Element, base: str | None) -> EntryFields:
                 f.link = child.text.strip()
         else:
             _shared(f, child, code)
+    f.guid_is_link = absolute_http(f.guid)
     return f
 
 

@@ -6,6 +6,7 @@ import html
 from typing import Any
 
 from tidings.readers.rss.entry import EntryFields
+from tidings.readers.rss.text import absolute_http
 from tidings.readers.rss.xmlfeed import FeedMeta, XmlFeed
 
 
@@ -41,6 +42,7 @@ def read_json_feed(doc: dict[str, Any], url: str) -> XmlFeed:
 def _entry(item: dict[str, Any], base: str) -> EntryFields:
     f = EntryFields(base=base)
     f.guid = _str(item.get("id")) or None
+    f.guid_is_link = absolute_http(f.guid)  # the link when "url" is missing
     f.link = _str(item.get("url")) or _str(item.get("external_url")) or None
     f.title = _str(item.get("title"))
     content_html = _str(item.get("content_html"))

@@ -181,6 +181,11 @@ def is_teaser(text: str) -> bool:
     return any(marker in lowered for marker in TEASER_MARKERS)
 
 
+def absolute_http(value: str | None) -> bool:
+    """True for an absolute http(s) URL (an Atom or JSON Feed id that can be opened)."""
+    return value is not None and value.strip().startswith(_HTTP)
+
+
 def resolve(base: str | None, href: str | None) -> str | None:
     """Absolute http(s) URL for ``href``; None for empty, data:, javascript: and so on."""
     if not href:

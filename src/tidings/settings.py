@@ -53,8 +53,6 @@ class Settings:
         "Sources collected at once in a round. Fetching runs ahead of parsing (a slow "
         "server is asked early); a source waiting for the CPU holds its body as sent "
         "(gzip: about a quarter of the feed).", default=1024)
-    cpu_workers: int = _h("Worker processes for parsing in large rounds (0: one per "
-                          "core, -1: none; none measured fastest on 2 cores).", default=-1)
     initial_backfill_limit: int = _h("Items kept from a source's first collection.",
                                      default=30)
     initial_backfill_months: int = _h("Oldest item age kept on a first collection.",

@@ -22,7 +22,6 @@ from datetime import datetime
 from typing import Any
 
 from tidings.errors import BudgetExhaustedError, HTTPStatusError, TidingsError
-from tidings.identity import choose_identity_mode
 from tidings.model import (
     Health,
     IdentityMode,
@@ -34,10 +33,9 @@ from tidings.model import (
 )
 from tidings.net import Fetcher
 from tidings.pipeline import timing
-from tidings.pipeline.filters import apply_rules, compile_rules, limit_batch, summary_only
 from tidings.pipeline.listing import LISTING_KEY, remembered
-from tidings.pipeline.upsert import Prepared, apply_prepared, listing_memory, prepare
-from tidings.readers import get_reader
+from tidings.pipeline.reading import Listing, read_source
+from tidings.pipeline.upsert import apply_prepared, listing_memory
 from tidings.readers.base import Offload, ReadContext, ReadResult, inline
 from tidings.settings import Settings
 from tidings.store.base import UNSET, Reads, SourceUpdate, Unit
@@ -99,77 +97,55 @@ def _success_update(source: Source, result: ReadResult, cursor: Mapping[str, Any
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _Read:
-    """A run's result before anything of it is stored (the event loop's half)."""
-
-    result: ReadResult
-    update: SourceUpdate
-    source: Source  # with the identity mode this run chose
-    prepared: Sequence[Prepared] = ()
-    filtered: int = 0
-
-
 async def _read(env: PipelineEnv, source: Source, now: datetime,
-                raws: list[RawResponse]) -> _Read:
-    reader = get_reader(source.kind)
-    config = reader.validate_config(source.config)  # unknown keys fail the run (R-SCHED-2)
-    rules = compile_rules(config)
-    result = await reader.read(ReadContext(source, env.fetcher, now, env.offload))
-    raws.extend(result.raw)
-    listed = remembered(source.cursor)
-    if result.not_modified:
-        cursor = {**result.cursor, LISTING_KEY: listed} if listed else dict(result.cursor)
-        return _Read(result, _success_update(source, result, cursor, now, source.identity_mode),
-                     source)
-    kept, filtered = apply_rules(result.items, rules, now)
-    s = env.settings
-    batch = limit_batch(
-        kept, first_run=source.last_success_at is None, now=now,
-        first_limit=s.initial_backfill_limit, first_months=s.initial_backfill_months,
-        later_limit=s.max_items_per_run,
-    )
-    mode = choose_identity_mode([it.guid for it in result.items],
-                                [it.url for it in result.items], source.identity_mode)
-    keyed = replace(source, identity_mode=mode)
-    prepared = await env.offload(prepare, keyed, summary_only(config, batch), now,
-                                 s.tracking_params, False, listed)
-    cursor = {**result.cursor, LISTING_KEY: listing_memory(prepared)}
-    update = _success_update(source, result, cursor, now, mode)
-    return _Read(result, update, keyed, prepared, filtered)
+                raws: list[RawResponse]) -> Listing:
+    """The event loop's half of a run: fetch and plan, nothing written."""
+    ctx = ReadContext(source, env.fetcher, now, env.offload)
+    return await read_source(env.settings, source, ctx, listed=remembered(source.cursor),
+                             fetched=raws)
 
 
-def _store(unit: Unit, source: Source, read: _Read, now: datetime) -> Collected:
+def _update(source: Source, listing: Listing, now: datetime) -> SourceUpdate:
+    """A good run's source update: the reader's cursor with the new listing memory."""
+    result = listing.result
+    memory = remembered(source.cursor) if result.not_modified else listing_memory(
+        listing.prepared)
+    cursor = {**result.cursor, LISTING_KEY: memory} if memory else dict(result.cursor)
+    return _success_update(source, result, cursor, now, listing.source.identity_mode)
+
+
+def _store(unit: Unit, source: Source, listing: Listing, now: datetime) -> Collected:
     """The storage half, in the caller's unit: raw archive, batch, counts."""
-    result = read.result
+    result = listing.result
     for raw in result.raw:
         unit.put_raw(replace(raw, source_id=source.id))
+    update = _update(source, listing, now)
     if result.not_modified:
         counts = RunCounts(RunOutcome.NOT_MODIFIED, http_status=result.http_status,
                            pages=result.pages, warnings=result.warnings)
-        return Collected(counts, read.update)
-    outcome = apply_prepared(unit, read.source, read.prepared, now)
-    warnings = result.warnings + run_warnings(result.items, read.filtered)
-    if read.source.identity_mode is not source.identity_mode:
-        warnings += (f"identity rule degraded to {read.source.identity_mode.value}: "
+        return Collected(counts, update)
+    outcome = apply_prepared(unit, listing.source, listing.prepared, now)
+    warnings = result.warnings + run_warnings(result.items, listing.filtered)
+    if listing.source.identity_mode is not source.identity_mode:
+        warnings += (f"identity rule degraded to {listing.source.identity_mode.value}: "
                      "the feed repeats or omits GUIDs",)
     counts = RunCounts(
         RunOutcome.OK, found=len(result.items), created=outcome.created,
-        revised=outcome.revised, rediscovered=outcome.rediscovered, filtered=read.filtered,
+        revised=outcome.revised, rediscovered=outcome.rediscovered, filtered=listing.filtered,
         pages=result.pages, reused=outcome.unchanged, http_status=result.http_status,
         bytes=result.bytes, warnings=warnings,
     )
-    return Collected(counts, read.update, tuple(outcome.created_ids.values()))
+    return Collected(counts, update, tuple(outcome.created_ids.values()))
 
 
-def _finish(unit: Unit, source: Source, run_id: int, read: _Read, now: datetime,
+def _finish(unit: Unit, source: Source, run_id: int, listing: Listing, now: datetime,
             finished_at: datetime) -> Collected:
     """Store a successful run whole: raw, items, source and run row in one unit.
 
     The cursor and validators are saved with the batch they describe, so a crash
     leaves either everything or the old cursor (the next run fetches again).
     """
-    return _close_run(unit, source, run_id, _store(unit, source, read, now), finished_at)
+    return _close_run(unit, source, run_id, _store(unit, source, listing, now), finished_at)
 
 
 def _record_failure(unit: Unit, source: Source, run_id: int, done: Collected,
@@ -215,8 +191,8 @@ async def collect_source(env: PipelineEnv, source: Source) -> RunCounts:
     raws: list[RawResponse] = []
     try:
         async with asyncio.timeout(RUN_TIMEOUT_S):
-            read = await _read(env, source, now, raws)
-        return (await env.writer(_finish, source, run_id, read, now, env.clock())).counts
+            listing = await _read(env, source, now, raws)
+        return (await env.writer(_finish, source, run_id, listing, now, env.clock())).counts
     except TimeoutError:
         done = _failure(source, TidingsError(f"run took longer than {RUN_TIMEOUT_S:.0f} s"), now)
     except TidingsError as exc:

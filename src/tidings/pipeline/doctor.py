@@ -1,26 +1,24 @@
 """``tidings doctor SOURCE`` (R-OPS-5): one source, every stage, nothing stored.
 
-The same stages as ``collect_source`` - config check, request, response,
-parse, filters, batch limit, identity and the create/revise/rediscover
-decision - each reported with what it saw, so "why is this feed empty?" is
-answered by reading, not by guessing. The request is unconditional by
+The same stages as ``collect_source``, through the same reading path
+(``pipeline/reading.py``) - config check, request, response, parse, filters,
+batch limit, identity and the create/revise/rediscover decision - each reported
+with what it saw, so "why is this feed empty?" is answered by reading, not by
+guessing. The request is unconditional by
 default (a 304 would show nothing to parse); storage is only read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from tidings.errors import TidingsError
-from tidings.identity import batch_keys, choose_identity_mode
-from tidings.model import ItemData, Source
+from tidings.model import Source
 from tidings.pipeline.collect import PipelineEnv
-from tidings.pipeline.filters import apply_rules, compile_rules, limit_batch, summary_only
-from tidings.pipeline.upsert import plan_prepared, prepare
-from tidings.readers import get_reader
+from tidings.pipeline.reading import Listing, SourceRules, read_source
+from tidings.pipeline.upsert import plan_prepared
 from tidings.readers.base import ReadContext, ReadResult
 
 _SHOWN_HEADERS = ("content-type", "content-length", "etag", "last-modified", "cache-control",
@@ -75,42 +73,43 @@ async def doctor(env: PipelineEnv, source: Source, *, conditional: bool = False)
     report = DoctorReport(source, conditional)
     now = env.clock()
     try:
-        reader = get_reader(source.kind)
-        config = reader.validate_config(source.config)
-        rules = compile_rules(config)
-        report.stages.append(("config", f"valid ({len(config)} keys)"))
+        rules = SourceRules.of(source)
+        report.stages.append(("config", f"valid ({len(rules.config)} keys)"))
         asked = source if conditional else replace(source, cursor={})
         report.stages.append(("request", f"GET {source.url}" +
                               (" (conditional)" if conditional else " (unconditional)")))
-        result = await reader.read(ReadContext(asked, env.fetcher, now))
+        listing = await read_source(env.settings, asked, ReadContext(asked, env.fetcher, now),
+                                    rules=rules)
     except TidingsError as exc:
         report.error = str(exc)
         return report
-    _response(report, result)
-    if result.not_modified:
+    _response(report, listing.result)
+    if listing.result.not_modified:
         return report
-    after = [next(iter(apply_rules([item], rules, now)[0]), None) for item in result.items]
-    kept = [a for a in after if a is not None]
-    report.stages.append(("filters", f"{len(kept)} kept, {len(after) - len(kept)} filtered out"))
-    s = env.settings
-    batch = limit_batch(kept, first_run=source.last_success_at is None, now=now,
-                        first_limit=s.initial_backfill_limit,
-                        first_months=s.initial_backfill_months, later_limit=s.max_items_per_run)
-    report.stages.append(("limit", f"{len(batch)} in the batch"
-                          + (" (first collection)" if source.last_success_at is None else "")))
-    mode = choose_identity_mode([it.guid for it in result.items],
-                                [it.url for it in result.items], source.identity_mode)
-    if mode is not source.identity_mode:
+    _stages(report, listing)
+    actions = plan_prepared(env.store, listing.source, listing.prepared, now)[1].actions
+    seen: set[str] = set()
+    for entry in listing.entries:
+        verdict = entry.fate.value
+        if entry.key is not None:
+            verdict = "repeated" if entry.key in seen else actions[entry.key].value
+            seen.add(entry.key)
+        item = entry.item
+        report.entries.append(DoctorEntry(item.title, item.url, item.published_at, verdict,
+                                          entry.key))
+    return report
+
+
+def _stages(report: DoctorReport, listing: Listing) -> None:
+    kept = len(listing.entries) - listing.filtered
+    report.stages.append(("filters", f"{kept} kept, {listing.filtered} filtered out"))
+    first = report.source.last_success_at is None
+    report.stages.append(("limit", f"{listing.batch_size} in the batch"
+                          + (" (first collection)" if first else "")))
+    mode = listing.source.identity_mode
+    if mode is not report.source.identity_mode:
         report.stages.append(("identity", f"would degrade to {mode.value}: the feed repeats "
                                           "or omits GUIDs"))
-    decided = _decisions(env, replace(source, identity_mode=mode), config, batch, now)
-    for item, rewritten in zip(result.items, after, strict=True):
-        if rewritten is None:
-            verdict, key = "filtered", None
-        else:
-            verdict, key = decided.get(id(rewritten), ("over limit", None))
-        report.entries.append(DoctorEntry(item.title, item.url, item.published_at, verdict, key))
-    return report
 
 
 def _response(report: DoctorReport, result: ReadResult) -> None:
@@ -129,22 +128,3 @@ def _response(report: DoctorReport, result: ReadResult) -> None:
                           + (f", feed title {result.title!r}" if result.title else "")))
     if result.not_before:
         report.stages.append(("next", f"caching hints ask not before {result.not_before:%c}"))
-
-
-def _decisions(
-    env: PipelineEnv, source: Source, config: Mapping[str, Any], batch: Sequence[ItemData],
-    now: datetime,
-) -> dict[int, tuple[str, str | None]]:
-    """The storage decision for each batch entry (by object id): exactly what
-    collection would decide (same summary-only rule, same planning step), with
-    nothing written."""
-    tracking = env.settings.tracking_params
-    keys = [k.key for k in batch_keys(source.id, batch, source.identity_mode, tracking)]
-    prepared = prepare(source, summary_only(config, batch), now, tracking)
-    _, outcome = plan_prepared(env.store, source, prepared, now)
-    out: dict[int, tuple[str, str | None]] = {}
-    seen: set[str] = set()
-    for item, key in zip(batch, keys, strict=True):
-        out[id(item)] = ("repeated" if key in seen else outcome.actions[key].value, key)
-        seen.add(key)
-    return out

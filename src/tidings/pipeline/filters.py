@@ -134,15 +134,21 @@ def _passes(item: ItemData, rules: EntryRules, now: datetime) -> bool:
     return not (rules.drop_future and when is not None and when > now + FUTURE_SLACK)
 
 
+def judge(items: Sequence[ItemData], rules: EntryRules, now: datetime
+          ) -> list[ItemData | None]:
+    """Each entry rewritten, or None where a rule drops it (in order)."""
+    out: list[ItemData | None] = []
+    for entry in items:
+        item = _rewrite(entry, rules.url_rewrite)
+        out.append(item if _passes(item, rules, now) else None)
+    return out
+
+
 def apply_rules(
     items: Sequence[ItemData], rules: EntryRules, now: datetime,
 ) -> tuple[list[ItemData], int]:
     """Rewrite then filter; returns the kept entries and how many were dropped."""
-    kept = []
-    for entry in items:
-        item = _rewrite(entry, rules.url_rewrite)
-        if _passes(item, rules, now):
-            kept.append(item)
+    kept = [item for item in judge(items, rules, now) if item is not None]
     return kept, len(items) - len(kept)
 
 

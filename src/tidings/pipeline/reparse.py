@@ -29,14 +29,12 @@ import lxml.html
 from lxml import etree
 
 from tidings.errors import NotFoundError, TidingsError
-from tidings.identity import batch_keys
 from tidings.identity.decide import Action
 from tidings.model import BodyState, ItemData, RawResponse, Source
 from tidings.net import decode_text
 from tidings.pipeline.extraction import page_item, run_extraction, store_page_item
-from tidings.pipeline.filters import apply_rules, compile_rules, summary_only
+from tidings.pipeline.reading import SourceRules, plan_listing
 from tidings.pipeline.upsert import upsert_items
-from tidings.readers import get_reader
 from tidings.settings import Settings
 from tidings.store.base import Reads
 from tidings.store.writer import Writer
@@ -80,9 +78,7 @@ def _content_type(headers: Mapping[str, str]) -> str:
 def _feed_entries(store: Reads, settings: Settings, source: Source, since: datetime | None,
                   report: ReparseReport) -> tuple[dict[str, ItemData], dict[str, datetime]]:
     """Newest listing of each entry, by identity key; and the newest good page per item."""
-    reader = get_reader(source.kind)
-    config = reader.validate_config(source.config)
-    rules = compile_rules(config)
+    rules = SourceRules.of(source)
     entries: dict[str, ItemData] = {}
     pages: dict[str, datetime] = {}
     for raw in store.iter_raw(source_id=source.id, since=since):
@@ -92,18 +88,18 @@ def _feed_entries(store: Reads, settings: Settings, source: Source, since: datet
             pages[raw.item_key] = raw.fetched_at
             continue
         try:
-            result = reader.parse_raw(source, raw)
+            result = rules.reader.parse_raw(source, raw)
         except TidingsError as exc:
             report.error(f"{_when(raw)}: {exc}")
             continue
         report.feeds += 1
-        kept, _ = apply_rules(result.items, rules, raw.fetched_at)
-        kept = summary_only(config, kept)  # as collection stores them
-        keyed = batch_keys(source.id, kept, source.identity_mode, settings.tracking_params)
-        for entry, k in zip(kept, keyed, strict=True):
-            # keyed as part of the listing it came from: the few upserted later
-            # would key alone (a fragment dropped, a URL_TITLE entry re-keyed)
-            entries[k.key] = replace(entry, key=k.key, url=k.url)
+        listing = plan_listing(settings, source, rules, result, raw.fetched_at, limited=False,
+                               clean=False)
+        for entry in listing.entries:
+            if entry.key is not None and entry.stored is not None:
+                # keyed as part of the listing it came from: the few upserted later
+                # would key alone (a fragment dropped, a URL_TITLE entry re-keyed)
+                entries[entry.key] = replace(entry.stored, key=entry.key, url=entry.url)
     return entries, pages
 
 

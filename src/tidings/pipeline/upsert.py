@@ -17,6 +17,7 @@ from typing import Any
 
 from tidings.extract import sanitize_html
 from tidings.identity import (
+    EntryKey,
     batch_keys,
     comparable_text,
     content_hash,
@@ -98,20 +99,22 @@ def _item_fields(item: ItemData, url: str | None, now: datetime,
 def prepare(
     source: Source, items: Iterable[ItemData], now: datetime,
     extra_tracking: Sequence[str] = (), local_media: bool = False,
-    listed: Mapping[str, str] | None = None,
+    listed: Mapping[str, str] | None = None, keys: Sequence[EntryKey] | None = None,
 ) -> list[Prepared]:
     """Key and clean each entry; the first of repeated keys wins.
 
-    ``items`` is one batch: keys are decided for it as a whole (``batch_keys``).
-    With ``listed`` (the source's listing memory) every entry gets its mark, and
-    an entry listed unchanged last time is keyed but not cleaned.
+    ``items`` is one batch: keys are decided for it as a whole (``batch_keys``;
+    ``keys`` when the caller has them already). With ``listed`` (the source's
+    listing memory) every entry gets its mark, and an entry listed unchanged last
+    time is keyed but not cleaned.
     """
     prefix = None if listed is None else listing.seed(
         source.identity_mode, extra_tracking, local_media)
     seen: set[str] = set()
     out = []
     batch = list(items)
-    keyed = batch_keys(source.id, batch, source.identity_mode, extra_tracking)
+    keyed = keys if keys is not None else batch_keys(source.id, batch, source.identity_mode,
+                                                     extra_tracking)
     for item, entry_key in zip(batch, keyed, strict=True):
         key, url = entry_key.key, entry_key.url
         if key in seen:

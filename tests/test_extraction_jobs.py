@@ -16,7 +16,7 @@ from tidings.app import SourceUpdate, Tidings
 from tidings.errors import ConfigError
 from tidings.model import BodyState, Item
 from tidings.net import Fetcher
-from tidings.pipeline.collect import PipelineEnv
+from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.extraction import extract_pending
 from tidings.pipeline.round import run_round
 from tidings.settings import Settings

@@ -7,11 +7,18 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tidings.errors import ConfigError
-from tidings.model import ItemData
+from tidings.model import ItemData, SourceKind
 from tidings.pipeline.collect import run_warnings
-from tidings.pipeline.filters import apply_rules, compile_rules, limit_batch
+from tidings.pipeline.config import parse_config, parse_global_filters
+from tidings.pipeline.filters import EntryRules, apply_rules, compile_rules, limit_batch
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
+
+
+def rules(config: dict, global_filters: dict | None = None) -> EntryRules:
+    """Rules as collection compiles them: the source's config checked by its schema."""
+    glob = parse_global_filters(global_filters) if global_filters is not None else None
+    return compile_rules(parse_config(SourceKind.RSS, config), glob)
 
 
 def item(title: str = "t", url: str = "https://a.example/x", days: float | None = 1,
@@ -35,36 +42,57 @@ def test_rules_keep_and_drop(config: dict, kept_titles: list[str]) -> None:
         item("sponsored b", url="https://a.example/ads/2", days=2),
         item("c", url="https://a.example/news/3", days=10, categories=("AI",), author="bot"),
     ]
-    kept, dropped = apply_rules(entries, compile_rules(config), NOW)
+    kept, dropped = apply_rules(entries, rules(config), NOW)
     assert [k.title for k in kept] == kept_titles
     assert dropped == len(entries) - len(kept_titles)
 
 
 def test_future_entries_dropped_only_when_asked() -> None:
     future = item("f", days=-2)
-    assert apply_rules([future], compile_rules({}), NOW)[1] == 0
-    assert apply_rules([future], compile_rules({"filters": {"drop_future": True}}), NOW)[1] == 1
+    assert apply_rules([future], rules({}), NOW)[1] == 0
+    assert apply_rules([future], rules({"filters": {"drop_future": True}}), NOW)[1] == 1
 
 
 def test_prefix_rewrite_happens_before_filters() -> None:
-    rules = compile_rules({"url_rewrite": [{"from": "http://old.example/", "to": "https://new.example/"}],
-                           "url_allow": ["^https://new"]})
-    kept, dropped = apply_rules([item(url="http://old.example/p/1")], rules, NOW)
+    rewrite = rules({"url_rewrite": [{"from": "http://old.example/", "to": "https://new.example/"}],
+                     "url_allow": ["^https://new"]})
+    kept, dropped = apply_rules([item(url="http://old.example/p/1")], rewrite, NOW)
     assert dropped == 0 and kept[0].url == "https://new.example/p/1"
 
 
 @pytest.mark.parametrize(("config", "message"), [
-    ({"filters": {"block": [{"field": "colour", "pattern": "x"}]}}, "field must be one of"),
+    ({"filters": {"block": [{"field": "colour", "pattern": "x"}]}},
+     "'filters.block.0.field': Input should be 'title'"),
     ({"filters": {"block": [{"field": "title", "pattern": "(unclosed"}]}},
-     "bad regular expression"),
-    ({"filters": {"block": "title"}}, "expected a list"),
-    ({"filters": {"surprise": 1}}, "unknown key 'surprise'"),
-    ({"filters": {"max_age_days": -1}}, "positive whole number"),
-    ({"url_rewrite": [{"from": "a"}]}, "from and to"),
+     "'filters.block.0.pattern': bad regular expression"),
+    ({"filters": {"block": "title"}}, "'filters.block'"),
+    ({"filters": {"surprise": 1}}, "'filters.surprise': unknown key"),
+    ({"filters": {"max_age_days": -1}}, "'filters.max_age_days': Input should be greater"),
+    ({"url_rewrite": [{"from": "a"}]}, "'url_rewrite.0.to': Field required"),
 ])
 def test_bad_rules_are_rejected_with_the_reason(config: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        compile_rules(config)
+        rules(config)
+
+
+def test_global_rules_apply_to_every_source_on_top_of_its_own() -> None:
+    entries = [item("AI news", categories=("AI",)), item("sponsored AI", categories=("AI",)),
+               item("gardening", categories=("home",)), item("old AI", days=40,
+                                                              categories=("AI",))]
+    both = rules({"filters": {"keep": [{"field": "category", "pattern": "AI"}],
+                              "max_age_days": 90}},
+                 {"block": [{"field": "title", "pattern": "sponsored"}], "max_age_days": 30})
+    kept, dropped = apply_rules(entries, both, NOW)
+    assert [k.title for k in kept] == ["AI news"] and dropped == 3
+    # a keep rule at each level: an entry must pass both
+    strict = rules({"filters": {"keep": [{"field": "title", "pattern": "news"}]}},
+                   {"keep": [{"field": "category", "pattern": "home"}]})
+    assert apply_rules(entries, strict, NOW)[0] == []
+
+
+def test_bad_global_rules_name_the_setting() -> None:
+    with pytest.raises(ConfigError, match=r"^setting filters\.block\.0\.pattern: bad regular"):
+        parse_global_filters({"block": [{"field": "title", "pattern": "("}]})
 
 
 def test_first_run_keeps_30_recent_items_later_runs_60() -> None:

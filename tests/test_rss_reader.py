@@ -17,8 +17,9 @@ from netservers import serve
 from tidings.errors import ConfigError, HTTPStatusError, ParseError
 from tidings.model import Source, SourceKind
 from tidings.net import Fetcher
+from tidings.pipeline.reading import SourceRules
 from tidings.readers import get_reader, registered_kinds
-from tidings.readers.base import ReadContext, ReadResult
+from tidings.readers.base import ReadResult
 from tidings.readers.rss import RssReader, parse_feed
 from tidings.readers.rss.hints import MAX_HINT, not_before
 from tidings.settings import Settings
@@ -61,7 +62,8 @@ def source(url: str, cursor: dict[str, Any] | None = None, **config: Any) -> Sou
 
 
 async def read(fetcher: Fetcher, src: Source) -> ReadResult:
-    return await RssReader().read(ReadContext(source=src, fetcher=fetcher, now=NOW))
+    """Read as collection does: the context the pipeline builds from the source's config."""
+    return await RssReader().read(SourceRules.of(src).context(src, fetcher, NOW))
 
 
 def feed_response(body: bytes = FEED, **headers: str) -> web.Response:
@@ -310,30 +312,7 @@ def test_registry_rejects_unknown_kinds(kind: str) -> None:
         get_reader(kind)
 
 
-def test_config_whitelist() -> None:
-    reader = RssReader()
-    good = {"user_agent": " UA/1 ", "cookie": "a=b", "headers": {"X-A": 1}, "proxy": True,
-            "filters": [], "url_allow": [], "url_rewrite": {}, "summary_only": True,
-            "extract": {}, "detail": {}}
-    normalized = reader.validate_config(good)
-    assert normalized["user_agent"] == "UA/1"
-    assert normalized["headers"] == {"X-A": "1"}
-    with pytest.raises(ConfigError, match="'selector'"):
-        reader.validate_config({"selector": "div"})
-
-
-@pytest.mark.parametrize("config", [
-    {"proxy": "yes"},
-    {"headers": ["X-A: 1"]},
-    {"headers": {"X-A": "1\r\nX-Injected: 2"}},
-    {"user_agent": 5},
-    {"cookie": "a=b\nc=d"},
-])
-def test_bad_config_values(config: dict[str, Any]) -> None:
-    with pytest.raises(ConfigError):
-        RssReader().validate_config(config)
-
-
 async def test_unknown_config_key_fails_the_read(fetcher: Fetcher) -> None:
     with pytest.raises(ConfigError, match="'items_path'"):
         await read(fetcher, source("http://127.0.0.1:9/feed", items_path="$.x"))
+    assert fetcher.connections_opened == 0, "refused before any request"

@@ -9,6 +9,7 @@ docs test can check that each one is documented.
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from collections.abc import Mapping
@@ -61,6 +62,10 @@ class Settings:
     default_interval_min: int = _h("Polling interval of a new source, minutes.", default=30)
     tracking_params: tuple[str, ...] = _h(
         "Extra query parameters dropped by URL normalization.", default=())
+    filters: Mapping[str, Any] = _h(
+        "Entry rules for every source (a [filters] table: block, keep, max_age_days, "
+        "drop_future; as a source's filters key). TIDINGS_FILTERS takes it as JSON.",
+        default_factory=dict)
     raw_retention_days: int = _h("Days raw responses are kept.", default=90)
     # --- body extraction (R-EXTRACT)
     extract_concurrency: int = _h("Article pages fetched and extracted at once.", default=4)
@@ -112,6 +117,11 @@ def setting_help() -> dict[str, str]:
 def _coerce(name: str, value: Any, kind: Any) -> Any:
     default_type = type(getattr(Settings(), name))
     try:
+        if default_type is dict:
+            table = json.loads(value) if isinstance(value, str) else value
+            if not isinstance(table, Mapping):
+                raise TypeError("expected a table")
+            return dict(table)
         if default_type is tuple:
             if isinstance(value, str):
                 return tuple(p.strip() for p in value.split(",") if p.strip())
@@ -123,7 +133,7 @@ def _coerce(name: str, value: Any, kind: Any) -> Any:
         if default_type is Path:
             return Path(value).expanduser()
         return default_type(value)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
         raise ConfigError(f"setting {name!r}: cannot use {value!r} ({exc})") from exc
 
 

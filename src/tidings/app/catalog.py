@@ -27,8 +27,24 @@ def slugify(text: str, taken: Collection[str] = ()) -> str:
     return slug
 
 
+#: the URL of a source that has nothing to fetch (push ingest): ``external:<name>``
+EXTERNAL_SCHEME = "external:"
+
+
+def external_url(name: str) -> str:
+    """The URL an ``external`` source is stored under (sources are unique by URL)."""
+    bare = name.strip().removeprefix(EXTERNAL_SCHEME)
+    if not bare or any(c.isspace() for c in bare):
+        raise ConfigError(f"{name!r}: an external source needs a name without spaces "
+                          "(tidings add --kind external NAME)")
+    return EXTERNAL_SCHEME + bare
+
+
 def host_of(url: str) -> str:
-    """The host of an http(s) URL without ``www.``; ConfigError for anything else."""
+    """The host of an http(s) URL without ``www.`` (the name of an ``external:`` one);
+    ConfigError for anything else."""
+    if url.startswith(EXTERNAL_SCHEME):
+        return url.removeprefix(EXTERNAL_SCHEME)
     match = re.match(r"^[a-z][a-z0-9+.-]*://([^/:?#]+)", url, re.IGNORECASE)
     if not match:
         raise ConfigError(f"{url}: not an http(s) URL")

@@ -34,12 +34,12 @@ from tidings.model import (
 )
 from tidings.net import Fetcher
 from tidings.opml import parse_opml
-from tidings.pipeline.collect import PipelineEnv
+from tidings.pipeline.config import parse_global_filters, validate_config
 from tidings.pipeline.doctor import DoctorReport, doctor
+from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.extraction import ExtractReport, extract_item, extract_pending
 from tidings.pipeline.reparse import ReparseReport, reparse
 from tidings.pipeline.round import RoundProgress, RoundReport, run_round
-from tidings.readers import get_reader
 from tidings.schedule import ops
 from tidings.schedule.ops import DiversityReport, HealthReport, SourceOverview
 from tidings.schedule.runner import Runner, StopReason
@@ -76,6 +76,7 @@ class Tidings:
     def __init__(self, settings: Settings, store: Storage, *, clock: Clock = utcnow) -> None:
         self.settings = settings
         self.clock = clock
+        self._filters = parse_global_filters(settings.filters)  # refused at once if bad
         self._store = store
         self._writer = Writer(store)
         self._fetcher: Fetcher | None = None
@@ -103,7 +104,7 @@ class Tidings:
     def pipeline_env(self) -> PipelineEnv:
         """What the pipeline and the scheduler work with (storage to read, the writer)."""
         return PipelineEnv(store=self._store, writer=self._writer, fetcher=self.fetcher,
-                           settings=self.settings, clock=self.clock)
+                           settings=self.settings, clock=self.clock, filters=self._filters)
 
     async def aclose(self) -> None:
         if self._fetcher is not None:
@@ -141,9 +142,11 @@ class Tidings:
         ``taken`` (the ids in use, kept up to date here) spares bulk imports a
         listing of every source per new one.
         """
+        if kind is SourceKind.EXTERNAL:
+            url = catalog.external_url(url)
         if self._store.find_source_by_url(url) is not None:
             raise ConfigError(f"{url}: already a source")
-        clean = get_reader(kind).validate_config(dict(config or {}))
+        clean = validate_config(kind, config or {})
         if taken is None:
             taken = {s.id for s in self._store.list_sources()}
         sid = source_id or catalog.slugify(title or catalog.host_of(url), taken)
@@ -187,8 +190,7 @@ class Tidings:
         """Change a source; a new config is validated for the source's kind first."""
         if update.config is not UNSET:
             kind = self._store.get_source(source_id).kind
-            update = replace(update, config=get_reader(kind).validate_config(
-                dict(update.config)))
+            update = replace(update, config=validate_config(kind, update.config))
         source: Source = await self._writer(_update_source, source_id, update)
         return source
 
@@ -290,7 +292,9 @@ class Tidings:
         with ``extract``, a bounded batch of pending bodies (``report.extraction``)."""
         if source_ids:
             for sid in source_ids:
-                self._store.get_source(sid)  # NotFoundError names the bad id
+                if self._store.get_source(sid).kind is SourceKind.EXTERNAL:  # or NotFoundError
+                    raise ConfigError(f"source {sid!r} is external: it receives pushed items "
+                                      "and is never collected")
         return await run_round(self.pipeline_env(), only=source_ids, progress=progress,
                                extract=extract)
 
@@ -313,7 +317,8 @@ class Tidings:
                       since: datetime | None = None) -> ReparseReport:
         """Parse feeds and extract pages again from the raw archive; no request is sent."""
         return await asyncio.to_thread(reparse, self._store, self._writer, self.settings,
-                                       self.clock(), source_id=source_id, since=since)
+                                       self.clock(), source_id=source_id, since=since,
+                                       filters=self._filters)
 
     async def prune_raw(self) -> int:
         """Drop raw responses past ``raw_retention_days`` except the pages of current

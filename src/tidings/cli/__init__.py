@@ -147,10 +147,11 @@ def main() -> None:
 # The commands register themselves on ``cli`` when imported.
 from tidings.cli import (  # noqa: E402
     commands_collect,
+    commands_config,
     commands_extract,
     commands_items,
     commands_sources,
 )
 
-__all__ = ["cli", "commands_collect", "commands_extract", "commands_items", "commands_sources",
-           "main"]
+__all__ = ["cli", "commands_collect", "commands_config", "commands_extract", "commands_items",
+           "commands_sources", "main"]

@@ -11,6 +11,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from tidings.cli import Context, cli, handle_errors, print_json, run_async
+from tidings.cli.commands_config import changed
 from tidings.errors import ConfigError
 from tidings.model import SourceKind
 
@@ -36,15 +37,22 @@ def init(ctx: Context, empty: bool) -> None:
               help="Source kind; default: find the feed of the page (autodiscovery).")
 @click.option("--title", default="", help="Title to show instead of the feed's own.")
 @click.option("--id", "source_id", help="Source id (default: made from the title).")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="A config key (TOML value), checked before the source is saved.")
 @click.option("--json", "as_json", is_flag=True, help="Print the new source as JSON.")
 @click.pass_obj
 @handle_errors
 def add(ctx: Context, url: str, kind: str | None, title: str, source_id: str | None,
-        as_json: bool) -> None:
-    """Add a source; a page URL is turned into its feed by autodiscovery."""
+        sets: tuple[str, ...], as_json: bool) -> None:
+    """Add a source; a page URL is turned into its feed by autodiscovery.
+
+    ``--kind external NAME`` adds a source that nothing is fetched for (scripts
+    push its items in)."""
+    config = changed({}, sets, ())
     tidings = ctx.open()
     source = run_async(tidings, tidings.add_source(
-        url, kind=SourceKind(kind) if kind else None, title=title, source_id=source_id))
+        url, kind=SourceKind(kind) if kind else None, title=title, source_id=source_id,
+        config=config))
     if as_json:
         print_json(source)
     else:

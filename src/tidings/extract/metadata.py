@@ -40,7 +40,7 @@ class Metadata:
     lead_image: str | None = None
 
 
-def _meta(root: HtmlElement) -> dict[str, str]:
+def meta_tags(root: HtmlElement) -> dict[str, str]:
     """First content of each <meta> keyed by lower-cased name/property/itemprop."""
     found: dict[str, str] = {}
     for el in root.iter("meta"):
@@ -146,7 +146,7 @@ def _published(
 
 def extract_metadata(root: HtmlElement, url: str) -> Metadata:
     """Metadata of the page ``root`` (a full document tree), found at ``url``."""
-    meta = _meta(root)
+    meta = meta_tags(root)
     ld = [obj for obj in _jsonld_objects(root) if _is_article(obj)]
     h1 = next(root.iter("h1"), None)
     title_el = next(root.iter("title"), None)

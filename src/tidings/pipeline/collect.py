@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -31,15 +31,14 @@ from tidings.model import (
     RunOutcome,
     Source,
 )
-from tidings.net import Fetcher
 from tidings.pipeline import timing
+from tidings.pipeline.detail import detail_step
+from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.listing import LISTING_KEY, remembered
-from tidings.pipeline.reading import Listing, read_source
+from tidings.pipeline.reading import Listing, SourceRules, read_source
 from tidings.pipeline.upsert import apply_prepared, listing_memory
-from tidings.readers.base import Offload, ReadContext, ReadResult, inline
-from tidings.settings import Settings
-from tidings.store.base import UNSET, Reads, SourceUpdate, Unit
-from tidings.store.writer import Writer
+from tidings.readers.base import ReadResult
+from tidings.store.base import UNSET, SourceUpdate, Unit
 
 log = logging.getLogger(__name__)
 
@@ -47,25 +46,6 @@ log = logging.getLogger(__name__)
 RUN_TIMEOUT_S = 180.0
 FILTERED_WARN_SHARE = 0.5
 MISSING_WARN_SHARE = 0.3
-
-
-@dataclass(frozen=True, slots=True)
-class PipelineEnv:
-    """What the pipeline needs from the outside world; built by the facade.
-
-    ``store`` only reads: every write is a step handed to ``writer`` (the one
-    write path, ``tidings.store.writer``).
-    """
-
-    store: Reads
-    writer: Writer
-    fetcher: Fetcher
-    settings: Settings
-    clock: Callable[[], datetime]
-    offload: Offload = inline  # CPU steps; rounds make them take turns (pipeline/fair.py)
-    #: starts run rows (one ``start_run`` step each when None); rounds start the runs
-    #: that begin together in one step (``pipeline/starts.py``)
-    starts: Callable[[str, datetime], Awaitable[int]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,9 +80,11 @@ def _success_update(source: Source, result: ReadResult, cursor: Mapping[str, Any
 async def _read(env: PipelineEnv, source: Source, now: datetime,
                 raws: list[RawResponse]) -> Listing:
     """The event loop's half of a run: fetch and plan, nothing written."""
-    ctx = ReadContext(source, env.fetcher, now, env.offload)
-    return await read_source(env.settings, source, ctx, listed=remembered(source.cursor),
-                             fetched=raws)
+    rules = SourceRules.of(source, env.filters)
+    ctx = rules.context(source, env.fetcher, now, env.offload)
+    return await read_source(env.settings, source, rules, ctx,
+                             listed=remembered(source.cursor), fetched=raws,
+                             detail=detail_step(env, source, rules))
 
 
 def _update(source: Source, listing: Listing, now: datetime) -> SourceUpdate:
@@ -186,8 +168,7 @@ def _start_run(unit: Unit, source_id: str, now: datetime) -> int:
 async def collect_source(env: PipelineEnv, source: Source) -> RunCounts:
     """Run ``source`` once and record the run; never raises for the source's own faults."""
     now = env.clock()
-    run_id = await (env.starts(source.id, now) if env.starts is not None
-                    else env.writer(_start_run, source.id, now))
+    run_id = await env.writer(_start_run, source.id, now)
     raws: list[RawResponse] = []
     try:
         async with asyncio.timeout(RUN_TIMEOUT_S):

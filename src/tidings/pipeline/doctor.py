@@ -16,10 +16,11 @@ from typing import Any
 
 from tidings.errors import TidingsError
 from tidings.model import Source
-from tidings.pipeline.collect import PipelineEnv
+from tidings.pipeline.detail import detail_step
+from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.reading import Listing, SourceRules, read_source
 from tidings.pipeline.upsert import plan_prepared
-from tidings.readers.base import ReadContext, ReadResult
+from tidings.readers.base import ReadResult
 
 _SHOWN_HEADERS = ("content-type", "content-length", "etag", "last-modified", "cache-control",
                   "expires", "retry-after", "content-encoding")
@@ -73,13 +74,14 @@ async def doctor(env: PipelineEnv, source: Source, *, conditional: bool = False)
     report = DoctorReport(source, conditional)
     now = env.clock()
     try:
-        rules = SourceRules.of(source)
-        report.stages.append(("config", f"valid ({len(rules.config)} keys)"))
+        rules = SourceRules.of(source, env.filters)
+        report.stages.append(("config", f"valid ({len(source.config)} keys)"))
         asked = source if conditional else replace(source, cursor={})
         report.stages.append(("request", f"GET {source.url}" +
                               (" (conditional)" if conditional else " (unconditional)")))
-        listing = await read_source(env.settings, asked, ReadContext(asked, env.fetcher, now),
-                                    rules=rules)
+        listing = await read_source(env.settings, asked, rules,
+                                    rules.context(asked, env.fetcher, now),
+                                    detail=detail_step(env, source, rules))
     except TidingsError as exc:
         report.error = str(exc)
         return report

@@ -30,12 +30,19 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from tidings import extract  # article extraction loads on first use (see the package)
-from tidings.errors import BudgetExhaustedError, FetchError, NotFoundError, TidingsError
+from tidings.errors import (
+    BudgetExhaustedError,
+    ConfigError,
+    FetchError,
+    NotFoundError,
+    TidingsError,
+)
 from tidings.identity.decide import Action
 from tidings.model import BodyState, Item, ItemData, RawResponse, Source, SourceKind
 from tidings.net import decode_body
 from tidings.net.types import Response
-from tidings.pipeline.collect import PipelineEnv
+from tidings.pipeline.config import CommonConfig, Extract, parse_config
+from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.upsert import upsert_items
 from tidings.settings import Settings
 from tidings.store.base import ItemQuery, Reads, Unit
@@ -81,25 +88,14 @@ def no_fetch_host(url: str | None) -> bool:
     return any(host == h or host.endswith("." + h) for h in NO_FETCH_HOSTS)
 
 
-def extract_options(config: Mapping[str, Any]) -> tuple[str | None, tuple[str, ...]]:
-    """(body_selector, remove_selectors) of a source config (validated when saved)."""
-    table = config.get("extract")
-    if not isinstance(table, Mapping):
-        return None, ()
-    selector = table.get("body_selector")
-    removes = table.get("remove_selectors") or ()
-    return (selector if isinstance(selector, str) and selector else None,
-            tuple(s for s in removes if isinstance(s, str)))
-
-
 def leave_pending(item: Item, source: Source | None) -> bool:
     """Items whose body is not ours to fetch: it comes from an API, or nobody owns it."""
     return (source is None or source.kind in NO_FETCH_KINDS or no_fetch_host(item.url))
 
 
-def _no_fetch_record(item: Item, source: Source) -> dict[str, Any] | None:
+def _no_fetch_record(item: Item, config: CommonConfig) -> dict[str, Any] | None:
     """The raw marks of an item recorded unconfirmed without a fetch, or None to fetch."""
-    if source.config.get("summary_only"):
+    if config.summary_only:
         return {"summary_only": True}
     if not item.url or urlsplit(item.url).scheme not in ("http", "https"):
         return {"extract_error": "no web page to fetch"}
@@ -133,9 +129,9 @@ def store_page_item(unit: Unit, settings: Settings, source: Source, data: ItemDa
     return next(iter(outcome.actions.values()), Action.UNCHANGED)
 
 
-def run_extraction(html: str, url: str, source: Source) -> Extraction:
-    selector, removes = extract_options(source.config)
-    return extract.extract_article(html, url, body_selector=selector, remove_selectors=removes)
+def run_extraction(html: str, url: str, options: Extract) -> Extraction:
+    return extract.extract_article(html, url, body_selector=options.body_selector,
+                                   remove_selectors=options.remove_selectors)
 
 
 # ------------------------------------------------------------- one item
@@ -153,35 +149,21 @@ def _failed(reason: str, kind: str = "failed") -> _Result:
     return _Result(kind, raw={"extract_error": reason})
 
 
-def _request(source: Source, url: str) -> tuple[dict[str, str], bool | None]:
-    """Headers and proxy choice: a source's cookie and headers only go to its own host."""
-    headers = {"Accept": PAGE_ACCEPT}
-    config = source.config
-    if urlsplit(url).hostname == urlsplit(source.url).hostname:
-        extra = config.get("headers")
-        if isinstance(extra, Mapping):
-            headers.update({str(k): str(v) for k, v in extra.items()})
-        for key, name in (("user_agent", "User-Agent"), ("cookie", "Cookie")):
-            if isinstance(config.get(key), str) and config[key]:
-                headers[name] = config[key]
-    proxy = config.get("proxy")
-    return headers, proxy if isinstance(proxy, bool) else None
-
-
 def _is_page(resp: Response) -> bool:
     kind = resp.content_type
     return not kind or kind.startswith("text/") or kind in (
         "application/xhtml+xml", "application/xml")
 
 
-async def _from_page(env: PipelineEnv, source: Source, resp: Response,
+async def _from_page(env: PipelineEnv, config: CommonConfig, resp: Response,
                      now: datetime) -> _Result:
     if resp.status >= 400:
         return _failed(f"HTTP {resp.status}")
     if not _is_page(resp):
         return _failed(f"not an HTML page ({resp.content_type})", "unconfirmed")
     try:
-        ext = await asyncio.to_thread(run_extraction, decode_body(resp), resp.final_url, source)
+        ext = await asyncio.to_thread(run_extraction, decode_body(resp), resp.final_url,
+                                      config.extract)
     except TidingsError as exc:  # an empty page, a selector the page breaks
         return _failed(str(exc), "unconfirmed")
     info: dict[str, Any] = {"method": ext.method, "url": resp.final_url,
@@ -199,25 +181,29 @@ async def _from_page(env: PipelineEnv, source: Source, resp: Response,
 
 
 async def _fetch_and_extract(env: PipelineEnv, item: Item, url: str, source: Source,
-                             now: datetime) -> _Result:
-    headers, proxy = _request(source, url)
+                             config: CommonConfig, now: datetime) -> _Result:
+    options = config.request_for(source.url, url, PAGE_ACCEPT)
     try:
-        resp = await env.fetcher.fetch(url, headers=headers, raise_for_status=False,
-                                       proxy=proxy)
+        resp = await env.fetcher.fetch(url, headers=options.headers, raise_for_status=False,
+                                       proxy=options.proxy, user_agent=options.user_agent)
     except FetchError as exc:
         return _failed(str(exc))
     page = RawResponse(
         url=url, final_url=resp.final_url, fetched_at=resp.fetched_at, status=resp.status,
         headers=dict(resp.headers), body=resp.content, source_id=source.id, item_key=item.key)
     await env.writer(_archive, page)
-    return await _from_page(env, source, resp, now)
+    return await _from_page(env, config, resp, now)
 
 
 async def _attempt(env: PipelineEnv, item: Item, url: str, source: Source,
                    now: datetime) -> _Result:
     try:
+        config = parse_config(source.kind, source.config)
+    except ConfigError as exc:  # the source's stored config no longer validates
+        return _failed(str(exc))
+    try:
         async with asyncio.timeout(ITEM_TIMEOUT_S):
-            return await _fetch_and_extract(env, item, url, source, now)
+            return await _fetch_and_extract(env, item, url, source, config, now)
     except TimeoutError:
         return _failed(f"page and images took longer than {ITEM_TIMEOUT_S:.0f} s")
     except BudgetExhaustedError:
@@ -225,6 +211,15 @@ async def _attempt(env: PipelineEnv, item: Item, url: str, source: Source,
     except Exception as exc:  # a bug on one page must not stop the job; reparse can redo it
         log.exception("extracting %s failed unexpectedly", url)
         return _failed(f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _config_or_default(source: Source) -> CommonConfig:
+    """The source's config; the defaults when it no longer validates (the fetch then
+    fails with the reason, see ``_attempt``)."""
+    try:
+        return parse_config(source.kind, source.config)
+    except ConfigError:
+        return CommonConfig()
 
 
 def _archive(unit: Unit, page: RawResponse) -> int:
@@ -246,7 +241,7 @@ async def extract_item(env: PipelineEnv, item: Item, source: Source | None) -> E
     if source is None or leave_pending(item, source):
         report.skipped += 1
         return report
-    marks = _no_fetch_record(item, source)
+    marks = _no_fetch_record(item, _config_or_default(source))
     if marks is not None:
         report.skipped += 1
         if item.body_state is BodyState.PENDING:
@@ -328,7 +323,6 @@ __all__ = [
     "NO_FETCH_HOSTS",
     "ExtractReport",
     "extract_item",
-    "extract_options",
     "extract_pending",
     "leave_pending",
     "no_fetch_host",

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, ParamSpec, TypeVar
 from tidings.readers.base import Offload
 
 if TYPE_CHECKING:
-    from tidings.pipeline.collect import PipelineEnv
+    from tidings.pipeline.env import PipelineEnv
 
 P = ParamSpec("P")
 T = TypeVar("T")

@@ -1,6 +1,7 @@
 """Per-source entry rules applied between the reader and upsert (R-SCHED-9, §5).
 
-Config shape (all optional, validated when a source is saved)::
+Config shape (all optional, validated when a source is saved: ``pipeline/config.py``;
+the settings file's ``[filters]`` table applies to every source as well)::
 
     url_allow   = ["^https://example\\.com/blog/"]       # keep only matching URLs
     url_rewrite = [{from = "http://old/", to = "https://new/"}]   # prefix rewrite
@@ -17,16 +18,13 @@ is counted, so a filter that suddenly eats a whole feed shows up (R-OPS-1).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
 
-from tidings.errors import ConfigError
 from tidings.model import ItemData
+from tidings.pipeline import config
 
-FIELDS = ("title", "url", "author", "category", "content")
-FILTER_KEYS = frozenset({"block", "keep", "max_age_days", "drop_future"})
 FUTURE_SLACK = timedelta(hours=1)
 
 
@@ -41,10 +39,13 @@ class Rule:
 
 @dataclass(frozen=True, slots=True)
 class EntryRules:
+    """Compiled rules; ``keep`` holds one group per level (global, source): an entry
+    must match a rule of every group."""
+
     url_allow: tuple[re.Pattern[str], ...] = ()
     url_rewrite: tuple[tuple[str, str], ...] = ()
     block: tuple[Rule, ...] = ()
-    keep: tuple[Rule, ...] = ()
+    keep: tuple[tuple[Rule, ...], ...] = ()
     max_age_days: int | None = None
     drop_future: bool = False
 
@@ -61,52 +62,23 @@ def _values(item: ItemData, field: str) -> Sequence[str]:
     return (item.summary, item.body or "")
 
 
-def _compile(pattern: Any, where: str) -> re.Pattern[str]:
-    if not isinstance(pattern, str):
-        raise ConfigError(f"{where}: pattern must be a string")
-    try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise ConfigError(f"{where}: bad regular expression {pattern!r} ({exc})") from exc
+def _rules(rules: Sequence[config.Rule]) -> tuple[Rule, ...]:
+    return tuple(Rule(r.field, re.compile(r.pattern)) for r in rules)
 
 
-def _rules(raw: Any, where: str) -> tuple[Rule, ...]:
-    if not isinstance(raw, list):
-        raise ConfigError(f"{where}: expected a list of {{field, pattern}} tables")
-    out = []
-    for n, rule in enumerate(raw):
-        if not isinstance(rule, Mapping) or set(rule) != {"field", "pattern"}:
-            raise ConfigError(f"{where}[{n}]: expected exactly the keys field and pattern")
-        if rule["field"] not in FIELDS:
-            raise ConfigError(f"{where}[{n}]: field must be one of {', '.join(FIELDS)}")
-        out.append(Rule(rule["field"], _compile(rule["pattern"], f"{where}[{n}]")))
-    return tuple(out)
-
-
-def compile_rules(config: Mapping[str, Any]) -> EntryRules:
-    """Build the rules from a source config; raises ConfigError naming the bad part."""
-    filters = config.get("filters") or {}
-    if not isinstance(filters, Mapping):
-        raise ConfigError("filters: expected a table")
-    unknown = set(filters) - FILTER_KEYS
-    if unknown:
-        raise ConfigError(f"filters: unknown key {sorted(unknown)[0]!r}")
-    rewrites = []
-    for n, rw in enumerate(config.get("url_rewrite") or []):
-        if not isinstance(rw, Mapping) or set(rw) != {"from", "to"}:
-            raise ConfigError(f"url_rewrite[{n}]: expected exactly the keys from and to")
-        rewrites.append((str(rw["from"]), str(rw["to"])))
-    max_age = filters.get("max_age_days")
-    if max_age is not None and (not isinstance(max_age, int) or max_age < 1):
-        raise ConfigError("filters.max_age_days: expected a positive whole number")
-    block = _rules(filters.get("block", []), "filters.block")
+def compile_rules(common: config.CommonConfig, global_filters: config.Filters | None = None
+                  ) -> EntryRules:
+    """A source's rules joined with the global ones of the settings file (validated
+    already: the patterns compile)."""
+    levels = [f for f in (global_filters, common.filters) if f is not None]
+    ages = [f.max_age_days for f in levels if f.max_age_days is not None]
     return EntryRules(
-        url_allow=tuple(_compile(p, "url_allow") for p in config.get("url_allow") or []),
-        url_rewrite=tuple(rewrites),
-        block=block,
-        keep=_rules(filters.get("keep", []), "filters.keep"),
-        max_age_days=max_age,
-        drop_future=bool(filters.get("drop_future", False)),
+        url_allow=tuple(re.compile(p) for p in common.url_allow),
+        url_rewrite=tuple((r.old, r.new) for r in common.url_rewrite),
+        block=tuple(rule for f in levels for rule in _rules(f.block)),
+        keep=tuple(_rules(f.keep) for f in levels if f.keep),
+        max_age_days=min(ages) if ages else None,
+        drop_future=any(f.drop_future for f in levels),
     )
 
 
@@ -124,7 +96,7 @@ def _passes(item: ItemData, rules: EntryRules, now: datetime) -> bool:
         return False
     if any(rule.matches(item) for rule in rules.block):
         return False
-    if rules.keep and not any(rule.matches(item) for rule in rules.keep):
+    if any(not any(rule.matches(item) for rule in group) for group in rules.keep):
         return False
     when = item.published_at
     too_old = (when is not None and rules.max_age_days is not None
@@ -174,8 +146,8 @@ def limit_batch(
     return recent[:first_limit]
 
 
-def summary_only(config: Mapping[str, Any], items: Sequence[ItemData]) -> list[ItemData]:
+def summary_only(enabled: bool, items: Sequence[ItemData]) -> list[ItemData]:
     """For a summary-only source (SPEC §14) entries keep no body, and say why."""
-    if not config.get("summary_only"):
+    if not enabled:
         return list(items)
     return [replace(it, body=None, raw={**it.raw, "summary_only": True}) for it in items]

@@ -11,18 +11,19 @@ doctor reports it, re-parsing upserts its entries.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
 
-from tidings.identity import EntryKey, batch_keys, choose_identity_mode
+from tidings.identity import batch_keys, choose_identity_mode
 from tidings.model import ItemData, RawResponse, Source
+from tidings.net import Fetcher
+from tidings.pipeline.config import CommonConfig, Filters, parse_config
 from tidings.pipeline.filters import EntryRules, compile_rules, judge, limit_batch, summary_only
 from tidings.pipeline.upsert import Prepared, prepare
 from tidings.readers import get_reader
-from tidings.readers.base import ReadContext, Reader, ReadResult
+from tidings.readers.base import Offload, ReadContext, Reader, ReadResult, inline
 from tidings.settings import Settings
 
 
@@ -68,19 +69,82 @@ class Listing:
 
 @dataclass(frozen=True, slots=True)
 class SourceRules:
-    """A source's validated config and compiled entry rules."""
+    """A source's validated config, compiled entry rules and batch limits."""
 
     reader: Reader
-    config: Mapping[str, Any]
+    config: CommonConfig
     rules: EntryRules
 
     @classmethod
-    def of(cls, source: Source) -> SourceRules:
+    def of(cls, source: Source, global_filters: Filters | None = None) -> SourceRules:
         """ConfigError naming the key when the stored config no longer validates
         (R-SCHED-2: the run fails with that reason)."""
-        reader = get_reader(source.kind)
-        config = reader.validate_config(source.config)
-        return cls(reader, config, compile_rules(config))
+        config = parse_config(source.kind, source.config)
+        return cls(get_reader(source.kind), config, compile_rules(config, global_filters))
+
+    def context(self, source: Source, fetcher: Fetcher, now: datetime,
+                offload: Offload = inline) -> ReadContext:
+        """What the source's reader is handed for one read."""
+        return ReadContext(source, fetcher, now, offload, self.config,
+                           self.config.request_options())
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """The entries a read keeps, before they are keyed: ``judged`` is each parsed entry
+    rewritten (None: filtered), ``batch`` what goes on, ``chosen[i]`` the position in
+    ``judged`` of ``batch[i]``."""
+
+    judged: tuple[ItemData | None, ...]
+    batch: tuple[ItemData, ...]
+    chosen: tuple[int, ...]
+
+    @property
+    def filtered(self) -> int:
+        return sum(1 for j in self.judged if j is None)
+
+
+def select(settings: Settings, source: Source, rules: SourceRules, result: ReadResult,
+           now: datetime, *, limited: bool = True) -> Selection:
+    """Entry rules, then the batch limits of a first or a later run (``limited``)."""
+    judged = judge(result.items, rules.rules, now)
+    kept = [item for item in judged if item is not None]
+    batch = kept
+    if limited:
+        own, s = rules.config.limits, settings
+        batch = limit_batch(
+            kept, first_run=source.last_success_at is None, now=now,
+            first_limit=own.first or s.initial_backfill_limit,
+            first_months=own.first_months or s.initial_backfill_months,
+            later_limit=own.later or s.max_items_per_run,
+        )
+    position = {id(item): n for n, item in enumerate(judged) if item is not None}
+    return Selection(tuple(judged), tuple(batch), tuple(position[id(b)] for b in batch))
+
+
+def finish(settings: Settings, source: Source, rules: SourceRules, result: ReadResult,
+           chosen: Selection, now: datetime, *, listed: Mapping[str, str] | None = None,
+           clean: bool = True) -> Listing:
+    """Identity mode, batch keys and cleaning of the selected entries."""
+    mode = choose_identity_mode([it.guid for it in result.items],
+                                [it.url for it in result.items], source.identity_mode)
+    keyed_source = replace(source, identity_mode=mode)
+    batch = list(chosen.batch)
+    keys = batch_keys(source.id, batch, mode, settings.tracking_params)
+    stored = summary_only(rules.config.summary_only, batch)
+    prepared = prepare(keyed_source, stored, now, settings.tracking_params, listed=listed,
+                       keys=keys) if clean else []
+    where = {n: (k, out) for n, k, out in zip(chosen.chosen, keys, stored, strict=True)}
+    entries = []
+    for n, (item, rewritten) in enumerate(zip(result.items, chosen.judged, strict=True)):
+        if rewritten is None:
+            entries.append(Entry(item, Fate.FILTERED))
+        elif n not in where:
+            entries.append(Entry(item, Fate.OVER_LIMIT))
+        else:
+            key, entry = where[n]
+            entries.append(Entry(item, Fate.BATCH, key.key, key.url, entry))
+    return Listing(keyed_source, result, tuple(entries), tuple(prepared), chosen.filtered)
 
 
 def plan_listing(
@@ -95,59 +159,29 @@ def plan_listing(
     ``clean`` False the cleaning (re-parsing an archive keys every entry of every
     response, and cleans only those it stores).
     """
-    judged = judge(result.items, rules.rules, now)
-    kept = [item for item in judged if item is not None]
-    batch = kept
-    if limited:
-        s = settings
-        batch = limit_batch(
-            kept, first_run=source.last_success_at is None, now=now,
-            first_limit=s.initial_backfill_limit, first_months=s.initial_backfill_months,
-            later_limit=s.max_items_per_run,
-        )
-    mode = choose_identity_mode([it.guid for it in result.items],
-                                [it.url for it in result.items], source.identity_mode)
-    keyed_source = replace(source, identity_mode=mode)
-    keys = batch_keys(source.id, batch, mode, settings.tracking_params)
-    stored = summary_only(rules.config, batch)
-    prepared = prepare(keyed_source, stored, now, settings.tracking_params, listed=listed,
-                       keys=keys) if clean else []
-    entries = _fates(result.items, judged, batch, keys, stored)
-    return Listing(keyed_source, result, entries, tuple(prepared), len(judged) - len(kept))
-
-
-def _fates(parsed: Sequence[ItemData], judged: Sequence[ItemData | None],
-           batch: Sequence[ItemData], keys: Sequence[EntryKey],
-           stored: Sequence[ItemData]) -> tuple[Entry, ...]:
-    """Each parsed entry's fate, in feed order."""
-    of_batch = {id(item): (k, out) for item, k, out in zip(batch, keys, stored, strict=True)}
-    out: list[Entry] = []
-    for item, rewritten in zip(parsed, judged, strict=True):
-        if rewritten is None:
-            out.append(Entry(item, Fate.FILTERED))
-        elif id(rewritten) not in of_batch:
-            out.append(Entry(item, Fate.OVER_LIMIT))
-        else:
-            key, entry = of_batch[id(rewritten)]
-            out.append(Entry(item, Fate.BATCH, key.key, key.url, entry))
-    return tuple(out)
+    chosen = select(settings, source, rules, result, now, limited=limited)
+    return finish(settings, source, rules, result, chosen, now, listed=listed, clean=clean)
 
 
 async def read_source(
-    settings: Settings, source: Source, ctx: ReadContext, *,
+    settings: Settings, source: Source, rules: SourceRules, ctx: ReadContext, *,
     listed: Mapping[str, str] | None = None, fetched: list[RawResponse] | None = None,
-    rules: SourceRules | None = None,
+    detail: Callable[[list[ItemData]], Awaitable[list[ItemData]]] | None = None,
 ) -> Listing:
     """Fetch ``source`` through its reader and plan the batch (``ctx.offload`` runs
     the CPU part: a round makes it take turns with the other sources). What was
     fetched is added to ``fetched`` before planning, so a failure after the fetch
-    still leaves the response for the raw archive. ``rules`` when the caller
-    validated the config already."""
-    rules = rules or SourceRules.of(source)
+    still leaves the response for the raw archive. ``detail`` fills the selected
+    entries from their own pages when the source has a detail rule (R-WEB-5)."""
     result = await rules.reader.read(ctx)
     if fetched is not None:
         fetched.extend(result.raw)
     if result.not_modified:
         return Listing(source, result)
-    return await ctx.offload(plan_listing, settings, source, rules, result, ctx.now,
+    if rules.config.detail is None or detail is None:
+        return await ctx.offload(plan_listing, settings, source, rules, result, ctx.now,
+                                 listed=listed)
+    chosen = await ctx.offload(select, settings, source, rules, result, ctx.now)
+    chosen = replace(chosen, batch=tuple(await detail(list(chosen.batch))))
+    return await ctx.offload(finish, settings, source, rules, result, chosen, ctx.now,
                              listed=listed)

@@ -32,6 +32,7 @@ from tidings.errors import NotFoundError, TidingsError
 from tidings.identity.decide import Action
 from tidings.model import BodyState, ItemData, RawResponse, Source
 from tidings.net import decode_text
+from tidings.pipeline.config import Extract, Filters
 from tidings.pipeline.extraction import page_item, run_extraction, store_page_item
 from tidings.pipeline.reading import SourceRules, plan_listing
 from tidings.pipeline.upsert import upsert_items
@@ -75,10 +76,10 @@ def _content_type(headers: Mapping[str, str]) -> str:
 # ------------------------------------------------------------------- feeds
 
 
-def _feed_entries(store: Reads, settings: Settings, source: Source, since: datetime | None,
-                  report: ReparseReport) -> tuple[dict[str, ItemData], dict[str, datetime]]:
+def _feed_entries(store: Reads, settings: Settings, rules: SourceRules, source: Source,
+                  since: datetime | None, report: ReparseReport
+                  ) -> tuple[dict[str, ItemData], dict[str, datetime]]:
     """Newest listing of each entry, by identity key; and the newest good page per item."""
-    rules = SourceRules.of(source)
     entries: dict[str, ItemData] = {}
     pages: dict[str, datetime] = {}
     for raw in store.iter_raw(source_id=source.id, since=since):
@@ -146,7 +147,7 @@ def relink_images(html: str, current: str | None) -> str:
     return "".join(parts)
 
 
-def _page_item(store: Reads, source: Source, raw: RawResponse,
+def _page_item(store: Reads, source: Source, options: Extract, raw: RawResponse,
                report: ReparseReport) -> ItemData | None:
     assert raw.item_key is not None
     try:
@@ -157,7 +158,7 @@ def _page_item(store: Reads, source: Source, raw: RawResponse,
         return None
     url = raw.final_url or raw.url
     try:
-        ext = run_extraction(decode_text(raw.body, _content_type(raw.headers)), url, source)
+        ext = run_extraction(decode_text(raw.body, _content_type(raw.headers)), url, options)
     except TidingsError as exc:
         report.error(f"{_when(raw)}: {exc}")
         return None
@@ -183,28 +184,31 @@ def _newest_pages(store: Reads, source: Source, since: datetime | None,
 
 
 def reparse_source(store: Reads, writer: Writer, settings: Settings, source: Source,
-                   now: datetime, *, since: datetime | None = None) -> ReparseReport:
+                   now: datetime, *, since: datetime | None = None,
+                   filters: Filters | None = None) -> ReparseReport:
     report = ReparseReport()
     try:
-        entries, newest = _feed_entries(store, settings, source, since, report)
+        rules = SourceRules.of(source, filters)
     except TidingsError as exc:  # the source's config no longer validates
         report.error(f"{source.id}: {exc}")
         return report
+    entries, newest = _feed_entries(store, settings, rules, source, since, report)
     _upsert_owned(store, writer, settings, source, entries, now, report)
     for raw in _newest_pages(store, source, since, newest):
-        data = _page_item(store, source, raw, report)
+        data = _page_item(store, source, rules.config.extract, raw, report)
         if data is not None:
             report.count(writer.call(store_page_item, settings, source, data, now))
     return report
 
 
 def reparse(store: Reads, writer: Writer, settings: Settings, now: datetime, *,
-            source_id: str | None = None, since: datetime | None = None) -> ReparseReport:
+            source_id: str | None = None, since: datetime | None = None,
+            filters: Filters | None = None) -> ReparseReport:
     """Parse and extract again everything archived (of ``source_id``, since ``since``)."""
     sources = [store.get_source(source_id)] if source_id else store.list_sources()
     total = ReparseReport()
     for source in sources:
-        one = reparse_source(store, writer, settings, source, now, since=since)
+        one = reparse_source(store, writer, settings, source, now, since=since, filters=filters)
         total.feeds += one.feeds
         total.pages += one.pages
         total.revised += one.revised

@@ -17,7 +17,8 @@ from urllib.parse import urlsplit
 
 from tidings.model import RunCounts, RunOutcome, Source
 from tidings.pipeline import timing
-from tidings.pipeline.collect import PipelineEnv, collect_source
+from tidings.pipeline.collect import collect_source
+from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.extraction import ExtractReport, extract_pending
 from tidings.pipeline.fair import taking_turns
 from tidings.store.base import Unit

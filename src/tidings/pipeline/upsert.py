@@ -31,6 +31,10 @@ from tidings.model import BodyState, ItemData, ItemState, Source
 from tidings.pipeline import listing
 from tidings.store.base import Discovery, ItemFields, NewItem, Reads, Revision, Unit, UpsertBatch
 
+#: the raw key under which the detail rule marks what an entry's own page gave, and
+#: which of those fields a later listing may not change back (pipeline/detail.py)
+DETAIL_KEY = "detail"
+
 
 @dataclass(slots=True)
 class UpsertOutcome:
@@ -151,13 +155,37 @@ def listing_memory(prepared: Sequence[Prepared]) -> dict[str, str]:
 
 
 def _inherit(fields: ItemFields, existing: ItemState | None, source_id: str) -> ItemFields:
-    """A teaser re-listed by the owner keeps the body we already extracted (R-EXTRACT-2)."""
-    if existing is None or existing.source_id != source_id or fields.body is not None:
+    """What an owner's re-listing keeps of the stored item: the body we extracted for a
+    teaser (R-EXTRACT-2), and what the entry's page gave where the list is silent or
+    the page is authoritative (R-WEB-5)."""
+    if existing is None or existing.source_id != source_id:
         return fields
-    if existing.body is None:
+    return _inherit_detail(_inherit_body(fields, existing), existing)
+
+
+def _inherit_body(fields: ItemFields, existing: ItemState) -> ItemFields:
+    if fields.body is not None or existing.body is None:
         return fields
     return replace(fields, body=existing.body, body_state=existing.body_state,
                    lossy=is_lossy(fields.title, existing.body, fields.summary))
+
+
+def _inherit_detail(fields: ItemFields, existing: ItemState) -> ItemFields:
+    marks = existing.raw.get(DETAIL_KEY)
+    if not isinstance(marks, Mapping) or DETAIL_KEY in fields.raw:
+        return fields  # no page read before, or the entry carries a fresh one
+    keep, filled = set(marks.get("keep") or ()), set(marks.get("filled") or ())
+    changes: dict[str, Any] = {}
+    if "title" in keep or ("title" in filled and not fields.title.strip()):
+        changes["title"] = existing.title
+        changes["title_fp"] = title_fingerprint(existing.title)
+    if "published_at" in keep or ("published_at" in filled and fields.published_at is None):
+        changes["published_at"] = existing.published_at
+    if "summary" in filled and not fields.summary.strip():
+        changes["summary"] = existing.summary
+    title, summary = changes.get("title", fields.title), changes.get("summary", fields.summary)
+    return replace(fields, **changes, raw={**fields.raw, DETAIL_KEY: dict(marks)},
+                   lossy=is_lossy(title, fields.body, summary))
 
 
 def _lossy_texts(fields: ItemFields, existing: ItemState | None) -> tuple[str, str | None]:

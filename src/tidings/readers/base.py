@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar
 
 from tidings.model import ItemData, RawResponse, Source, SourceKind
+from tidings.readers.options import ReaderConfig, RequestOptions
 
 if TYPE_CHECKING:
     from tidings.net import Fetcher
@@ -42,10 +43,19 @@ async def inline(func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> 
 
 @dataclass(frozen=True, slots=True)
 class ReadContext:
+    """What a reader gets: the source (with its cursor), the one fetcher, the time.
+
+    ``config`` is the source's config validated by the kind's whole schema (an
+    instance of the reader's ``config_model``, common keys included); ``request``
+    the per-source request options every fetch of the source uses.
+    """
+
     source: Source
     fetcher: Fetcher
     now: datetime
     offload: Offload = inline
+    config: ReaderConfig = field(default_factory=ReaderConfig)
+    request: RequestOptions = field(default_factory=RequestOptions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,12 +78,8 @@ class ReadResult:
 
 class Reader(Protocol):
     kind: SourceKind
-    #: config keys this kind accepts (R-SCHED-2); anything else is rejected
-    config_keys: frozenset[str]
-
-    def validate_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
-        """Return the normalized config or raise ConfigError naming the bad key."""
-        ...
+    #: the keys of this kind's own config (R-SCHED-2); the pipeline adds the common ones
+    config_model: type[ReaderConfig]
 
     async def read(self, ctx: ReadContext) -> ReadResult:
         """Fetch and parse; raise FetchError/ParseError/ConfigError on failure."""

@@ -23,7 +23,8 @@ from datetime import datetime
 
 from tidings.model import RunCounts, Source
 from tidings.pipeline import timing
-from tidings.pipeline.collect import PipelineEnv, collect_source
+from tidings.pipeline.collect import collect_source
+from tidings.pipeline.env import PipelineEnv
 from tidings.schedule import plan
 from tidings.store.base import Unit
 

@@ -31,7 +31,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from tidings.errors import ConfigError
 from tidings.model import Source
 from tidings.pipeline import timing
-from tidings.pipeline.collect import PipelineEnv
+from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.extraction import extract_pending
 from tidings.pipeline.fair import taking_turns
 from tidings.schedule import jobs, plan

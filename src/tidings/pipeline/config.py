@@ -1,0 +1,232 @@
+"""A source's config: one schema per kind, checked when it is saved (R-SCHED-2, R-SCHED-9).
+
+The keys every kind shares are defined here, because the pipeline interprets
+them: entry rules (``filters``, ``url_allow``, ``url_rewrite``), batch ``limits``,
+request options (``user_agent``, ``headers``, ``cookie``, ``proxy``), storage
+choices (``summary_only``, ``extract``) and the ``detail`` rule (R-WEB-5). A
+reader adds the keys of its own kind (``Reader.config_model``). Both go into one
+pydantic model per kind, so the CLI, the web form, the API and OPML import all
+refuse the same things with the same one-line reason: an unknown key (named),
+a wrong type, a regular expression or CSS selector that does not compile. A
+stored config that no longer validates (a key a newer version dropped) fails
+the source's runs with that reason instead of being half-applied.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import cache
+from typing import Annotated, Any, Literal, cast
+from urllib.parse import urlsplit
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    create_model,
+)
+
+from tidings.errors import ConfigError
+from tidings.model import SourceKind
+from tidings.readers import get_reader
+from tidings.readers.options import ReaderConfig, RequestOptions
+
+FIELDS = ("title", "url", "author", "category", "content")
+
+
+def _regex(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"bad regular expression {pattern!r} ({exc})") from None
+    return pattern
+
+
+def _css(selector: str) -> str:
+    from lxml.cssselect import CSSSelector
+
+    if not selector:
+        raise ValueError("an empty CSS selector")
+    try:
+        CSSSelector(selector)
+    except Exception as exc:  # cssselect raises several unrelated types
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"invalid CSS selector {selector!r} ({reason})") from None
+    return selector
+
+
+def _one_line(value: str) -> str:
+    if "\n" in value or "\r" in value:
+        raise ValueError("must be one line")
+    return value
+
+
+def _header_name(name: str) -> str:
+    if not re.fullmatch(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+", name):
+        raise ValueError(f"{name!r} is not a header name")
+    return name
+
+
+# Strict scalars: "yes" is not true and 5 is not a user agent; a config is written by a
+# person, and a value of the wrong type is more likely a mistake than a shorthand.
+Regex = Annotated[StrictStr, AfterValidator(_regex)]
+Css = Annotated[StrictStr, AfterValidator(_css)]
+OneLine = Annotated[StrictStr, AfterValidator(_one_line)]
+HeaderName = Annotated[StrictStr, AfterValidator(_header_name)]
+Count = StrictInt
+
+
+class _Table(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True,
+                              populate_by_name=True)
+
+
+class Rule(_Table):
+    field: Literal["title", "url", "author", "category", "content"]
+    pattern: Regex
+
+
+class Filters(_Table):
+    """Block / keep rules by regex on a field, and by date (R-SCHED-9)."""
+
+    block: tuple[Rule, ...] = ()
+    keep: tuple[Rule, ...] = ()
+    max_age_days: Annotated[Count, Field(ge=1, le=36500)] | None = None
+    drop_future: StrictBool = False
+
+
+class Rewrite(_Table):
+    old: StrictStr = Field(alias="from", min_length=1)
+    new: StrictStr = Field(alias="to")
+
+
+class Limits(_Table):
+    """Per-source batch limits, instead of the settings' (first run, later runs)."""
+
+    first: Annotated[Count, Field(ge=1, le=1000)] | None = None
+    first_months: Annotated[Count, Field(ge=1, le=1200)] | None = None
+    later: Annotated[Count, Field(ge=1, le=1000)] | None = None
+
+
+class Extract(_Table):
+    """Per-source extraction overrides (R-EXTRACT-1)."""
+
+    body_selector: Css | None = None
+    remove_selectors: tuple[Css, ...] = ()
+
+
+class Detail(_Table):
+    """Fetch the page of entries not stored yet to fill date, title and summary (R-WEB-5).
+
+    Selectors name where each field is on the page; without one, the date falls
+    back to meta tags, JSON-LD (``@graph`` included) and the first
+    ``<time datetime>``, the title to the page's own, the summary to its
+    description. ``*_authoritative`` makes what the page says win over the list:
+    a title from the page is never changed back by a later listing, and with no
+    date found by ``date_selector`` no other timestamp on the page stands in.
+    """
+
+    max_fetches: Annotated[Count, Field(ge=0, le=100)] = 10
+    title_selector: Css | None = None
+    date_selector: Css | None = None
+    summary_selector: Css | None = None
+    title_authoritative: StrictBool = False
+    published_authoritative: StrictBool = False
+
+
+class CommonConfig(ReaderConfig):
+    """The keys every kind accepts; the pipeline interprets them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True,
+                              populate_by_name=True)
+
+    filters: Filters = Filters()
+    url_allow: tuple[Regex, ...] = ()
+    url_rewrite: tuple[Rewrite, ...] = ()
+    limits: Limits = Limits()
+    user_agent: OneLine | None = None
+    cookie: OneLine | None = None
+    headers: dict[HeaderName, OneLine] = Field(default_factory=dict)
+    proxy: StrictBool | None = None
+    summary_only: StrictBool = False
+    extract: Extract = Extract()
+    detail: Detail | None = None
+
+    def request_options(self) -> RequestOptions:
+        headers = dict(self.headers)
+        if self.cookie:
+            headers["Cookie"] = self.cookie
+        return RequestOptions(headers=headers, user_agent=self.user_agent or None,
+                              proxy=self.proxy)
+
+    def request_for(self, source_url: str, url: str, accept: str) -> RequestOptions:
+        """Options for a page of the source (an article, a detail page): its cookie,
+        headers and user agent only go to the source's own host; its proxy choice
+        to every page."""
+        options = self.request_options()
+        if urlsplit(url).hostname != urlsplit(source_url).hostname:
+            return RequestOptions(headers={"Accept": accept}, proxy=options.proxy)
+        return RequestOptions(headers={"Accept": accept, **options.headers},
+                              user_agent=options.user_agent, proxy=options.proxy)
+
+
+@cache
+def config_model(kind: SourceKind) -> type[CommonConfig]:
+    """The whole schema of one kind: the common keys and the reader's own."""
+    if kind is SourceKind.EXTERNAL:  # pushed to, never fetched: no reader of its own
+        return CommonConfig
+    bases = cast("tuple[type[CommonConfig], ...]", (CommonConfig, get_reader(kind).config_model))
+    model: type[CommonConfig] = create_model(f"{kind.value.title()}Config", __base__=bases)
+    return model
+
+
+def parse_config(kind: SourceKind, config: Mapping[str, Any]) -> CommonConfig:
+    """The validated config of a source of ``kind``; ConfigError naming the bad key."""
+    model = config_model(kind)
+    try:
+        return model.model_validate(dict(config))
+    except ValidationError as exc:
+        raise _one_line_error(kind, model, exc) from None
+
+
+def validate_config(kind: SourceKind, config: Mapping[str, Any]) -> dict[str, Any]:
+    """The config as it is stored: validated, normalized, only the keys that are set."""
+    parsed = parse_config(kind, config)
+    return parsed.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+
+
+def parse_global_filters(filters: Mapping[str, Any]) -> Filters:
+    """The ``[filters]`` table of the settings file: rules for every source."""
+    try:
+        return Filters.model_validate(dict(filters))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in ("filters", *first["loc"]) if p != "[key]")
+        raise ConfigError(f"setting {where}: {_reason(first)}") from None
+
+
+def _one_line_error(kind: SourceKind, model: type[BaseModel],
+                    exc: ValidationError) -> ConfigError:
+    first = exc.errors()[0]
+    loc = [str(p) for p in first["loc"] if p != "[key]"]
+    if first["type"] == "extra_forbidden" and len(loc) == 1:
+        allowed = ", ".join(sorted(f.alias or name for name, f in model.model_fields.items()))
+        article = "an" if kind.value[0] in "aeiour" else "a"  # "an rss source"
+        return ConfigError(f"unknown config key {loc[0]!r} for {article} {kind.value} source "
+                           f"(allowed: {allowed})")
+    return ConfigError(f"config key {'.'.join(loc)!r}: {_reason(first)}")
+
+
+def _reason(error: Any) -> str:
+    message = str(error["msg"])
+    for prefix in ("Value error, ", "Assertion failed, "):
+        message = message.removeprefix(prefix)
+    if error["type"] == "extra_forbidden":
+        return "unknown key"
+    return message

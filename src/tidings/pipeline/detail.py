@@ -1,0 +1,91 @@
+"""The detail rule (R-WEB-5): fill entries from their own pages before they are stored.
+
+A list page often gives a link and a title and nothing else. For the entries of
+a run whose URL is not stored yet (at most ``detail.max_fetches`` a run), the
+page is fetched through the shared, polite fetcher and read for its title, date
+and summary (``extract/detail.py``). What the page gives fills what the list
+left empty; with ``title_authoritative`` / ``published_authoritative`` the
+page's title or date wins over the list's, and is marked in the item's raw data
+so that a later listing cannot change it back (``upsert``). A page that cannot
+be fetched leaves its entry as the list gave it, with the reason in raw.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import Any
+
+from tidings.errors import FetchError
+from tidings.extract.detail import PageFields, read_detail
+from tidings.identity import is_http_url, normalize_url
+from tidings.model import ItemData, Source
+from tidings.net import decode_body
+from tidings.pipeline.config import CommonConfig, Detail
+from tidings.pipeline.env import PipelineEnv
+from tidings.pipeline.reading import SourceRules
+from tidings.pipeline.upsert import DETAIL_KEY
+
+PAGE_ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
+
+
+def detail_step(env: PipelineEnv, source: Source, rules: SourceRules
+                ) -> Callable[[list[ItemData]], Awaitable[list[ItemData]]] | None:
+    """The reading path's detail step for ``source``, or None when it has no rule."""
+    config = rules.config
+    if config.detail is None:
+        return None
+    return lambda batch: fill_details(env, source, config, batch)
+
+
+async def fill_details(env: PipelineEnv, source: Source, config: CommonConfig,
+                       batch: list[ItemData]) -> list[ItemData]:
+    """``batch`` with the entries not stored yet filled from their pages."""
+    rule = config.detail
+    if rule is None or rule.max_fetches <= 0:
+        return batch
+    tracking = env.settings.tracking_params
+    urls = {n: normalize_url(item.url, tracking) for n, item in enumerate(batch)
+            if item.url and is_http_url(item.url)}
+    known = env.store.known_urls(list(urls.values()))
+    todo = [n for n, url in urls.items() if url not in known][:rule.max_fetches]
+    filled = await asyncio.gather(*(_one(env, source, config, rule, batch[n]) for n in todo))
+    out = list(batch)
+    for n, item in zip(todo, filled, strict=True):
+        out[n] = item
+    return out
+
+
+async def _one(env: PipelineEnv, source: Source, config: CommonConfig, rule: Detail,
+               item: ItemData) -> ItemData:
+    assert item.url is not None
+    options = config.request_for(source.url, item.url, PAGE_ACCEPT)
+    try:
+        resp = await env.fetcher.fetch(item.url, headers=options.headers,
+                                       user_agent=options.user_agent, proxy=options.proxy)
+        page = await env.offload(
+            read_detail, decode_body(resp), resp.final_url, title_selector=rule.title_selector,
+            date_selector=rule.date_selector, summary_selector=rule.summary_selector,
+            date_only_by_selector=rule.published_authoritative)
+    except FetchError as exc:
+        return replace(item, raw={**item.raw, DETAIL_KEY: {"error": str(exc)}})
+    return merge(item, page, rule, resp.final_url)
+
+
+def merge(item: ItemData, page: PageFields, rule: Detail, url: str) -> ItemData:
+    """The entry with what its page says (see the module docstring)."""
+    changes: dict[str, Any] = {}
+    keep: list[str] = []
+    if page.title and (not item.title.strip() or rule.title_authoritative):
+        changes["title"] = page.title
+        if rule.title_authoritative:
+            keep.append("title")
+    if page.published_at and (item.published_at is None or rule.published_authoritative):
+        changes["published_at"] = page.published_at
+        if rule.published_authoritative:
+            keep.append("published_at")
+    if page.summary and not item.summary.strip():
+        changes["summary"] = page.summary
+    marks = {"url": url, "filled": sorted(changes), "keep": keep}
+    return replace(item, **changes, raw={**item.raw, DETAIL_KEY: marks})

@@ -464,12 +464,11 @@ class Tidings:
     async def touch_session(self, session_id: str, lifetime: timedelta) -> bool:
         """The session was used now: it lives ``lifetime`` from now on."""
         now = self.clock()
-        touched: bool = await self._writer(_touch_session, session_id, now, now + lifetime)
-        return touched
+        return await self._writer(
+            lambda unit: unit.touch_session(session_id, now, now + lifetime))
 
     async def end_session(self, session_id: str) -> bool:
-        ended: bool = await self._writer(_end_session, session_id)
-        return ended
+        return await self._writer(lambda unit: unit.delete_session(session_id))
 
     async def end_sessions(self, name: str = ADMIN, *, keep: str | None = None) -> int:
         """Log the user out everywhere (but in ``keep``); returns how many sessions ended."""
@@ -488,13 +487,12 @@ class Tidings:
         return revoked
 
     async def touch_api_token(self, token_id: str) -> bool:
-        touched: bool = await self._writer(_touch_api_token, token_id, self.clock())
-        return touched
+        now = self.clock()
+        return await self._writer(lambda unit: unit.touch_api_token(token_id, now))
 
     async def secret(self, name: str, candidate: str) -> str:
         """The archive's secret ``name``; ``candidate`` becomes it if there is none yet."""
-        value: str = await self._writer(_ensure_secret, name, candidate)
-        return value
+        return await self._writer(lambda unit: unit.ensure_secret(name, candidate))
 
     async def import_access(self, password_hash: str,
                             tokens: Sequence[tuple[str, str, str, datetime]], *,
@@ -568,14 +566,6 @@ def _start_session(unit: Unit, name: str, session: WebSession) -> WebSession:
     return started
 
 
-def _touch_session(unit: Unit, session_id: str, seen_at: datetime, expires_at: datetime) -> bool:
-    return unit.touch_session(session_id, seen_at, expires_at)
-
-
-def _end_session(unit: Unit, session_id: str) -> bool:
-    return unit.delete_session(session_id)
-
-
 def _end_sessions(unit: Unit, name: str, keep: str | None) -> int:
     user = unit.find_user(name)
     return 0 if user is None else unit.delete_sessions(user.id, keep=keep)
@@ -590,14 +580,6 @@ def _add_api_token(unit: Unit, name: str, token: ApiToken) -> ApiToken:
 def _revoke_api_token(unit: Unit, name: str, token_id: str) -> bool:
     user = unit.find_user(name)
     return user is not None and unit.delete_api_token(user.id, token_id)
-
-
-def _touch_api_token(unit: Unit, token_id: str, used_at: datetime) -> bool:
-    return unit.touch_api_token(token_id, used_at)
-
-
-def _ensure_secret(unit: Unit, name: str, candidate: str) -> str:
-    return unit.ensure_secret(name, candidate)
 
 
 def _import_access(unit: Unit, name: str, password_hash: str,

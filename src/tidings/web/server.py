@@ -4,7 +4,9 @@ Every response passes :class:`Guard`, which adds the security headers (a strict
 Content-Security-Policy: no inline script or style anywhere) and, while no
 admin password exists, turns away every client that is not this machine, and
 every request whose Host is not a loopback name (so a web page cannot reach
-the reader through DNS rebinding either).
+the reader through DNS rebinding either). Before the first request it takes
+over an older install's ``web-auth.json``: until then the access mode is not
+known.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ another's token.
 
 from __future__ import annotations
 
+import logging
 import secrets
 import threading
 import time
@@ -22,6 +23,7 @@ from typing import TypeVar
 from jinja2 import Environment
 
 from tidings.app import ArchiveStats, Tidings
+from tidings.errors import TidingsError
 from tidings.model import Source
 from tidings.settings import Settings
 from tidings.web import auth
@@ -29,6 +31,7 @@ from tidings.web.access import import_legacy, password_set
 from tidings.web.render import make_env
 
 T = TypeVar("T")
+log = logging.getLogger("tidings.web")
 CSRF_PLACEHOLDER = "@@tidings-csrf@@"
 FIGURES_TTL = 5.0
 ACCESS_TTL = 2.0
@@ -137,12 +140,15 @@ class WebState:
 
     async def touch(self, key: str, write: Callable[[], Awaitable[object]]) -> None:
         """Run ``write`` unless one for ``key`` is under way: the requests a page sends
-        at once, all finding their session due for a touch, write it once."""
+        at once, all finding their session due for a touch, write it once. A failed
+        touch is only logged: "last seen" is bookkeeping, not worth a failed page."""
         if key in self._touching:
             return
         self._touching.add(key)
         try:
             await write()
+        except TidingsError as exc:
+            log.warning("could not record a session's or token's use: %s", exc)
         finally:
             self._touching.discard(key)
 

@@ -122,8 +122,7 @@ def client_address(request: Request) -> str:
 def set_session_cookie(request: Request, response: Response, value: str) -> None:
     response.set_cookie(
         auth.SESSION_COOKIE, value, max_age=int(auth.SESSION_LIFETIME.total_seconds()),
-        httponly=True,
-        samesite="lax", secure=request.url.scheme == "https", path="/",
+        httponly=True, samesite="lax", secure=request.url.scheme == "https", path="/",
     )
 
 

@@ -13,10 +13,18 @@ import hypothesis.errors
 import pytest
 import schemathesis
 
-from test_web_support import ServerThread, Spec, add_items, add_source, open_archive
+from test_web_support import (
+    ServerThread,
+    Spec,
+    add_items,
+    add_source,
+    new_token,
+    open_archive,
+    store_password,
+)
 from tidings.app import Tidings
 from tidings.settings import Settings, load_settings
-from tidings.web import auth, create_app, set_password
+from tidings.web import create_app
 
 
 @pytest.fixture
@@ -28,7 +36,7 @@ def api(settings: Settings) -> Iterator[tuple[Tidings, httpx.Client]]:
                          age=timedelta(minutes=i), author="Ann" if i < 3 else "")
                     for i in range(7)])
     add_items(tid, [Spec("过去的历史", backfill=True, age=timedelta(days=400))])
-    token = auth.new_token(settings, "tests")
+    token = new_token(tid, "tests")
     server = ServerThread(create_app(tid, settings, page_ttl=0)).start()
     with httpx.Client(base_url=server.url + "/api/v1",
                       headers={"Authorization": f"Bearer {token}"}) as client:
@@ -111,8 +119,8 @@ def test_openapi_fuzz_never_gets_a_5xx(tmp_path: Path) -> None:
     tid = open_archive(settings)
     add_source(tid, "alpha", "Alpha")
     add_items(tid, [Spec(f"Fuzz {i} 中文", age=timedelta(minutes=i)) for i in range(20)])
-    set_password(settings, "fuzzing password")
-    headers = {"Authorization": f"Bearer {auth.new_token(settings, 'fuzz')}"}
+    store_password(tid, "fuzzing password")
+    headers = {"Authorization": f"Bearer {new_token(tid, 'fuzz')}"}
     app = create_app(tid, settings, page_ttl=0)
     schema = schemathesis.openapi.from_asgi("/api/openapi.json", app)
     calls = 0

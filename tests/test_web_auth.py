@@ -10,12 +10,22 @@ from dataclasses import replace
 import httpx
 import pytest
 
-from test_web_support import ServerThread, Spec, add_items, add_source, open_archive
+from test_web_support import (
+    ServerThread,
+    Spec,
+    add_items,
+    add_source,
+    new_token,
+    open_archive,
+    run,
+    store_password,
+)
 from tidings.app import Tidings
 from tidings.errors import ConfigError
 from tidings.model import Visibility
 from tidings.settings import Settings
-from tidings.web import auth, check_listen, create_app, set_password
+from tidings.web import auth, check_listen, create_app
+from tidings.web.access import LEGACY_FILE
 
 PASSWORD = "correct horse battery"
 
@@ -62,28 +72,34 @@ def test_open_mode_serves_loopback_only_with_a_banner(tid: Tidings, settings: Se
     assert rebound.status_code == 421  # DNS rebinding: a foreign Host name is refused
 
 
-def test_non_loopback_listen_without_password_is_refused(settings: Settings) -> None:
-    check_listen(settings, "127.0.0.1")
-    check_listen(settings, "localhost")
+def test_non_loopback_listen_without_password_is_refused(
+    tid: Tidings, settings: Settings,
+) -> None:
+    check_listen(tid, "127.0.0.1")
+    check_listen(tid, "localhost")
     with pytest.raises(ConfigError, match="no admin password"):
-        check_listen(settings, "0.0.0.0")
-    check_listen(replace(settings, admin_password=PASSWORD), "0.0.0.0")
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    set_password(settings, PASSWORD)
-    check_listen(settings, "0.0.0.0")
+        check_listen(tid, "0.0.0.0")
+    with_env = open_archive(replace(settings, admin_password=PASSWORD))
+    try:
+        check_listen(with_env, "0.0.0.0")
+    finally:
+        with_env.close()
+    store_password(tid, PASSWORD)
+    check_listen(tid, "0.0.0.0")
 
 
-def test_password_is_stored_as_a_slow_hash(settings: Settings) -> None:
-    set_password(settings, PASSWORD)
-    text = auth.auth_path(settings).read_text()
-    assert PASSWORD not in text and "$argon2id$" in text
-    assert auth.auth_path(settings).stat().st_mode & 0o077 == 0
+def test_password_is_stored_as_a_slow_hash(tid: Tidings, settings: Settings) -> None:
+    store_password(tid, PASSWORD)
+    user = tid.user()
+    assert user is not None and user.is_admin
+    assert PASSWORD not in user.password_hash and user.password_hash.startswith("$argon2id$")
+    assert not (settings.data_dir / LEGACY_FILE).exists()  # nothing beside the archive
     with pytest.raises(ConfigError, match="at least"):
-        set_password(settings, "short")
+        store_password(tid, "short")
 
 
 def test_private_mode_login_session_and_csrf(tid: Tidings, settings: Settings) -> None:
-    set_password(settings, PASSWORD)
+    store_password(tid, PASSWORD)
     server = serve_app(tid, settings)
     try:
         with httpx.Client(base_url=server.url) as c:
@@ -108,27 +124,31 @@ def test_private_mode_login_session_and_csrf(tid: Tidings, settings: Settings) -
             done = c.patch(f"/api/v1/items/{item_id}", json={"starred": True},
                            headers={"X-CSRF-Token": csrf})
             assert done.status_code == 200 and done.json()["starred"] is True
-            set_password(settings, "another long password")  # logs every session out
-            assert c.get("/all").status_code in {200, 303}
+            store_password(tid, "another long password")  # logs every session out
+            assert c.get("/all").status_code == 303  # at once, even from another process
     finally:
         server.stop()
 
 
 def test_changing_the_password_ends_existing_sessions(tid: Tidings, settings: Settings) -> None:
-    set_password(settings, PASSWORD)
-    state = auth.load_state(settings)
-    cookie = auth.encode_session(state, auth.new_session(admin=True))
-    assert auth.decode_session(state, cookie) is not None
-    set_password(settings, "another long password")
-    assert auth.decode_session(auth.load_state(settings), cookie) is None
-    assert auth.decode_session(state, cookie + "0") is None
-    assert auth.decode_session(state, "garbage.cookie") is None
+    store_password(tid, PASSWORD)
+    cookie = auth.new_cookie()
+    sid = auth.session_id(cookie)
+    assert sid is not None
+    run(lambda: tid.start_session(sid, auth.SESSION_LIFETIME))
+    assert tid.session(sid) is not None
+    store_password(tid, "another long password")
+    assert tid.session(sid) is None
+    assert auth.session_id(cookie + "0") is None
+    assert auth.session_id("garbage.cookie") is None
 
 
 def test_api_tokens(tid: Tidings, settings: Settings) -> None:
-    set_password(settings, PASSWORD)
-    value = auth.new_token(settings, "phone")
-    assert value.startswith("tdg_") and value not in auth.auth_path(settings).read_text()
+    store_password(tid, PASSWORD)
+    value = new_token(tid, "phone")
+    (stored,) = tid.api_tokens()
+    assert value.startswith("tdg_") and stored.digest == auth.digest(value)
+    assert value not in repr(stored)  # only its hash is kept
     server = serve_app(tid, settings)
     try:
         with httpx.Client(base_url=server.url) as c:
@@ -141,8 +161,8 @@ def test_api_tokens(tid: Tidings, settings: Settings) -> None:
             assert marked.status_code == 200 and marked.json() == {"updated": 1}
             bad = c.get("/api/v1/items", headers={"Authorization": "Bearer tdg_wrong"})
             assert bad.status_code == 401
-            token_id = auth.load_state(settings).tokens[0].id
-            assert auth.revoke_token(settings, token_id)
+            token_id = tid.api_tokens()[0].id
+            assert run(lambda: tid.revoke_api_token(token_id))
             assert c.get("/api/v1/items", headers=good).status_code == 401
     finally:
         server.stop()
@@ -152,7 +172,7 @@ def test_public_reading_is_read_only_and_hides_isolated_sources(
     tid: Tidings, settings: Settings,
 ) -> None:
     settings = replace(settings, public_reading=True)
-    set_password(settings, PASSWORD)
+    store_password(tid, PASSWORD)
     server = serve_app(tid, settings)
     try:
         with httpx.Client(base_url=server.url) as c:
@@ -178,7 +198,7 @@ def test_public_reading_is_read_only_and_hides_isolated_sources(
 
 
 def test_login_failures_are_rate_limited(tid: Tidings, settings: Settings) -> None:
-    set_password(settings, PASSWORD)
+    store_password(tid, PASSWORD)
     server = serve_app(tid, settings)
     try:
         with httpx.Client(base_url=server.url) as c:

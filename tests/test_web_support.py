@@ -12,7 +12,7 @@ import itertools
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -26,6 +26,7 @@ from tidings.identity import title_fingerprint
 from tidings.model import BodyState, Source, SourceKind, Visibility
 from tidings.settings import Settings
 from tidings.store.base import ItemFields, NewItem, Unit, UpsertBatch
+from tidings.web import auth, set_password
 
 T = TypeVar("T")
 
@@ -43,6 +44,26 @@ def write(tid: Tidings, step: Callable[[Unit], T]) -> T:
     with ThreadPoolExecutor(1) as pool:
         result: T = pool.submit(asyncio.run, tid.write(step)).result()
     return result
+
+
+def run(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run a coroutine of the facade to its end from a plain test function (on a loop of
+    its own, like ``write``)."""
+    with ThreadPoolExecutor(1) as pool:
+        result: T = pool.submit(lambda: asyncio.run(make())).result()
+    return result
+
+
+def store_password(tid: Tidings, password: str) -> None:
+    """What `tidings set-password` does: a new password, every session logged out."""
+    run(lambda: set_password(tid, password))
+
+
+def new_token(tid: Tidings, name: str) -> str:
+    """Create an API token as the settings page does; returns its value."""
+    token_id, value, digest = auth.new_token()
+    run(lambda: tid.add_api_token(token_id, name, digest))
+    return value
 
 
 def add_source(tid: Tidings, sid: str, title: str = "", *,

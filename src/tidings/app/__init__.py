@@ -18,11 +18,14 @@ from tidings.schedule.ops import DiversityReport, HealthReport, SourceOverview
 from tidings.schedule.runner import StopReason
 from tidings.store.base import (
     UNSET,
+    ApiToken,
     ArchiveStats,
     ItemQuery,
     SearchQuery,
     SourceStats,
     SourceUpdate,
+    User,
+    WebSession,
 )
 
 if TYPE_CHECKING:  # article extraction loads on first use (see tidings.extract)
@@ -30,6 +33,7 @@ if TYPE_CHECKING:  # article extraction loads on first use (see tidings.extract)
 
 __all__ = [
     "UNSET",
+    "ApiToken",
     "ArchiveStats",
     "DiversityReport",
     "DoctorReport",
@@ -46,6 +50,8 @@ __all__ = [
     "SourceUpdate",
     "StopReason",
     "Tidings",
+    "User",
+    "WebSession",
     "discover_feeds",
     "extract_target",
     "slugify",

@@ -170,6 +170,6 @@ def set_password_command(ctx: Context, from_stdin: bool) -> None:
     else:
         password = click.prompt("New admin password", hide_input=True,
                                 confirmation_prompt=True)
-    ctx.open().close()  # the password lives next to the archive
-    set_password(ctx.settings, password)
+    tidings = ctx.open()  # the password is stored in the archive
+    run_async(tidings, set_password(tidings, password))
     click.echo(f"admin password set for {ctx.settings.data_dir}")

@@ -1,6 +1,6 @@
 """The web reader and JSON API (SPEC section 10): ``create_app``, ``serve``, ``set_password``."""
 
-from tidings.web.auth import set_password
+from tidings.web.access import set_password
 from tidings.web.server import check_listen, create_app, serve
 
 __all__ = ["check_listen", "create_app", "serve", "set_password"]

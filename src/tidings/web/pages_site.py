@@ -12,12 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
+from starlette.concurrency import run_in_threadpool
 from starlette.responses import FileResponse, PlainTextResponse, RedirectResponse, Response
 
 from tidings.settings import VERSION
 from tidings.web import auth
 from tidings.web.context import (
+    client_address,
     form_with_csrf,
+    log_in,
     render,
     require_admin,
     safe_next,
@@ -52,29 +55,32 @@ async def login_form(request: Request, next: str = "/") -> Response:
 async def login(request: Request) -> Response:
     form = await form_with_csrf(request)
     st = web_state(request)
-    client = request.client.host if request.client else "?"
+    client = client_address(request)
     target = safe_next(form.get("next"))
     failures = st.login_failures
     if _too_many_failures(failures, client):
         raise HTTPException(429, "too many failed logins; wait a few minutes")
     password = str(form.get("password") or "")
-    if not st.has_password or not st.password_ok(password):
+    if not st.has_password or not await run_in_threadpool(st.password_ok, password):
         failures.setdefault(client, deque()).append(time.monotonic())
         ctx = {"title": "Log in", "next": target, "has_password": st.has_password,
                "error": "wrong password" if st.has_password else "no password is set yet"}
         return render(request, "login.html", ctx, status=401)
     failures.pop(client, None)
     response = RedirectResponse(target, status_code=303)
-    set_session_cookie(request, response, auth.encode_session(st.auth, auth.new_session(True)))
+    await log_in(request, response)
     return response
 
 
 @router.post("/logout")
 async def logout(request: Request) -> Response:
+    """End this session: its row goes, so the cookie is worthless from now on."""
     await form_with_csrf(request)
+    who = viewer(request)
+    if who.session is not None:
+        await web_state(request).tidings.end_session(who.session.id)
     response = RedirectResponse("/login", status_code=303)
-    st = web_state(request)
-    set_session_cookie(request, response, auth.encode_session(st.auth, auth.new_session(False)))
+    set_session_cookie(request, response, auth.new_cookie())
     return response
 
 
@@ -85,7 +91,8 @@ def _settings_context(request: Request, **extra: Any) -> dict[str, Any]:
              "public reading": "yes" if s.public_reading else "no",
              "default interval": f"{s.default_interval_min} min",
              "database": "PostgreSQL" if s.database_url else "SQLite", "version": VERSION}
-    return {"title": "Settings", "shown": shown, "tokens": st.auth.tokens,
+    return {"title": "Settings", "shown": shown, "tokens": st.tidings.api_tokens(),
+            "sessions": st.tidings.sessions(), "this_session": viewer(request).session_id,
             "env_password": bool(s.admin_password), "new_token": "", "error": "",
             "message": "", **extra}
 
@@ -98,34 +105,49 @@ async def settings_page(request: Request) -> Response:
 
 @router.post("/settings/password")
 async def change_password(request: Request) -> Response:
-    require_admin(request)
+    """A new password ends every other session; this one stays logged in."""
+    who = require_admin(request)
     form = await form_with_csrf(request)
     st = web_state(request)
     new, again = str(form.get("password") or ""), str(form.get("again") or "")
-    if st.has_password and not st.password_ok(str(form.get("current") or "")):
+    current = str(form.get("current") or "")
+    if st.has_password and not await run_in_threadpool(st.password_ok, current):
         error = "the current password is wrong"
     elif new != again:
         error = "the two new passwords differ"
     elif len(new) < auth.MIN_PASSWORD:
         error = f"the password needs at least {auth.MIN_PASSWORD} characters"
     else:
-        auth.set_password(st.settings, new)
-        st.reload_auth()
+        keep = who.session.id if who.session is not None else None
+        await st.tidings.set_password_hash(await run_in_threadpool(auth.hash_password, new),
+                                           keep_session=keep)
+        st.password_changed()
         st.changed()
         response = RedirectResponse("/settings?saved=1", status_code=303)
-        set_session_cookie(request, response,
-                           auth.encode_session(st.auth, auth.new_session(True)))
+        if keep is None:  # admin without a login (first run): stay admin from now on
+            await log_in(request, response)
         return response
     return render(request, "settings.html", _settings_context(request, error=error), status=400)
+
+
+@router.post("/settings/sessions/end")
+async def end_sessions(request: Request) -> Response:
+    """Log out everywhere, this browser included."""
+    require_admin(request)
+    await form_with_csrf(request)
+    await web_state(request).tidings.end_sessions()
+    response = RedirectResponse("/login", status_code=303)
+    set_session_cookie(request, response, auth.new_cookie())
+    return response
 
 
 @router.post("/settings/tokens")
 async def create_token(request: Request) -> Response:
     require_admin(request)
     form = await form_with_csrf(request)
-    st = web_state(request)
-    value = auth.new_token(st.settings, str(form.get("name") or ""))
-    st.reload_auth()
+    token_id, value, digest = auth.new_token()
+    await web_state(request).tidings.add_api_token(
+        token_id, auth.token_label(str(form.get("name") or "")), digest)
     return render(request, "settings.html", _settings_context(request, new_token=value))
 
 
@@ -133,9 +155,7 @@ async def create_token(request: Request) -> Response:
 async def delete_token(request: Request, token_id: str) -> Response:
     require_admin(request)
     await form_with_csrf(request)
-    st = web_state(request)
-    auth.revoke_token(st.settings, token_id)
-    st.reload_auth()
+    await web_state(request).tidings.revoke_api_token(token_id)
     return RedirectResponse("/settings", status_code=303)
 
 

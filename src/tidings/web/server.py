@@ -4,7 +4,9 @@ Every response passes :class:`Guard`, which adds the security headers (a strict
 Content-Security-Policy: no inline script or style anywhere) and, while no
 admin password exists, turns away every client that is not this machine, and
 every request whose Host is not a loopback name (so a web page cannot reach
-the reader through DNS rebinding either).
+the reader through DNS rebinding either). Before the first request it takes
+over an older install's ``web-auth.json``: until then the access mode is not
+known.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -25,8 +27,9 @@ from tidings.app import Tidings
 from tidings.errors import ConfigError, NotFoundError, TidingsError
 from tidings.settings import VERSION, Settings
 from tidings.web import api, pages_read, pages_site, pages_sources
+from tidings.web.access import import_legacy, password_set
 from tidings.web.auth import host_header_name, is_loopback
-from tidings.web.context import LoginRequired, login_redirect, render
+from tidings.web.context import LoginRequired, keep_alive, login_redirect, render
 from tidings.web.state import WebState
 
 log = logging.getLogger("tidings.web")
@@ -60,6 +63,13 @@ class Guard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        try:
+            await self.state.ready()
+        except TidingsError as exc:  # e.g. an unreadable auth file of an older version
+            log.error("%s", exc)
+            await Response(f"tidings: {exc}\n", status_code=503, media_type="text/plain",
+                           headers={"Content-Security-Policy": CSP})(scope, receive, send)
             return
         if self.state.mode == "open":
             refusal = self._refuse(scope)
@@ -155,7 +165,7 @@ def create_app(tidings: Tidings, settings: Settings, *, page_ttl: float = 2.0) -
     """The reader + JSON API for one open archive (the caller owns ``tidings``)."""
     state = WebState(tidings, settings, page_ttl=page_ttl)
     app = FastAPI(title="tidings", version=VERSION, docs_url=None, redoc_url=None,
-                  openapi_url="/api/openapi.json",
+                  openapi_url="/api/openapi.json", dependencies=[Depends(keep_alive)],
                   description="The tidings JSON API. Authenticate with "
                               "`Authorization: Bearer <token>` (see the settings page).")
     app.state.web = state
@@ -171,18 +181,15 @@ def create_app(tidings: Tidings, settings: Settings, *, page_ttl: float = 2.0) -
 # --------------------------------------------------------------------- serving
 
 
-def check_listen(settings: Settings, host: str) -> None:
+def check_listen(tidings: Tidings, host: str) -> None:
     """Refuse to listen beyond loopback while nobody could log in."""
-    from tidings.web.auth import load_state
-
-    if is_loopback(host) or settings.admin_password:
+    if is_loopback(host) or password_set(tidings):
         return
-    if not settings.data_dir.exists() or not load_state(settings).password_hash:
-        raise ConfigError(
-            f"refusing to listen on {host}: no admin password is set, so anyone who can reach "
-            "it could read and change the archive; run `tidings set-password` (or set "
-            "TIDINGS_ADMIN_PASSWORD) first, or listen on 127.0.0.1"
-        )
+    raise ConfigError(
+        f"refusing to listen on {host}: no admin password is set, so anyone who can reach "
+        "it could read and change the archive; run `tidings set-password` (or set "
+        "TIDINGS_ADMIN_PASSWORD) first, or listen on 127.0.0.1"
+    )
 
 
 def serve(settings: Settings, *, host: str | None = None, port: int | None = None) -> None:
@@ -191,8 +198,13 @@ def serve(settings: Settings, *, host: str | None = None, port: int | None = Non
 
     host = host or settings.host
     port = port if port is not None else settings.port
-    check_listen(settings, host)
     tidings = Tidings.open(settings)
+    try:
+        asyncio.run(import_legacy(tidings))  # an older install's password counts below
+        check_listen(tidings, host)
+    except BaseException:
+        tidings.close()
+        raise
     app = create_app(tidings, settings)
     config = uvicorn.Config(app, host=host, port=port, log_level="info",
                             proxy_headers=True, server_header=False)

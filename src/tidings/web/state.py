@@ -1,4 +1,4 @@
-"""Per-app state: the facade, the auth state, and the small caches pages share.
+"""Per-app state: the facade, the access mode and secret, and the small caches pages share.
 
 Lists are what people open most, and most of a list page's cost is the same
 for every visitor with the same role; so rendered pages are kept for a short
@@ -11,24 +11,30 @@ another's token.
 
 from __future__ import annotations
 
+import logging
+import secrets
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 from jinja2 import Environment
 
 from tidings.app import ArchiveStats, Tidings
+from tidings.errors import TidingsError
 from tidings.model import Source
 from tidings.settings import Settings
 from tidings.web import auth
+from tidings.web.access import import_legacy, password_set
 from tidings.web.render import make_env
 
 T = TypeVar("T")
+log = logging.getLogger("tidings.web")
 CSRF_PLACEHOLDER = "@@tidings-csrf@@"
 FIGURES_TTL = 5.0
+ACCESS_TTL = 2.0
 
 
 @dataclass
@@ -102,36 +108,49 @@ class WebState:
         self._stats = _Memo(ttl=FIGURES_TTL)
         self._sources = _Memo(ttl=FIGURES_TTL)
         self.login_failures: dict[str, deque[float]] = {}
-        self._auth: auth.AuthState | None = None
-        self._auth_stamp: tuple[int, int, int] = (-1, -1, -1)
         self._env_hash = auth.hash_password(settings.admin_password) \
             if settings.admin_password else ""
+        # the mode is asked on every request; set-password in another process shows
+        # within ACCESS_TTL (a session's logout or expiry is checked on every request)
+        self._password_set = _Memo(ttl=ACCESS_TTL)
+        self.csrf_secret = ""
+        self._touching: set[str] = set()
 
-    # -- auth state: re-read when `tidings set-password` (another process) changed it
-    @property
-    def auth(self) -> auth.AuthState:
-        path = auth.auth_path(self.settings)
-        try:
-            info = path.stat()
-            stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
-        except FileNotFoundError:
-            stamp = (-1, -1, -1)
-        if self._auth is None or stamp != self._auth_stamp:
-            self._auth = auth.load_state(self.settings)
-            info = path.stat()
-            self._auth_stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
-        return self._auth
-
-    def reload_auth(self) -> None:
-        self._auth = None
+    async def ready(self) -> None:
+        """Before the first request: take over an older install's auth file, then load
+        the secret CSRF tokens derive from (made by the first process to need it)."""
+        if self.csrf_secret:
+            return
+        await import_legacy(self.tidings)
+        self.csrf_secret = await self.tidings.secret(auth.CSRF_SECRET, secrets.token_urlsafe(32))
 
     @property
     def has_password(self) -> bool:
-        return bool(self._env_hash or self.auth.password_hash)
+        return bool(self._env_hash) or self._password_set.get(
+            lambda: password_set(self.tidings))
 
     def password_ok(self, password: str) -> bool:
-        hashes = [h for h in (self._env_hash, self.auth.password_hash) if h]
+        """Slow on purpose (a KDF): call it off the event loop."""
+        user = self.tidings.user()
+        hashes = [h for h in (self._env_hash, user.password_hash if user else "") if h]
         return any(auth.check_password(h, password) for h in hashes)
+
+    def password_changed(self) -> None:
+        self._password_set.clear()
+
+    async def touch(self, key: str, write: Callable[[], Awaitable[object]]) -> None:
+        """Run ``write`` unless one for ``key`` is under way: the requests a page sends
+        at once, all finding their session due for a touch, write it once. A failed
+        touch is only logged: "last seen" is bookkeeping, not worth a failed page."""
+        if key in self._touching:
+            return
+        self._touching.add(key)
+        try:
+            await write()
+        except TidingsError as exc:
+            log.warning("could not record a session's or token's use: %s", exc)
+        finally:
+            self._touching.discard(key)
 
     @property
     def mode(self) -> str:

@@ -14,6 +14,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from tidings.errors import StorageError
+from tidings.store.sqlite._access import AccessMixin
 from tidings.store.sqlite._db import Database, Transaction, connect
 from tidings.store.sqlite._find import SearchMixin
 from tidings.store.sqlite._items import ItemsWriteMixin
@@ -31,7 +32,7 @@ __all__ = ["SqliteStorage", "SqliteUnit"]
 
 class _Everything(
     SourcesMixin, RunsMixin, ItemsWriteMixin, ItemsReadMixin, SearchIndexMixin, SearchMixin,
-    RawMixin, StatsMixin, OpsMixin,
+    RawMixin, StatsMixin, OpsMixin, AccessMixin,
 ):
     """Every read and write, on whatever connection the subclass provides."""
 

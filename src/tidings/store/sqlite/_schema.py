@@ -215,7 +215,44 @@ UPDATE items SET lossy = 1 WHERE instr(title, char(65533)) OR instr(summary, cha
     OR instr(body, char(65533));
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _FOLDERS_AND_LOSSY)
+# The web reader's users, logged-in sessions and API tokens (R-API-6), which lived in a
+# JSON file beside the archive: in storage, a logout or a new password applies at once
+# in every process and on every machine that shares the archive. No secret is stored:
+# a session's id is the SHA-256 of its cookie, a token's digest that of the token.
+# Visitors who are not logged in have no row (their cookie only binds CSRF tokens).
+_WEB_ACCESS = """
+CREATE TABLE users (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    password_hash TEXT NOT NULL DEFAULT '',
+    is_admin INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    password_changed_at INTEGER
+);
+CREATE TABLE sessions (
+    id TEXT PRIMARY KEY,
+    user_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    admin INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    last_seen_at INTEGER NOT NULL,
+    user_agent TEXT NOT NULL DEFAULT '',
+    ip TEXT NOT NULL DEFAULT ''
+) WITHOUT ROWID;
+CREATE INDEX sessions_user ON sessions (user_id, last_seen_at);
+CREATE INDEX sessions_expires ON sessions (expires_at);
+CREATE TABLE api_tokens (
+    id TEXT PRIMARY KEY,
+    user_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    digest TEXT NOT NULL UNIQUE,
+    created_at INTEGER NOT NULL,
+    last_used_at INTEGER
+) WITHOUT ROWID;
+CREATE INDEX api_tokens_user ON api_tokens (user_id, created_at);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _FOLDERS_AND_LOSSY, _WEB_ACCESS)
 
 
 def migrate(conn: sqlite3.Connection) -> int:

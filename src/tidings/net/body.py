@@ -1,9 +1,10 @@
 """Streaming the body under a byte cap that counts decompressed bytes (R-HTTP-4).
 
-httpx would decompress each network chunk in one go, and a 64 KiB chunk of a
-gzip bomb can inflate to tens of megabytes before any cap is checked. So the
-guard asks only for encodings it can inflate itself, reads the raw stream and
-inflates with ``max_length``: memory stays near the cap whatever the ratio.
+An HTTP client decompressing for us inflates each network chunk in one go, and a
+64 KiB chunk of a gzip bomb can inflate to tens of megabytes before any cap is
+checked. So the guard turns aiohttp's decompression off, asks only for
+encodings it can inflate itself, reads the raw stream and inflates with
+``max_length``: memory stays near the cap whatever the ratio.
 """
 
 from __future__ import annotations

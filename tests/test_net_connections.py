@@ -19,7 +19,15 @@ import pytest
 import trustme
 from aiohttp import web
 
-from netservers import ServerLog, TableResolver, ok, scripted, serve, standard_app
+from netservers import (
+    RecordingDialer,
+    ServerLog,
+    TableResolver,
+    ok,
+    scripted,
+    serve,
+    standard_app,
+)
 from tidings.errors import FetchError, HTTPStatusError
 from tidings.net import Fetcher
 from tidings.settings import Settings
@@ -134,9 +142,9 @@ def _app() -> web.Application:
 
 
 @asynccontextmanager
-async def serve_tls(ca: trustme.CA) -> AsyncIterator[str]:
+async def serve_tls(ca: trustme.CA, *names: str) -> AsyncIterator[str]:
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert("127.0.0.1", "localhost").configure_cert(context)
+    ca.issue_cert(*(names or ("127.0.0.1", "localhost"))).configure_cert(context)
     runner = web.AppRunner(_app(), handle_signals=False, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context)
@@ -198,3 +206,65 @@ async def test_a_large_plain_body_arrives_whole(settings: Settings) -> None:
     async with serve(_app()) as base, Fetcher(settings) as fetcher:
         got = await fetcher.fetch(f"{base}/big", max_bytes=8 * 1024 * 1024)
     assert got.content == BIG
+
+
+@asynccontextmanager
+async def connect_proxy(tls_port: int) -> AsyncIterator[tuple[str, list[str]]]:
+    """A forward proxy that tunnels every CONNECT to the local TLS server, whatever
+    host it names (so nothing leaves the machine); yields its URL and the targets."""
+    targets: list[str] = []
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        except ConnectionError:
+            pass
+        finally:
+            writer.close()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        method, target = head.split(b" ")[:2]
+        assert method == b"CONNECT"
+        targets.append(target.decode())
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", tls_port)
+        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+    def track(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.ensure_future(handle(reader, writer))
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    server = await asyncio.start_server(track, "127.0.0.1", 0)
+    try:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}", targets
+    finally:
+        server.close()
+        await server.wait_closed()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def test_https_through_the_proxy_is_a_tunnel_verified_for_the_target(
+    settings: Settings, ca: trustme.CA,
+) -> None:
+    """The target is checked here, the proxy is dialed, TLS is end to end with the target."""
+    resolver = TableResolver.fixed({"feeds.example.com": ["93.184.216.34"],
+                                    "other.example.com": ["93.184.216.34"]})
+    dialer = RecordingDialer()
+    async with serve_tls(ca, "feeds.example.com") as base:
+        port = int(base.rsplit(":", 1)[1])
+        async with connect_proxy(port) as (proxy, targets):
+            proxied = replace(settings, allow_private_hosts=(), egress_proxy=proxy)
+            async with Fetcher(proxied, resolver=resolver, dial_hook=dialer,
+                               tls=trusting(ca)) as fetcher:
+                resp = await fetcher.fetch(f"https://feeds.example.com:{port}/small")
+                with pytest.raises(FetchError, match=r"(?i)hostname mismatch"):
+                    await fetcher.fetch(f"https://other.example.com:{port}/small")
+    assert resp.content == b"ok"
+    assert targets == [f"feeds.example.com:{port}", f"other.example.com:{port}"]
+    assert resolver.calls == ["feeds.example.com", "other.example.com"]
+    assert dialer.dialed == []  # the proxy was dialed, never the target

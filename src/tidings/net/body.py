@@ -118,12 +118,17 @@ async def read_capped(raw: AsyncIterator[bytes], content_encoding: str, cap: int
     return decoder.finish()
 
 
+def check_encoding(content_encoding: str) -> None:
+    """Raise :class:`BodyError` now for an encoding a kept body could not be decoded from."""
+    _decoders(content_encoding)
+
+
 async def read_encoded(raw: AsyncIterator[bytes], content_encoding: str, cap: int) -> bytes:
     """The body as sent, for decoding later (:class:`Body`); at most ``cap`` bytes of it.
 
     An encoding we could not decode fails now, as it would when decoding at once.
     """
-    _decoders(content_encoding)
+    check_encoding(content_encoding)
     parts: list[bytes] = []
     size = 0
     async for chunk in raw:

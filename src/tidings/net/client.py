@@ -14,8 +14,7 @@ import json as jsonlib
 import re
 import ssl
 import time
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import TracebackType
@@ -38,6 +37,8 @@ from tidings.net.body import (
     Body,
     BodyError,
     CapExceededError,
+    check_encoding,
+    decode_capped,
     read_capped,
     read_encoded,
     too_large,
@@ -77,33 +78,17 @@ class UnexpectedAnswerError(Exception):
 
 @dataclass
 class _Budget:
-    """Seconds left for one request; spent only while a hop actually runs."""
+    """Seconds of one request's budget, spent only while a hop actually runs."""
 
     total: float
     used: float = 0.0
-
-    @asynccontextmanager
-    async def spend(self) -> AsyncIterator[None]:
-        """Raises TimeoutError when the budget runs out, inside the hop or before it.
-
-        asyncio's own timeout: it cancels the task once and the clean-up after the
-        cancellation (aiohttp closing the connection) runs to its end.
-        """
-        remaining = self.total - self.used
-        if remaining <= 0:
-            raise TimeoutError
-        start = time.monotonic()
-        try:
-            async with asyncio.timeout(remaining):
-                yield
-        finally:
-            self.used += time.monotonic() - start
 
 
 @dataclass
 class _Hop:
     method: str
     url: URL
+    text: str  # ``url`` as a string, for messages and the redirect chain
     headers: dict[str, str]
     json: Any = None
 
@@ -221,15 +206,21 @@ class Fetcher:
             raise_for_status=raise_for_status,
             defer_decoding=defer_decoding,
         )
-        extra = {name.lower(): value for name, value in (headers or {}).items()
-                 if name.lower() not in _OWN_HEADERS}
+        sent = dict(self._base_headers)
+        extra = {name.lower(): value for name, value in headers.items()
+                 if name.lower() not in _OWN_HEADERS} if headers else {}
         for name, value in (("if-none-match", etag), ("if-modified-since", last_modified),
                             ("referer", referer), ("user-agent", user_agent)):
             if value:
                 extra[name] = value
         try:
-            _check_request(method, extra)
-            hop = _Hop(method.upper(), _parse_url(url), {**self._base_headers, **extra}, json)
+            if extra:
+                _check_headers(extra)
+                sent.update(extra)
+            if method != "GET":
+                _check_method(method)
+            parsed = _parse_url(url)
+            hop = _Hop(method.upper(), parsed, str(parsed), sent, json)
             return await self._follow(request, hop)
         except FetchError:
             raise
@@ -237,53 +228,71 @@ class Fetcher:
             raise _translate(exc, request) from exc
 
     async def _follow(self, request: _Request, hop: _Hop) -> Response:
-        seen = {str(hop.url)}
+        seen = {hop.text}
         limit = self.settings.http_max_redirects
         while True:
             answer = await self._send(request, hop)
             if answer.location is None:
                 return self._finish(request, hop, answer)
-            request.redirects.append(str(hop.url))
+            request.redirects.append(hop.text)
             try:
                 target = _parse_url(str(hop.url.join(URL(answer.location))))
             except (TypeError, ValueError) as exc:
                 raise FetchError(request.url, f"{request.url}: redirected to a bad URL "
                                               f"{answer.location!r} ({exc})") from exc
+            hop = _next_hop(hop, target, answer.status)
             if len(request.redirects) > limit:
                 raise TooManyRedirectsError(
-                    request.url, f"{request.url}: more than {limit} redirects (next: {target})"
+                    request.url, f"{request.url}: more than {limit} redirects (next: {hop.text})"
                 )
-            if str(target) in seen:
+            if hop.text in seen:
                 raise TooManyRedirectsError(
-                    request.url, f"{request.url}: redirect loop at {target}"
+                    request.url, f"{request.url}: redirect loop at {hop.text}"
                 )
-            seen.add(str(target))
-            hop = _next_hop(hop, target, answer.status)
+            seen.add(hop.text)
 
     async def _send(self, request: _Request, hop: _Hop) -> _Answer:
+        """One hop: wait for the host's slot, then spend from the budget while it runs.
+
+        The budget is asyncio's own timeout: it cancels the task once and the
+        clean-up after the cancellation (aiohttp closing the connection) runs to
+        its end. Waiting for the slot is not counted.
+        """
+        host = hop.url.raw_host or ""
+        request.current = hop.text
+        budget = request.budget
+        async with self.limiter.slot(host):
+            remaining = budget.total - budget.used
+            if remaining <= 0:
+                raise TimeoutError
+            start = time.monotonic()
+            try:
+                async with asyncio.timeout(remaining):
+                    return await self._exchange(request, hop, host)
+            finally:
+                budget.used += time.monotonic() - start
+
+    async def _exchange(self, request: _Request, hop: _Hop, host: str) -> _Answer:
         url = hop.url
-        host = url.raw_host or ""
-        request.current = str(url)
         sessions = self._sessions
         proxied = sessions.proxy is not None and uses_proxy(
             url.host or host, self.settings, request.proxy)
-        async with self.limiter.slot(host), request.budget.spend():
-            if proxied:  # the proxy resolves for us, so check the target here
-                await checked_addresses(host, url.port or 80, self._guard.resolver, self.allow)
-            session = sessions.proxied() if proxied else sessions.direct()
-            headers, body = _payload(hop)
-            token = CURRENT_HOP.set(Hop(host))
-            try:
-                response = await session.request(
-                    hop.method, url, headers=headers, data=body, allow_redirects=False,
-                    proxy=sessions.proxy if proxied else None,
-                )
-            finally:
-                CURRENT_HOP.reset(token)
-            try:
-                return await self._answer(request, hop, response)
-            finally:
-                finish(response)
+        if proxied:  # the proxy resolves for us, so check the target here
+            await checked_addresses(host, url.port or 80, self._guard.resolver, self.allow)
+        session = sessions.proxied() if proxied else sessions.direct()
+        headers, body = _payload(hop)
+        token = CURRENT_HOP.set(Hop(host))
+        try:
+            response = await session.request(
+                hop.method, url, headers=headers, data=body, allow_redirects=False,
+                proxy=sessions.proxy if proxied else None,
+            )
+        finally:
+            CURRENT_HOP.reset(token)
+        try:
+            return await self._answer(request, hop, response)
+        finally:
+            finish(response)
 
     async def _answer(self, request: _Request, hop: _Hop,
                       response: aiohttp.ClientResponse) -> _Answer:
@@ -304,16 +313,13 @@ class Fetcher:
             await _drain(response)
             return answer
         encoding = answer.headers.get("content-encoding", "")
-        raw = response.content.iter_any()
-        if request.defer_decoding and encoding:
-            answer.content = await read_encoded(raw, encoding, request.cap)
-            answer.encoding = encoding
-        else:
-            answer.content = await read_capped(raw, encoding, request.cap)
+        keep = request.defer_decoding and bool(encoding)
+        answer.content = await _read_body(response, encoding, request.cap, keep=keep)
+        answer.encoding = encoding if keep else ""
         return answer
 
     def _finish(self, request: _Request, hop: _Hop, answer: _Answer) -> Response:
-        final = str(hop.url)
+        final = hop.text
         now = datetime.now(UTC)
         if answer.status >= 400 and request.raise_for_status:
             retry_after = parse_retry_after(answer.headers.get("retry-after", ""), now)
@@ -359,10 +365,13 @@ def _parse_url(url: str) -> URL:
     return parsed
 
 
-def _check_request(method: str, headers: Mapping[str, str]) -> None:
-    """Refuse what would change the request's framing (header injection, a bad method)."""
+def _check_method(method: str) -> None:
     if not _TOKEN.fullmatch(method):
         raise ValueError(f"method {method!r} is not a token")
+
+
+def _check_headers(headers: Mapping[str, str]) -> None:
+    """Refuse what would change the request's framing (header injection)."""
     for name, value in headers.items():
         if not _TOKEN.fullmatch(name):
             raise ValueError(f"header name {name!r} is not a token")
@@ -389,7 +398,30 @@ def _next_hop(hop: _Hop, target: URL, status: int) -> _Hop:
             hop.url.scheme, hop.url.raw_host, hop.url.port):
         for name in _PRIVATE_HEADERS:
             headers.pop(name, None)
-    return _Hop(method, target, headers, body)
+    return _Hop(method, target, str(target), headers, body)
+
+
+async def _read_body(response: aiohttp.ClientResponse, encoding: str, cap: int, *,
+                     keep: bool) -> bytes:
+    """The body under the cap: decoded, or as sent when ``keep`` (decoded later).
+
+    A body whose Content-Length fits the cap is read in one go (the parser stops
+    at that length) and, if compressed, inflated step by step under the cap;
+    any other is streamed and stops the moment it passes the cap.
+    """
+    length = response.content_length
+    if length is not None and length <= cap:
+        data = await response.content.read()
+        if not encoding:
+            return data
+        if keep:
+            check_encoding(encoding)
+            return data
+        return decode_capped(data, encoding, cap)
+    raw = response.content.iter_any()
+    if keep:
+        return await read_encoded(raw, encoding, cap)
+    return await read_capped(raw, encoding, cap)
 
 
 async def _drain(response: aiohttp.ClientResponse) -> None:

@@ -17,7 +17,7 @@ from netservers import RecordingDialer, ServerLog, TableResolver, serve, standar
 from tidings.errors import BlockedAddressError, ConnectError
 from tidings.net import AllowList, Fetcher
 from tidings.net.addresses import parse_address
-from tidings.net.guard import CURRENT_HOP, AddressRefusedError, Guard, Hop
+from tidings.net.guard import CURRENT_HOP, AddressRefusedError, Guard, HopCheck
 from tidings.settings import Settings
 
 
@@ -236,7 +236,7 @@ def test_the_socket_factory_refuses_any_address_the_guard_did_not_check(
     """aiohttp asks the factory for every socket it dials; only checked addresses get one."""
     dialer = RecordingDialer()
     guard = Guard(TableResolver({}), AllowList(), dialer)
-    token = CURRENT_HOP.set(Hop(hop, {parse_address(a) for a in approved})) if hop else None
+    token = CURRENT_HOP.set(HopCheck(hop, {parse_address(a) for a in approved})) if hop else None
     try:
         with pytest.raises(AddressRefusedError, match=reason):
             guard.socket_factory(_addr_info(address))
@@ -255,7 +255,7 @@ def test_the_socket_factory_makes_sockets_for_checked_addresses() -> None:
         ("feeds.example.com", {"93.184.216.34"}, "93.184.216.34"),  # what the resolver approved
         ("2606:2800:220:1::1", set(), "2606:2800:220:1::1"),  # an IP literal that is public
     ]:
-        token = CURRENT_HOP.set(Hop(host, {parse_address(a) for a in approved}))
+        token = CURRENT_HOP.set(HopCheck(host, {parse_address(a) for a in approved}))
         try:
             with guard.socket_factory(_addr_info(address, 443)) as sock:
                 assert sock.type == socket.SOCK_STREAM

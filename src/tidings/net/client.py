@@ -37,10 +37,6 @@ from tidings.net.body import (
     Body,
     BodyError,
     CapExceededError,
-    check_encoding,
-    decode_capped,
-    read_capped,
-    read_encoded,
     too_large,
     undecodable,
 )
@@ -49,21 +45,27 @@ from tidings.net.guard import (
     AddressRefusedError,
     DialHook,
     Guard,
-    Hop,
+    HopCheck,
     checked_addresses,
 )
 from tidings.net.politeness import HostLimiter, parse_retry_after
 from tidings.net.resolver import ResolveError, Resolver, SystemResolver
 from tidings.net.routing import uses_proxy
 from tidings.net.types import Response
-from tidings.net.wire import KEEPALIVE, Sessions, finish, flat_headers, proxy_url
+from tidings.net.wire import (
+    KEEPALIVE,
+    Sessions,
+    describe,
+    drain,
+    finish,
+    flat_headers,
+    proxy_url,
+    read_body,
+)
 from tidings.settings import Settings
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _NO_BODY_STATUSES = frozenset({204, 304})
-#: bytes of an unwanted body (an error page) read to keep its connection
-_DRAIN_LIMIT = 65_536
-_DRAIN_SECONDS = 0.5
 _PRIVATE_HEADERS = ("authorization", "cookie", "proxy-authorization")
 #: not taken from callers' headers: the User-Agent (R-HTTP-7), the encodings the body
 #: reader decodes, and the framing, which is the wire's business
@@ -281,7 +283,7 @@ class Fetcher:
             await checked_addresses(host, url.port or 80, self._guard.resolver, self.allow)
         session = sessions.proxied() if proxied else sessions.direct()
         headers, body = _payload(hop)
-        token = CURRENT_HOP.set(Hop(host))
+        token = CURRENT_HOP.set(HopCheck(host))
         try:
             response = await session.request(
                 hop.method, url, headers=headers, data=body, allow_redirects=False,
@@ -310,11 +312,11 @@ class Fetcher:
             or (answer.status >= 400 and request.raise_for_status)
         )
         if skip_body:
-            await _drain(response)
+            await drain(response)
             return answer
         encoding = answer.headers.get("content-encoding", "")
         keep = request.defer_decoding and bool(encoding)
-        answer.content = await _read_body(response, encoding, request.cap, keep=keep)
+        answer.content = await read_body(response, encoding, request.cap, keep=keep)
         answer.encoding = encoding if keep else ""
         return answer
 
@@ -401,63 +403,11 @@ def _next_hop(hop: _Hop, target: URL, status: int) -> _Hop:
     return _Hop(method, target, str(target), headers, body)
 
 
-async def _read_body(response: aiohttp.ClientResponse, encoding: str, cap: int, *,
-                     keep: bool) -> bytes:
-    """The body under the cap: decoded, or as sent when ``keep`` (decoded later).
-
-    A body whose Content-Length fits the cap is read in one go (the parser stops
-    at that length) and, if compressed, inflated step by step under the cap;
-    any other is streamed and stops the moment it passes the cap.
-    """
-    length = response.content_length
-    if length is not None and length <= cap:
-        data = await response.content.read()
-        if not encoding:
-            return data
-        if keep:
-            check_encoding(encoding)
-            return data
-        return decode_capped(data, encoding, cap)
-    raw = response.content.iter_any()
-    if keep:
-        return await read_encoded(raw, encoding, cap)
-    return await read_capped(raw, encoding, cap)
-
-
-async def _drain(response: aiohttp.ClientResponse) -> None:
-    """Read an unwanted body to its end, if it is small, so the connection is reused.
-
-    A connection goes back to the pool only once the response was read through
-    (a 304 or a HEAD answer has nothing to read and is back at once). A large or
-    slow error page is not worth the wait (nor a failed read worth hiding the
-    status behind): the connection is dropped instead.
-    """
-    size = 0
-    try:
-        async with asyncio.timeout(_DRAIN_SECONDS):
-            async for chunk in response.content.iter_any():
-                size += len(chunk)
-                if size > _DRAIN_LIMIT:
-                    return
-    except (TimeoutError, aiohttp.ClientError):
-        return
-
-
 def _refusal(exc: BaseException) -> AddressRefusedError | None:
     """The guard's refusal behind ``exc`` (aiohttp wraps what its connector raised)."""
     if isinstance(exc, aiohttp.ClientConnectorError):
         exc = exc.os_error
     return exc if isinstance(exc, AddressRefusedError) else None
-
-
-def _one_line(exc: BaseException) -> str:
-    """What went wrong, in one line: aiohttp's parser errors span several."""
-    text = str(exc)
-    if isinstance(exc, aiohttp.ClientResponseError):  # the parser's complaint, not a status
-        text = exc.message
-    elif isinstance(exc, aiohttp.ServerDisconnectedError) and not isinstance(exc.message, str):
-        text = "server disconnected in the middle of the response"
-    return " ".join(text.split())[:300] or type(exc).__name__
 
 
 def _translate(exc: Exception, request: _Request) -> FetchError:
@@ -466,7 +416,7 @@ def _translate(exc: Exception, request: _Request) -> FetchError:
     refused = _refusal(exc)
     if refused is not None:
         where = f"{url} (redirected to {request.current})" if request.redirects else url
-        return BlockedAddressError(url, f"{where}: refused: {_one_line(refused)}")
+        return BlockedAddressError(url, f"{where}: refused: {describe(refused)}")
     if isinstance(exc, TimeoutError):
         return FetchTimeoutError(
             url,
@@ -480,9 +430,9 @@ def _translate(exc: Exception, request: _Request) -> FetchError:
     if isinstance(exc, BodyError):
         return undecodable(url, exc)
     if isinstance(exc, aiohttp.InvalidURL):
-        return FetchError(url, f"{url}: not a valid URL ({_one_line(exc)})")
+        return FetchError(url, f"{url}: not a valid URL ({describe(exc)})")
     if isinstance(exc, aiohttp.ClientError | OSError | UnexpectedAnswerError):
-        return ConnectError(url, f"{url}: connection failed ({_one_line(exc)})")
+        return ConnectError(url, f"{url}: connection failed ({describe(exc)})")
     if isinstance(exc, ValueError):  # a header or body that cannot be sent
-        return FetchError(url, f"{url}: cannot send the request ({_one_line(exc)})")
+        return FetchError(url, f"{url}: cannot send the request ({describe(exc)})")
     raise exc

@@ -58,7 +58,7 @@ class AddressRefusedError(OSError):
 
 
 @dataclass(slots=True)
-class Hop:
+class HopCheck:
     """The request being sent: its host and the addresses approved for it."""
 
     host: str
@@ -66,7 +66,7 @@ class Hop:
 
 
 #: the hop whose connection aiohttp may be opening (set by the Fetcher)
-CURRENT_HOP: ContextVar[Hop] = ContextVar("tidings_hop")
+CURRENT_HOP: ContextVar[HopCheck] = ContextVar("tidings_hop")
 
 
 async def checked_addresses(

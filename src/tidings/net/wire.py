@@ -14,6 +14,10 @@ Both are configured the same way: no redirects followed (the Fetcher follows
 them hop by hop, re-checking each), no cookie jar, no environment proxies or
 netrc, no decompression (``net/body.py`` inflates under the byte cap), no
 timeouts of aiohttp's own (the Fetcher's budget covers the whole request).
+
+The helpers below are the Fetcher's view of an aiohttp response: flat headers,
+the body read under the cap, an unwanted body drained so the connection is
+kept, the connection given back or closed, aiohttp's errors in one line.
 """
 
 from __future__ import annotations
@@ -29,6 +33,12 @@ from aiohttp.abc import AbstractResolver
 from yarl import URL
 
 from tidings.errors import ConfigError
+from tidings.net.body import (
+    check_encoding,
+    decode_capped,
+    read_capped,
+    read_encoded,
+)
 from tidings.net.guard import Guard, GuardedResolver, ProxyResolver
 from tidings.net.resolver import SystemResolver
 
@@ -37,6 +47,9 @@ from tidings.net.resolver import SystemResolver
 MAX_CONNECTIONS = 4096
 #: seconds an idle keep-alive connection is kept
 KEEPALIVE = 30.0
+#: bytes of an unwanted body (an error page) read to keep its connection
+_DRAIN_LIMIT = 65_536
+_DRAIN_SECONDS = 0.5
 #: a status line or one header may be this long (aiohttp's default is 8 KiB;
 #: real sites send longer Content-Security-Policy and Set-Cookie headers)
 MAX_FIELD = 64 * 1024
@@ -131,3 +144,55 @@ def finish(response: aiohttp.ClientResponse) -> None:
         response.release()
     else:
         response.close()
+
+
+async def read_body(response: aiohttp.ClientResponse, encoding: str, cap: int, *,
+                     keep: bool) -> bytes:
+    """The body under the cap: decoded, or as sent when ``keep`` (decoded later).
+
+    A body whose Content-Length fits the cap is read in one go (the parser stops
+    at that length) and, if compressed, inflated step by step under the cap;
+    any other is streamed and stops the moment it passes the cap.
+    """
+    length = response.content_length
+    if length is not None and length <= cap:
+        data = await response.content.read()
+        if not encoding:
+            return data
+        if keep:
+            check_encoding(encoding)
+            return data
+        return decode_capped(data, encoding, cap)
+    raw = response.content.iter_any()
+    if keep:
+        return await read_encoded(raw, encoding, cap)
+    return await read_capped(raw, encoding, cap)
+
+
+async def drain(response: aiohttp.ClientResponse) -> None:
+    """Read an unwanted body to its end, if it is small, so the connection is reused.
+
+    A connection goes back to the pool only once the response was read through
+    (a 304 or a HEAD answer has nothing to read and is back at once). A large or
+    slow error page is not worth the wait (nor a failed read worth hiding the
+    status behind): the connection is dropped instead.
+    """
+    size = 0
+    try:
+        async with asyncio.timeout(_DRAIN_SECONDS):
+            async for chunk in response.content.iter_any():
+                size += len(chunk)
+                if size > _DRAIN_LIMIT:
+                    return
+    except (TimeoutError, aiohttp.ClientError):
+        return
+
+
+def describe(exc: BaseException) -> str:
+    """What went wrong, in one line: aiohttp's parser errors span several."""
+    text = str(exc)
+    if isinstance(exc, aiohttp.ClientResponseError):  # the parser's complaint, not a status
+        text = exc.message
+    elif isinstance(exc, aiohttp.ServerDisconnectedError) and not isinstance(exc.message, str):
+        text = "server disconnected in the middle of the response"
+    return " ".join(text.split())[:300] or type(exc).__name__

@@ -305,9 +305,9 @@ class Fetcher:
         location = answer.headers.get("location")
         if answer.status in REDIRECT_STATUSES and location:
             answer.location = location
-            return answer
         skip_body = (
-            hop.method == "HEAD"
+            answer.location is not None
+            or hop.method == "HEAD"
             or answer.status in _NO_BODY_STATUSES
             or (answer.status >= 400 and request.raise_for_status)
         )

@@ -1,10 +1,9 @@
-"""Servers, resolvers and a dialer for the tidings.net tests.
+"""Servers, resolvers and a dial recorder for the tidings.net tests.
 
 Every server listens on 127.0.0.1. Resolvers answer from a table, so tests can
 claim that a name resolves to a private or changing address; the recording
-dialer then proves what was (not) dialed, and never opens a socket to anything
-but loopback: "public" addresses are translated to a test server, private ones
-are refused by the dialer itself.
+dial hook then proves what was (not) dialed, and refuses anything but loopback
+itself, so no test can open a socket elsewhere.
 """
 
 from __future__ import annotations
@@ -13,14 +12,11 @@ import asyncio
 import gzip
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
-import httpcore
 from aiohttp import web
-
-from tidings.net.stream import AsyncioBackend
 
 
 @asynccontextmanager
@@ -191,28 +187,74 @@ class TableResolver:
         return seq.pop(0) if len(seq) > 1 else seq[0]
 
 
-class RecordingDialer(httpcore.AsyncNetworkBackend):
-    """Records every dial; reaches only loopback, mapping ``nat`` addresses to 127.0.0.1."""
+class RecordingDialer:
+    """A ``dial_hook``: records every dial the guard approved; reaches only loopback."""
 
-    def __init__(self, nat: Iterable[str] = ()) -> None:
-        self.nat = set(nat)
+    def __init__(self) -> None:
         self.dialed: list[tuple[str, int]] = []
-        self._real = AsyncioBackend()
 
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        self.dialed.append((host, port))
-        if host in self.nat:
-            host = "127.0.0.1"
-        if not host.startswith("127."):
-            raise httpcore.ConnectError(f"test network: no route to {host}")
-        return await self._real.connect_tcp(host, port, timeout, local_address, socket_options)
+    def __call__(self, address: str, port: int) -> None:
+        self.dialed.append((address, port))
+        if not address.startswith("127."):
+            raise OSError(f"test network: no route to {address}")
 
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
+
+@dataclass
+class Scripted:
+    """Answers request n with ``answers[n]`` (the last one repeats); closes after
+    the requests in ``close_after``; counts connections and those still open."""
+
+    answers: list[bytes]
+    close_after: set[int] = field(default_factory=set)
+    requests: list[bytes] = field(default_factory=list)
+    connections: int = 0
+    open: int = 0
+    url: str = ""
+    tasks: set[asyncio.Task[None]] = field(default_factory=set)
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self.tasks.add(task)
+        self.connections += 1
+        self.open += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                               if line.lower().startswith(b"content-length:")), 0)
+                request = head + (await reader.readexactly(length) if length else b"")
+                n = len(self.requests)
+                self.requests.append(request)
+                writer.write(self.answers[min(n, len(self.answers) - 1)])
+                await writer.drain()
+                if n in self.close_after:
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            self.open -= 1
+            writer.close()
+            self.tasks.discard(task)
+
+
+@asynccontextmanager
+async def scripted(*answers: bytes, close_after: set[int] | None = None
+                   ) -> AsyncIterator[Scripted]:
+    """A :class:`Scripted` server on 127.0.0.1 for the block; its handlers end with it."""
+    script = Scripted(list(answers), close_after or set())
+    server = await asyncio.start_server(script.handle, "127.0.0.1", 0)
+    script.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    try:
+        yield script
+    finally:
+        server.close()
+        await server.wait_closed()
+        for task in list(script.tasks):
+            task.cancel()
+        await asyncio.gather(*script.tasks, return_exceptions=True)
+
+
+def ok(body: bytes, *headers: bytes) -> bytes:
+    return (b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n" % len(body) + b"".join(
+        h + b"\r\n" for h in headers) + b"\r\n" + body)

@@ -43,6 +43,7 @@ async def test_five_redirects_are_followed_and_reported(fetcher: Fetcher, server
     assert resp.url == f"{server}/chain/5"
     assert resp.final_url == f"{server}/chain/0"
     assert resp.redirects == tuple(f"{server}/chain/{n}" for n in (5, 4, 3, 2, 1))
+    assert fetcher.connections_opened == 1  # a redirect's small body is read: one connection
 
 
 async def test_a_sixth_redirect_is_an_error(fetcher: Fetcher, server: str) -> None:

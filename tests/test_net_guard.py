@@ -1,12 +1,13 @@
 """The SSRF guard through the real Fetcher (R-HTTP-1, R-HTTP-2).
 
 Private addresses are only ever *claimed* by a table resolver; the recording
-dialer shows the guard refused before anything was dialed, and it could not
+dial hook shows the guard refused before anything was dialed, and it could not
 reach them anyway.
 """
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator
 from dataclasses import replace
 
@@ -14,7 +15,9 @@ import pytest
 
 from netservers import RecordingDialer, ServerLog, TableResolver, serve, standard_app
 from tidings.errors import BlockedAddressError, ConnectError
-from tidings.net import Fetcher
+from tidings.net import AllowList, Fetcher
+from tidings.net.addresses import parse_address
+from tidings.net.guard import CURRENT_HOP, AddressRefusedError, Guard, HopCheck
 from tidings.settings import Settings
 
 
@@ -47,7 +50,7 @@ async def test_name_resolving_to_a_private_address_is_refused_before_dialing(
 ) -> None:
     resolver = TableResolver.fixed({"feeds.example.com": [address]})
     dialer = RecordingDialer()
-    async with Fetcher(settings, resolver=resolver, network_backend=dialer) as fetcher:
+    async with Fetcher(settings, resolver=resolver, dial_hook=dialer) as fetcher:
         with pytest.raises(BlockedAddressError) as info:
             await fetcher.fetch("http://feeds.example.com/rss")
     assert dialer.dialed == []
@@ -62,7 +65,7 @@ async def test_name_resolving_to_a_private_address_is_refused_before_dialing(
 async def test_one_private_answer_among_public_ones_refuses_the_host(settings: Settings) -> None:
     resolver = TableResolver.fixed({"mixed.example.com": ["93.184.216.34", "10.0.0.1"]})
     dialer = RecordingDialer()
-    async with Fetcher(settings, resolver=resolver, network_backend=dialer) as fetcher:
+    async with Fetcher(settings, resolver=resolver, dial_hook=dialer) as fetcher:
         with pytest.raises(BlockedAddressError, match=r"10\.0\.0\.1 is a private address"):
             await fetcher.fetch("http://mixed.example.com/")
     assert dialer.dialed == []
@@ -71,17 +74,22 @@ async def test_one_private_answer_among_public_ones_refuses_the_host(settings: S
 async def test_dns_rebinding_cannot_swap_in_a_private_address(
     settings: Settings, server: str
 ) -> None:
-    """Public on the first lookup, private on the next: the checked address is the one dialed."""
+    """Allowed on the first lookup, private on the next: the checked address is the one
+    dialed, each connection costs one lookup, and the changed answer is refused.
+
+    (127.0.0.1 plays the public address: the settings allow it, and it is the only
+    address a test may dial.)
+    """
     port = _port(server)
-    resolver = TableResolver({"rebind.example.com": [["93.184.216.34"], ["10.0.0.1"]]})
-    dialer = RecordingDialer(nat={"93.184.216.34"})
-    async with Fetcher(settings, resolver=resolver, network_backend=dialer) as fetcher:
+    resolver = TableResolver({"rebind.example.com": [["127.0.0.1"], ["10.0.0.1"]]})
+    dialer = RecordingDialer()
+    async with Fetcher(settings, resolver=resolver, dial_hook=dialer) as fetcher:
         first = await fetcher.fetch(f"http://rebind.example.com:{port}/close")
         assert first.content == b"closing"
         assert resolver.calls == ["rebind.example.com"]  # one lookup for that connection
         with pytest.raises(BlockedAddressError, match=r"10\.0\.0\.1 is a private address"):
             await fetcher.fetch(f"http://rebind.example.com:{port}/close")
-    assert dialer.dialed == [("93.184.216.34", port)]
+    assert dialer.dialed == [("127.0.0.1", port)]
     assert resolver.calls == ["rebind.example.com", "rebind.example.com"]
 
 
@@ -100,7 +108,7 @@ async def test_private_ip_literals_are_refused_without_a_lookup(
 ) -> None:
     resolver = TableResolver({})
     dialer = RecordingDialer()
-    async with Fetcher(settings, resolver=resolver, network_backend=dialer) as fetcher:
+    async with Fetcher(settings, resolver=resolver, dial_hook=dialer) as fetcher:
         with pytest.raises(BlockedAddressError, match="refused"):
             await fetcher.fetch(url)
     assert dialer.dialed == []
@@ -113,7 +121,7 @@ async def test_private_ip_literals_are_refused_without_a_lookup(
 async def test_local_names_are_refused_by_name(settings: Settings, host: str) -> None:
     resolver = TableResolver.fixed({host: ["93.184.216.34"]})
     dialer = RecordingDialer()
-    async with Fetcher(settings, resolver=resolver, network_backend=dialer) as fetcher:
+    async with Fetcher(settings, resolver=resolver, dial_hook=dialer) as fetcher:
         with pytest.raises(BlockedAddressError, match="is a local host name"):
             await fetcher.fetch(f"http://{host}/")
     assert resolver.calls == []
@@ -171,7 +179,7 @@ async def test_redirect_to_a_loopback_address_that_is_not_allowed_is_refused(
     """Only 127.0.0.1 is allowed; nothing listens on 127.0.0.2 and nothing is dialed there."""
     target = f"http://127.0.0.2:{_port(server)}/ok"
     dialer = RecordingDialer()
-    async with Fetcher(settings, network_backend=dialer) as fetcher:
+    async with Fetcher(settings, dial_hook=dialer) as fetcher:
         with pytest.raises(BlockedAddressError) as info:
             await fetcher.fetch(f"{server}/to?url={target}")
     assert dialer.dialed == [("127.0.0.1", _port(server))]
@@ -184,7 +192,7 @@ async def test_redirect_to_a_name_resolving_privately_is_refused(
 ) -> None:
     resolver = TableResolver.fixed({"evil.example.com": ["192.168.0.1"]})
     dialer = RecordingDialer()
-    async with Fetcher(settings, resolver=resolver, network_backend=dialer) as fetcher:
+    async with Fetcher(settings, resolver=resolver, dial_hook=dialer) as fetcher:
         with pytest.raises(BlockedAddressError, match=r"192\.168\.0\.1 is a private address"):
             await fetcher.fetch(f"{server}/to?url=http://evil.example.com/")
     assert all(host == "127.0.0.1" for host, _ in dialer.dialed)
@@ -202,3 +210,56 @@ async def test_refused_connection_is_a_connect_error(settings: Settings) -> None
     async with Fetcher(settings) as fetcher:
         with pytest.raises(ConnectError, match="connection failed"):
             await fetcher.fetch(f"{base}/ok")
+
+
+# ------------------------------------------------ the dial-time check on its own
+
+
+def _addr_info(address: str, port: int = 80) -> tuple[object, ...]:
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    return (family, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (address, port))
+
+
+@pytest.mark.parametrize(
+    ("hop", "approved", "address", "reason"),
+    [
+        (None, (), "93.184.216.34", "no guarded request"),  # a socket outside any fetch
+        ("feeds.example.com", (), "93.184.216.34", "was not checked"),  # a second lookup
+        ("feeds.example.com", ("93.184.216.34",), "93.184.216.35", "was not checked"),
+        ("10.0.0.1", (), "10.0.0.1", "10.0.0.1 is a private address"),  # an IP literal
+        ("93.184.216.34", (), "10.0.0.1", "was not checked"),
+    ],
+)
+def test_the_socket_factory_refuses_any_address_the_guard_did_not_check(
+    hop: str | None, approved: tuple[str, ...], address: str, reason: str
+) -> None:
+    """aiohttp asks the factory for every socket it dials; only checked addresses get one."""
+    dialer = RecordingDialer()
+    guard = Guard(TableResolver({}), AllowList(), dialer)
+    token = CURRENT_HOP.set(HopCheck(hop, {parse_address(a) for a in approved})) if hop else None
+    try:
+        with pytest.raises(AddressRefusedError, match=reason):
+            guard.socket_factory(_addr_info(address))
+    finally:
+        if token is not None:
+            CURRENT_HOP.reset(token)
+    assert dialer.dialed == [] and guard.connections_opened == 0
+
+
+def test_the_socket_factory_makes_sockets_for_checked_addresses() -> None:
+    """Sockets are made, never connected here: the hook just records."""
+    dials: list[tuple[str, int]] = []
+    guard = Guard(TableResolver({}), AllowList(), lambda address, port: dials.append(
+        (address, port)))
+    for host, approved, address in [
+        ("feeds.example.com", {"93.184.216.34"}, "93.184.216.34"),  # what the resolver approved
+        ("2606:2800:220:1::1", set(), "2606:2800:220:1::1"),  # an IP literal that is public
+    ]:
+        token = CURRENT_HOP.set(HopCheck(host, {parse_address(a) for a in approved}))
+        try:
+            with guard.socket_factory(_addr_info(address, 443)) as sock:
+                assert sock.type == socket.SOCK_STREAM
+        finally:
+            CURRENT_HOP.reset(token)
+    assert dials == [("93.184.216.34", 443), ("2606:2800:220:1::1", 443)]
+    assert guard.connections_opened == 2

@@ -156,7 +156,7 @@ async def test_requests_go_through_the_proxy_after_the_target_is_checked(
     strict = replace(settings, allow_private_hosts=(), egress_proxy=proxy_url)
     resolver = TableResolver.fixed({"feeds.example.com": ["93.184.216.34"]})
     dialer = RecordingDialer()
-    async with Fetcher(strict, resolver=resolver, network_backend=dialer) as fetcher:
+    async with Fetcher(strict, resolver=resolver, dial_hook=dialer) as fetcher:
         resp = await fetcher.fetch("http://feeds.example.com/rss")
     assert resp.content == b"via proxy: http://feeds.example.com/rss"
     assert seen == ["http://feeds.example.com/rss"]

@@ -1,9 +1,10 @@
 """Streaming the body under a byte cap that counts decompressed bytes (R-HTTP-4).
 
-httpx would decompress each network chunk in one go, and a 64 KiB chunk of a
-gzip bomb can inflate to tens of megabytes before any cap is checked. So the
-guard asks only for encodings it can inflate itself, reads the raw stream and
-inflates with ``max_length``: memory stays near the cap whatever the ratio.
+An HTTP client decompressing for us inflates each network chunk in one go, and a
+64 KiB chunk of a gzip bomb can inflate to tens of megabytes before any cap is
+checked. So the guard turns aiohttp's decompression off, asks only for
+encodings it can inflate itself, reads the raw stream and inflates with
+``max_length``: memory stays near the cap whatever the ratio.
 """
 
 from __future__ import annotations
@@ -117,12 +118,17 @@ async def read_capped(raw: AsyncIterator[bytes], content_encoding: str, cap: int
     return decoder.finish()
 
 
+def check_encoding(content_encoding: str) -> None:
+    """Raise :class:`BodyError` now for an encoding a kept body could not be decoded from."""
+    _decoders(content_encoding)
+
+
 async def read_encoded(raw: AsyncIterator[bytes], content_encoding: str, cap: int) -> bytes:
     """The body as sent, for decoding later (:class:`Body`); at most ``cap`` bytes of it.
 
     An encoding we could not decode fails now, as it would when decoding at once.
     """
-    _decoders(content_encoding)
+    check_encoding(content_encoding)
     parts: list[bytes] = []
     size = 0
     async for chunk in raw:

@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import json as jsonlib
+import re
 import ssl
 import time
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Any
 
-import httpcore
-import httpx
+import aiohttp
+from yarl import URL
 
 from tidings.errors import (
     BlockedAddressError,
@@ -32,78 +32,65 @@ from tidings.errors import (
     TooManyRedirectsError,
 )
 from tidings.net.addresses import allow_list_from_settings
-from tidings.net.backend import AddressRefusedError, GuardedBackend, checked_addresses
 from tidings.net.body import (
     ACCEPT_ENCODING,
     Body,
     BodyError,
     CapExceededError,
-    read_capped,
-    read_encoded,
     too_large,
     undecodable,
 )
+from tidings.net.guard import (
+    CURRENT_HOP,
+    AddressRefusedError,
+    DialHook,
+    Guard,
+    HopCheck,
+    checked_addresses,
+)
 from tidings.net.politeness import HostLimiter, parse_retry_after
-from tidings.net.pools import MAX_HOST_POOLS, HostPools
 from tidings.net.resolver import ResolveError, Resolver, SystemResolver
 from tidings.net.routing import uses_proxy
-from tidings.net.transport import ProxiedResponse, proxy_transport
 from tidings.net.types import Response
+from tidings.net.wire import (
+    KEEPALIVE,
+    Sessions,
+    describe,
+    drain,
+    finish,
+    flat_headers,
+    proxy_url,
+    read_body,
+)
 from tidings.settings import Settings
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _NO_BODY_STATUSES = frozenset({204, 304})
-#: bytes of an unwanted body (an error page) read to keep its connection
-_DRAIN_LIMIT = 65_536
-_DRAIN_SECONDS = 0.5
 _PRIVATE_HEADERS = ("authorization", "cookie", "proxy-authorization")
-_TIMEOUT_PHASES = ("connect", "read", "write", "pool")
-_FIXED_HEADERS = frozenset({"user-agent", "accept-encoding"})  # R-HTTP-7; what the reader decodes
-#: what sockets and ``net/h1.py`` raise (httpcore's exception types)
-_WIRE_ERRORS = (httpcore.NetworkError, httpcore.ProtocolError, httpcore.TimeoutException)
+#: not taken from callers' headers: the User-Agent (R-HTTP-7), the encodings the body
+#: reader decodes, and the framing, which is the wire's business
+_OWN_HEADERS = frozenset({"user-agent", "accept-encoding", "host", "content-length",
+                          "transfer-encoding", "connection"})
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+
+
+class UnexpectedAnswerError(Exception):
+    """A well-formed answer the request cannot have (101 Switching Protocols)."""
 
 
 @dataclass
 class _Budget:
-    """Seconds left for one request; spent only while a hop actually runs."""
+    """Seconds of one request's budget, spent only while a hop actually runs."""
 
     total: float
     used: float = 0.0
-
-    @asynccontextmanager
-    async def spend(self) -> AsyncIterator[None]:
-        """Raises TimeoutError when the budget runs out, inside the hop or before it.
-
-        asyncio's own timeout, not anyio's: it cancels the task once, so the clean-up
-        after the cancellation (closing the socket; httpx's own on the proxy path)
-        runs to its end, and it costs a timer handle instead of a cancel scope.
-        """
-        remaining = self.total - self.used
-        if remaining <= 0:
-            raise TimeoutError
-        start = time.monotonic()
-        try:
-            async with asyncio.timeout(remaining):
-                yield
-        finally:
-            self.used += time.monotonic() - start
-
-
-class _Wire(Protocol):
-    """A response whose head was read (``h1.H1Response`` or ``ProxiedResponse``)."""
-
-    status: int
-    reason: str
-    headers: dict[str, str]
-
-    def aiter_raw(self) -> AsyncIterator[bytes]: ...
-    async def aclose(self) -> None: ...
 
 
 @dataclass
 class _Hop:
     method: str
-    url: httpx.URL
+    url: URL
+    text: str  # ``url`` as a string, for messages and the redirect chain
     headers: dict[str, str]
     json: Any = None
 
@@ -136,11 +123,12 @@ class Fetcher:
     """Guarded, polite HTTP client; use one per process (``async with`` or ``aclose``).
 
     ``resolver`` replaces the system resolver (tests answer with private or
-    changing addresses). ``network_backend`` is what opens sockets once the
-    guard approved an address (tests pass one that records dials); ``tls``
-    the context that verifies servers (tests trust their own CA).
-    ``max_host_pools`` caps how many hosts keep a connection pool at once
-    (see ``net/pools.py``).
+    changing addresses). ``dial_hook`` is called with ``(address, port)`` for
+    every connection the guard approved, just before it is dialed, and may
+    raise OSError to fail it (tests record dials and reach only loopback);
+    ``tls`` is the context that verifies servers (tests trust their own CA;
+    by default the system's trust store). ``keepalive`` is how many seconds an
+    idle connection is kept.
     """
 
     def __init__(
@@ -148,30 +136,27 @@ class Fetcher:
         settings: Settings,
         *,
         resolver: Resolver | None = None,
-        network_backend: httpcore.AsyncNetworkBackend | None = None,
-        max_host_pools: int = MAX_HOST_POOLS,
+        dial_hook: DialHook | None = None,
         tls: ssl.SSLContext | None = None,
+        keepalive: float = KEEPALIVE,
     ) -> None:
         self.settings = settings
         self.allow = allow_list_from_settings(settings)
         self.limiter = HostLimiter(settings.per_host_concurrency, settings.per_host_delay)
-        self._resolver = resolver or SystemResolver()
-        self._backend = GuardedBackend(self._resolver, self.allow, network_backend)
-        self.pools = HostPools(
-            self._backend, connections=self.limiter.concurrency, max_hosts=max_host_pools,
-            tls=tls,
-        )
+        self._guard = Guard(resolver or SystemResolver(), self.allow, dial_hook)
+        proxy = proxy_url(settings.egress_proxy) if settings.egress_proxy else None
+        self._sessions = Sessions(self._guard, proxy=proxy, tls=tls,
+                                  per_host=self.limiter.concurrency, keepalive=keepalive)
         self._base_headers = {
             "accept": "*/*",
             "accept-encoding": ACCEPT_ENCODING,
             "user-agent": settings.user_agent,
         }
-        self._proxy = proxy_transport(settings.egress_proxy) if settings.egress_proxy else None
 
     @property
     def connections_opened(self) -> int:
         """Direct connections dialed so far (after the guard approved them)."""
-        return self._backend.connections_opened
+        return self._guard.connections_opened
 
     async def __aenter__(self) -> Fetcher:
         return self
@@ -185,9 +170,7 @@ class Fetcher:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self.pools.aclose()
-        if self._proxy is not None:
-            await self._proxy.aclose()
+        await self._sessions.aclose()
 
     async def fetch(
         self,
@@ -226,20 +209,20 @@ class Fetcher:
             defer_decoding=defer_decoding,
         )
         sent = dict(self._base_headers)
-        for name, value in (headers or {}).items():
-            key = name.lower()
-            if key not in _FIXED_HEADERS:
-                sent[key] = value
-        if etag:
-            sent["if-none-match"] = etag
-        if last_modified:
-            sent["if-modified-since"] = last_modified
-        if referer:
-            sent["referer"] = referer
-        if user_agent:
-            sent["user-agent"] = user_agent
+        extra = {name.lower(): value for name, value in headers.items()
+                 if name.lower() not in _OWN_HEADERS} if headers else {}
+        for name, value in (("if-none-match", etag), ("if-modified-since", last_modified),
+                            ("referer", referer), ("user-agent", user_agent)):
+            if value:
+                extra[name] = value
         try:
-            hop = _Hop(method.upper(), _parse_url(url), sent, json)
+            if extra:
+                _check_headers(extra)
+                sent.update(extra)
+            if method != "GET":
+                _check_method(method)
+            parsed = _parse_url(url)
+            hop = _Hop(method.upper(), parsed, str(parsed), sent, json)
             return await self._follow(request, hop)
         except FetchError:
             raise
@@ -247,80 +230,98 @@ class Fetcher:
             raise _translate(exc, request) from exc
 
     async def _follow(self, request: _Request, hop: _Hop) -> Response:
-        seen = {str(hop.url)}
+        seen = {hop.text}
         limit = self.settings.http_max_redirects
         while True:
             answer = await self._send(request, hop)
             if answer.location is None:
                 return self._finish(request, hop, answer)
-            request.redirects.append(str(hop.url))
-            target = _parse_url(str(hop.url.join(answer.location)))
+            request.redirects.append(hop.text)
+            try:
+                target = _parse_url(str(hop.url.join(URL(answer.location))))
+            except (TypeError, ValueError) as exc:
+                raise FetchError(request.url, f"{request.url}: redirected to a bad URL "
+                                              f"{answer.location!r} ({exc})") from exc
+            hop = _next_hop(hop, target, answer.status)
             if len(request.redirects) > limit:
                 raise TooManyRedirectsError(
-                    request.url, f"{request.url}: more than {limit} redirects (next: {target})"
+                    request.url, f"{request.url}: more than {limit} redirects (next: {hop.text})"
                 )
-            if str(target) in seen:
+            if hop.text in seen:
                 raise TooManyRedirectsError(
-                    request.url, f"{request.url}: redirect loop at {target}"
+                    request.url, f"{request.url}: redirect loop at {hop.text}"
                 )
-            seen.add(str(target))
-            hop = _next_hop(hop, target, answer.status)
+            seen.add(hop.text)
 
     async def _send(self, request: _Request, hop: _Hop) -> _Answer:
-        host = hop.url.host
-        request.current = str(hop.url)
-        proxy = self._proxy
-        if proxy is not None and not uses_proxy(host, self.settings, request.proxy):
-            proxy = None
-        async with self.limiter.slot(host), request.budget.spend():
-            seconds = request.budget.total - request.budget.used + 1
-            if proxy is not None:  # the proxy resolves for us, so check the target here
-                await checked_addresses(host, hop.url.port or _default_port(hop.url),
-                                        self._resolver, self.allow)
-                outgoing = httpx.Request(
-                    hop.method, hop.url, headers=hop.headers, json=hop.json,
-                    extensions={"timeout": dict.fromkeys(_TIMEOUT_PHASES, seconds)},
-                )
-                wire: _Wire = ProxiedResponse(await proxy.handle_async_request(outgoing))
-                return await self._exchange(request, hop, wire)
-            pool = await self.pools.acquire(host)
-            try:
-                headers, body = _payload(hop)
-                wire = await pool.transport.send(hop.method, hop.url, headers, body, seconds)
-                return await self._exchange(request, hop, wire)
-            finally:
-                self.pools.release(pool)
+        """One hop: wait for the host's slot, then spend from the budget while it runs.
 
-    async def _exchange(self, request: _Request, hop: _Hop, response: _Wire) -> _Answer:
+        The budget is asyncio's own timeout: it cancels the task once and the
+        clean-up after the cancellation (aiohttp closing the connection) runs to
+        its end. Waiting for the slot is not counted.
+        """
+        host = hop.url.raw_host or ""
+        request.current = hop.text
+        budget = request.budget
+        async with self.limiter.slot(host):
+            remaining = budget.total - budget.used
+            if remaining <= 0:
+                raise TimeoutError
+            start = time.monotonic()
+            try:
+                async with asyncio.timeout(remaining):
+                    return await self._exchange(request, hop, host)
+            finally:
+                budget.used += time.monotonic() - start
+
+    async def _exchange(self, request: _Request, hop: _Hop, host: str) -> _Answer:
+        url = hop.url
+        sessions = self._sessions
+        proxied = sessions.proxy is not None and uses_proxy(
+            url.host or host, self.settings, request.proxy)
+        if proxied:  # the proxy resolves for us, so check the target here
+            await checked_addresses(host, url.port or 80, self._guard.resolver, self.allow)
+        session = sessions.proxied() if proxied else sessions.direct()
+        headers, body = _payload(hop)
+        token = CURRENT_HOP.set(HopCheck(host))
+        try:
+            response = await session.request(
+                hop.method, url, headers=headers, data=body, allow_redirects=False,
+                proxy=sessions.proxy if proxied else None,
+            )
+        finally:
+            CURRENT_HOP.reset(token)
         try:
             return await self._answer(request, hop, response)
         finally:
-            await response.aclose()
+            finish(response)
 
-    async def _answer(self, request: _Request, hop: _Hop, response: _Wire) -> _Answer:
-        answer = _Answer(response.status, response.reason, response.headers)
+    async def _answer(self, request: _Request, hop: _Hop,
+                      response: aiohttp.ClientResponse) -> _Answer:
+        if response.status < 200:  # 101: nobody asked to switch protocols
+            raise UnexpectedAnswerError(f"unexpected interim answer {response.status}")
+        answer = _Answer(response.status, response.reason or "",
+                         flat_headers(response.raw_headers))
         location = answer.headers.get("location")
         if answer.status in REDIRECT_STATUSES and location:
             answer.location = location
-            return answer
         skip_body = (
-            hop.method == "HEAD"
+            answer.location is not None
+            or hop.method == "HEAD"
             or answer.status in _NO_BODY_STATUSES
             or (answer.status >= 400 and request.raise_for_status)
         )
-        if not skip_body:
-            encoding = answer.headers.get("content-encoding", "")
-            if request.defer_decoding and encoding:
-                answer.content = await read_encoded(response.aiter_raw(), encoding, request.cap)
-                answer.encoding = encoding
-            else:
-                answer.content = await read_capped(response.aiter_raw(), encoding, request.cap)
-        else:
-            await _drain(response)
+        if skip_body:
+            await drain(response)
+            return answer
+        encoding = answer.headers.get("content-encoding", "")
+        keep = request.defer_decoding and bool(encoding)
+        answer.content = await read_body(response, encoding, request.cap, keep=keep)
+        answer.encoding = encoding if keep else ""
         return answer
 
     def _finish(self, request: _Request, hop: _Hop, answer: _Answer) -> Response:
-        final = str(hop.url)
+        final = hop.text
         now = datetime.now(UTC)
         if answer.status >= 400 and request.raise_for_status:
             retry_after = parse_retry_after(answer.headers.get("retry-after", ""), now)
@@ -352,24 +353,36 @@ def retry_after(resp: Response, now: datetime) -> datetime | None:
     return parse_retry_after(resp.headers.get("retry-after", ""), now)
 
 
-def _parse_url(url: str) -> httpx.URL:
+def _parse_url(url: str) -> URL:
     try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, TypeError, ValueError) as exc:
+        parsed = URL(url)
+    except (TypeError, ValueError) as exc:
         raise FetchError(url, f"{url}: not a valid URL ({exc})") from exc
     if parsed.scheme not in {"http", "https"}:
         raise BlockedAddressError(url, f"{url}: refused: only http and https URLs are fetched")
-    if not parsed.host:
+    if not parsed.raw_host:
         raise FetchError(url, f"{url}: not a valid URL (no host)")
+    if parsed.raw_user is not None or parsed.raw_password is not None:
+        parsed = parsed.with_user(None)  # credentials in a feed URL are not sent
     return parsed
 
 
-def _default_port(url: httpx.URL) -> int:
-    return 443 if url.scheme == "https" else 80
+def _check_method(method: str) -> None:
+    if not _TOKEN.fullmatch(method):
+        raise ValueError(f"method {method!r} is not a token")
+
+
+def _check_headers(headers: Mapping[str, str]) -> None:
+    """Refuse what would change the request's framing (header injection)."""
+    for name, value in headers.items():
+        if not _TOKEN.fullmatch(name):
+            raise ValueError(f"header name {name!r} is not a token")
+        if "\r" in value or "\n" in value or "\0" in value:
+            raise ValueError(f"header {name!r} holds a line break")
 
 
 def _payload(hop: _Hop) -> tuple[dict[str, str], bytes | None]:
-    """Headers and body of a direct request (a JSON document, as httpx would send it)."""
+    """Headers and body of a request (a JSON document, compact UTF-8)."""
     if hop.json is None:
         return hop.headers, None
     body = jsonlib.dumps(hop.json, ensure_ascii=False, separators=(",", ":"),
@@ -377,44 +390,34 @@ def _payload(hop: _Hop) -> tuple[dict[str, str], bytes | None]:
     return {"content-type": "application/json", **hop.headers}, body
 
 
-def _next_hop(hop: _Hop, target: httpx.URL, status: int) -> _Hop:
+def _next_hop(hop: _Hop, target: URL, status: int) -> _Hop:
     """The request a redirect asks for: 303 (and 301/302 after POST) become GET."""
     method, body = hop.method, hop.json
     if (status == 303 and method != "HEAD") or (status in {301, 302} and method == "POST"):
         method, body = "GET", None
     headers = dict(hop.headers)
-    if (target.scheme, target.host, target.port) != (hop.url.scheme, hop.url.host, hop.url.port):
+    if (target.scheme, target.raw_host, target.port) != (
+            hop.url.scheme, hop.url.raw_host, hop.url.port):
         for name in _PRIVATE_HEADERS:
             headers.pop(name, None)
-    return _Hop(method, target, headers, body)
+    return _Hop(method, target, str(target), headers, body)
 
 
-async def _drain(response: _Wire) -> None:
-    """Read an unwanted body to its end, if it is small, so the connection is reused.
-
-    A connection goes back to its pool only once the response was read through
-    (a 304 or a HEAD answer has nothing to read and is back at once). A large or
-    slow error page is not worth the wait (nor a failed read worth hiding the
-    status behind): the connection is dropped instead.
-    """
-    size = 0
-    try:
-        async with asyncio.timeout(_DRAIN_SECONDS):
-            async for chunk in response.aiter_raw():
-                size += len(chunk)
-                if size > _DRAIN_LIMIT:
-                    return
-    except (TimeoutError, httpx.HTTPError, *_WIRE_ERRORS):
-        return
+def _refusal(exc: BaseException) -> AddressRefusedError | None:
+    """The guard's refusal behind ``exc`` (aiohttp wraps what its connector raised)."""
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        exc = exc.os_error
+    return exc if isinstance(exc, AddressRefusedError) else None
 
 
 def _translate(exc: Exception, request: _Request) -> FetchError:
     """Any failure below the fetcher as one line a user can act on."""
     url = request.url
-    if isinstance(exc, AddressRefusedError):
-        where = url if request.current in {"", url} else f"{url} (redirected to {request.current})"
-        return BlockedAddressError(url, f"{where}: refused: {exc}")
-    if isinstance(exc, TimeoutError | httpx.TimeoutException | httpcore.TimeoutException):
+    refused = _refusal(exc)
+    if refused is not None:
+        where = f"{url} (redirected to {request.current})" if request.redirects else url
+        return BlockedAddressError(url, f"{where}: refused: {describe(refused)}")
+    if isinstance(exc, TimeoutError):
         return FetchTimeoutError(
             url,
             f"{url}: no complete answer within {request.budget.total:g} s "
@@ -426,11 +429,10 @@ def _translate(exc: Exception, request: _Request) -> FetchError:
         return ConnectError(url, f"{url}: {exc}")
     if isinstance(exc, BodyError):
         return undecodable(url, exc)
-    if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
-        return FetchError(url, f"{url}: not a valid URL ({exc})")
-    if isinstance(exc, httpcore.LocalProtocolError):
-        return FetchError(url, f"{url}: cannot send the request ({exc})")
-    if isinstance(exc, httpx.HTTPError | httpcore.NetworkError | httpcore.ProtocolError):
-        detail = str(exc) or type(exc).__name__
-        return ConnectError(url, f"{url}: connection failed ({detail})")
+    if isinstance(exc, aiohttp.InvalidURL):
+        return FetchError(url, f"{url}: not a valid URL ({describe(exc)})")
+    if isinstance(exc, aiohttp.ClientError | OSError | UnexpectedAnswerError):
+        return ConnectError(url, f"{url}: connection failed ({describe(exc)})")
+    if isinstance(exc, ValueError):  # a header or body that cannot be sent
+        return FetchError(url, f"{url}: cannot send the request ({describe(exc)})")
     raise exc

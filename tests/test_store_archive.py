@@ -124,6 +124,15 @@ def test_make_backup_and_rotation(storage: Storage, tmp_path: Path) -> None:
     assert rotate_backups(folder, now, suffix=storage.backup_suffix) == []
 
 
+def test_a_new_archive_is_private_to_its_owner(tmp_path: Path) -> None:
+    """It holds password hashes and session digests (R-API-6)."""
+    path = tmp_path / "private.sqlite3"
+    with SqliteStorage(path) as store:
+        store.add_source(source("feed"))
+        for name in ("private.sqlite3", "private.sqlite3-wal", "private.sqlite3-shm"):
+            assert (tmp_path / name).stat().st_mode & 0o077 == 0, name
+
+
 def test_migrations_are_recorded_and_idempotent(tmp_path: Path) -> None:
     path = tmp_path / "db.sqlite3"
     with SqliteStorage(path) as first:

@@ -90,7 +90,7 @@ def test_non_loopback_listen_without_password_is_refused(
 
 def test_password_is_stored_as_a_slow_hash(tid: Tidings, settings: Settings) -> None:
     store_password(tid, PASSWORD)
-    user = tid.user()
+    user = tid.access.user()
     assert user is not None and user.is_admin
     assert PASSWORD not in user.password_hash and user.password_hash.startswith("$argon2id$")
     assert not (settings.data_dir / LEGACY_FILE).exists()  # nothing beside the archive
@@ -135,10 +135,10 @@ def test_changing_the_password_ends_existing_sessions(tid: Tidings, settings: Se
     cookie = auth.new_cookie()
     sid = auth.session_id(cookie)
     assert sid is not None
-    run(lambda: tid.start_session(sid, auth.SESSION_LIFETIME))
-    assert tid.session(sid) is not None
+    run(lambda: tid.access.start_session(sid, auth.SESSION_LIFETIME))
+    assert tid.access.session(sid) is not None
     store_password(tid, "another long password")
-    assert tid.session(sid) is None
+    assert tid.access.session(sid) is None
     assert auth.session_id(cookie + "0") is None
     assert auth.session_id("garbage.cookie") is None
 
@@ -146,7 +146,7 @@ def test_changing_the_password_ends_existing_sessions(tid: Tidings, settings: Se
 def test_api_tokens(tid: Tidings, settings: Settings) -> None:
     store_password(tid, PASSWORD)
     value = new_token(tid, "phone")
-    (stored,) = tid.api_tokens()
+    (stored,) = tid.access.api_tokens()
     assert value.startswith("tdg_") and stored.digest == auth.digest(value)
     assert value not in repr(stored)  # only its hash is kept
     server = serve_app(tid, settings)
@@ -161,8 +161,8 @@ def test_api_tokens(tid: Tidings, settings: Settings) -> None:
             assert marked.status_code == 200 and marked.json() == {"updated": 1}
             bad = c.get("/api/v1/items", headers={"Authorization": "Bearer tdg_wrong"})
             assert bad.status_code == 401
-            token_id = tid.api_tokens()[0].id
-            assert run(lambda: tid.revoke_api_token(token_id))
+            token_id = tid.access.api_tokens()[0].id
+            assert run(lambda: tid.access.revoke_api_token(token_id))
             assert c.get("/api/v1/items", headers=good).status_code == 401
     finally:
         server.stop()

@@ -104,7 +104,7 @@ def test_logout_revokes_the_session_at_once(site: Site) -> None:
     with site.client(cookie=old) as replay:  # the same cookie, kept by an attacker
         assert not reads(replay)
         assert replay.get("/all").status_code == 303
-    assert site.tid.sessions() == []
+    assert site.tid.access.sessions() == []
 
 
 def test_a_new_password_ends_every_other_session(site: Site) -> None:
@@ -118,7 +118,7 @@ def test_a_new_password_ends_every_other_session(site: Site) -> None:
         assert changed.status_code == 303 and changed.headers["location"] == "/settings?saved=1"
         assert reads(a)  # the session that changed it stays
         assert not reads(b)
-        assert [s.user_agent for s in site.tid.sessions()] == ["Agent A"]
+        assert [s.user_agent for s in site.tid.access.sessions()] == ["Agent A"]
     with site.client() as c:
         token = csrf_of(c.get("/login").text)
         assert c.post("/login", data={"password": PASSWORD, "csrf": token}).status_code == 401
@@ -138,11 +138,11 @@ def test_sessions_are_listed_and_logged_out_everywhere(site: Site) -> None:
         ended = a.post("/settings/sessions/end", data={"csrf": csrf_of(page.text)})
         assert ended.status_code == 303 and ended.headers["location"] == "/login"
         assert not reads(a) and not reads(b)
-        assert site.tid.sessions() == []
+        assert site.tid.access.sessions() == []
         assert "Nobody is logged in" not in a.get("/settings").text  # to the login page
         log_in(a)
         assert "Nobody is logged in" not in a.get("/settings").text
-        assert len(site.tid.sessions()) == 1
+        assert len(site.tid.access.sessions()) == 1
 
 
 def test_tokens_from_the_settings_page_work_until_revoked(site: Site) -> None:
@@ -155,7 +155,7 @@ def test_tokens_from_the_settings_page_work_until_revoked(site: Site) -> None:
         value = match.group(1)
         with site.client(token=value) as api:
             assert reads(api)
-            (token,) = site.tid.api_tokens()
+            (token,) = site.tid.access.api_tokens()
             assert token.name == "phone" and token.last_used_at == site.clock.now
             page = c.get("/settings").text
             assert "phone" in page and value not in page  # shown once only
@@ -164,7 +164,7 @@ def test_tokens_from_the_settings_page_work_until_revoked(site: Site) -> None:
             gone = c.post(f"/settings/tokens/{token.id}/delete", data={"csrf": csrf_of(page)})
             assert gone.status_code == 303
             assert api.get("/api/v1/items").status_code == 401
-        assert site.tid.api_tokens() == []
+        assert site.tid.access.api_tokens() == []
 
 
 def test_expired_sessions_are_refused(site: Site) -> None:
@@ -177,23 +177,23 @@ def test_expired_sessions_are_refused(site: Site) -> None:
         site.clock.advance(days=30, seconds=1)
         assert not reads(c)
         assert c.get("/all").status_code == 303
-    assert site.tid.sessions() == []
+    assert site.tid.access.sessions() == []
 
 
 def test_last_seen_is_written_every_few_minutes_not_every_request(site: Site) -> None:
     with site.client() as c:
         log_in(c)
-        (first,) = site.tid.sessions()
+        (first,) = site.tid.access.sessions()
         assert first.last_seen_at == first.created_at == site.clock.now
         site.clock.advance(minutes=1)
         for _ in range(5):
             assert reads(c)
-        assert site.tid.sessions() == [first]  # not one write
+        assert site.tid.access.sessions() == [first]  # not one write
         assert "set-cookie" not in c.get("/all").headers
         site.clock.advance(minutes=auth.TOUCH_EVERY.total_seconds() / 60)
         page = c.get("/all")
         assert page.cookies.get(COOKIE) == c.cookies[COOKIE]  # the browser's copy slides too
-        (seen,) = site.tid.sessions()
+        (seen,) = site.tid.access.sessions()
         assert seen.last_seen_at == site.clock.now
         assert seen.expires_at == site.clock.now + auth.SESSION_LIFETIME
 
@@ -249,7 +249,7 @@ def test_an_old_web_auth_file_is_imported_once(settings: Settings) -> None:
             assert legacy.with_name(LEGACY_FILE + IMPORTED_SUFFIX).exists()
             log_in(c)  # the old password
             assert reads(c)
-        (token,) = tid.api_tokens()
+        (token,) = tid.access.api_tokens()
         assert (token.id, token.name) == ("0a1b2c3d4e5f", "phone")
         assert token.created_at == datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
         check_listen(tid, "0.0.0.0")  # a password exists
@@ -266,13 +266,13 @@ def test_a_second_import_keeps_a_newer_password(settings: Settings) -> None:
     tid = open_archive(settings)
     try:
         store_password(tid, NEW_PASSWORD)  # imports the file first: its token stays valid
-        assert not legacy.exists() and len(tid.api_tokens()) == 1
+        assert not legacy.exists() and len(tid.access.api_tokens()) == 1
         write_legacy(settings.data_dir, auth.hash_password(PASSWORD), value)
         assert run(lambda: import_legacy(tid)) is True
-        user = tid.user()
+        user = tid.access.user()
         assert user is not None and auth.check_password(user.password_hash, NEW_PASSWORD)
         assert not auth.check_password(user.password_hash, PASSWORD)
-        assert len(tid.api_tokens()) == 1
+        assert len(tid.access.api_tokens()) == 1
     finally:
         tid.close()
 

@@ -62,7 +62,7 @@ def store_password(tid: Tidings, password: str) -> None:
 def new_token(tid: Tidings, name: str) -> str:
     """Create an API token as the settings page does; returns its value."""
     token_id, value, digest = auth.new_token()
-    run(lambda: tid.add_api_token(token_id, name, digest))
+    run(lambda: tid.access.add_api_token(token_id, name, digest))
     return value
 
 

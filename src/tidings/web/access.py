@@ -28,7 +28,7 @@ def password_set(tidings: Tidings) -> bool:
     """Whether anyone could log in: a stored admin password or TIDINGS_ADMIN_PASSWORD."""
     if tidings.settings.admin_password:
         return True
-    user = tidings.user()
+    user = tidings.access.user()
     return user is not None and bool(user.password_hash)
 
 
@@ -36,7 +36,7 @@ async def set_password(tidings: Tidings, password: str) -> None:
     """Store a new admin password and log every session out (``tidings set-password``)."""
     password_hash = auth.hash_password(password)
     await import_legacy(tidings)  # its tokens stay valid, its old hash does not come back
-    await tidings.set_password_hash(password_hash)
+    await tidings.access.set_password_hash(password_hash)
 
 
 async def import_legacy(tidings: Tidings) -> bool:
@@ -53,7 +53,7 @@ async def import_legacy(tidings: Tidings) -> bool:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read ({exc.strerror})") from exc
     password_hash, tokens = _read_legacy(path, text)
-    await tidings.import_access(password_hash, tokens)
+    await tidings.access.import_access(password_hash, tokens)
     with contextlib.suppress(FileNotFoundError):  # renamed by that other request
         path.replace(path.with_name(LEGACY_FILE + IMPORTED_SUFFIX))
     return True

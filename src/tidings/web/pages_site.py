@@ -78,7 +78,7 @@ async def logout(request: Request) -> Response:
     await form_with_csrf(request)
     who = viewer(request)
     if who.session is not None:
-        await web_state(request).tidings.end_session(who.session.id)
+        await web_state(request).tidings.access.end_session(who.session.id)
     response = RedirectResponse("/login", status_code=303)
     set_session_cookie(request, response, auth.new_cookie())
     return response
@@ -91,8 +91,8 @@ def _settings_context(request: Request, **extra: Any) -> dict[str, Any]:
              "public reading": "yes" if s.public_reading else "no",
              "default interval": f"{s.default_interval_min} min",
              "database": "PostgreSQL" if s.database_url else "SQLite", "version": VERSION}
-    return {"title": "Settings", "shown": shown, "tokens": st.tidings.api_tokens(),
-            "sessions": st.tidings.sessions(), "this_session": viewer(request).session_id,
+    return {"title": "Settings", "shown": shown, "tokens": st.tidings.access.api_tokens(),
+            "sessions": st.tidings.access.sessions(), "this_session": viewer(request).session_id,
             "env_password": bool(s.admin_password), "new_token": "", "error": "",
             "message": "", **extra}
 
@@ -119,7 +119,7 @@ async def change_password(request: Request) -> Response:
         error = f"the password needs at least {auth.MIN_PASSWORD} characters"
     else:
         keep = who.session.id if who.session is not None else None
-        await st.tidings.set_password_hash(await run_in_threadpool(auth.hash_password, new),
+        await st.tidings.access.set_password_hash(await run_in_threadpool(auth.hash_password, new),
                                            keep_session=keep)
         st.password_changed()
         st.changed()
@@ -135,7 +135,7 @@ async def end_sessions(request: Request) -> Response:
     """Log out everywhere, this browser included."""
     require_admin(request)
     await form_with_csrf(request)
-    await web_state(request).tidings.end_sessions()
+    await web_state(request).tidings.access.end_sessions()
     response = RedirectResponse("/login", status_code=303)
     set_session_cookie(request, response, auth.new_cookie())
     return response
@@ -146,7 +146,7 @@ async def create_token(request: Request) -> Response:
     require_admin(request)
     form = await form_with_csrf(request)
     token_id, value, digest = auth.new_token()
-    await web_state(request).tidings.add_api_token(
+    await web_state(request).tidings.access.add_api_token(
         token_id, auth.token_label(str(form.get("name") or "")), digest)
     return render(request, "settings.html", _settings_context(request, new_token=value))
 
@@ -155,7 +155,7 @@ async def create_token(request: Request) -> Response:
 async def delete_token(request: Request, token_id: str) -> Response:
     require_admin(request)
     await form_with_csrf(request)
-    await web_state(request).tidings.revoke_api_token(token_id)
+    await web_state(request).tidings.access.revoke_api_token(token_id)
     return RedirectResponse("/settings", status_code=303)
 
 

@@ -122,7 +122,8 @@ class WebState:
         if self.csrf_secret:
             return
         await import_legacy(self.tidings)
-        self.csrf_secret = await self.tidings.secret(auth.CSRF_SECRET, secrets.token_urlsafe(32))
+        self.csrf_secret = await self.tidings.access.secret(auth.CSRF_SECRET,
+                                                            secrets.token_urlsafe(32))
 
     @property
     def has_password(self) -> bool:
@@ -131,7 +132,7 @@ class WebState:
 
     def password_ok(self, password: str) -> bool:
         """Slow on purpose (a KDF): call it off the event loop."""
-        user = self.tidings.user()
+        user = self.tidings.access.user()
         hashes = [h for h in (self._env_hash, user.password_hash if user else "") if h]
         return any(auth.check_password(h, password) for h in hashes)
 

@@ -8,6 +8,8 @@ of the unit's transaction and reads see what the unit wrote.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -28,6 +30,14 @@ from tidings.store.sqlite._sources import SourcesMixin
 from tidings.store.sqlite._stats import StatsMixin
 
 __all__ = ["SqliteStorage", "SqliteUnit"]
+
+
+def _create_private(path: Path) -> None:
+    """A new archive is readable by its owner only: it holds password hashes, session
+    and token digests, and what was read. SQLite gives its WAL and shared-memory
+    files the same permissions as the database file."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
 
 class _Everything(
@@ -62,6 +72,7 @@ class SqliteStorage(_Everything):
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        _create_private(path)
         try:
             setup = connect(path)
             try:

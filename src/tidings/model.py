@@ -220,6 +220,31 @@ class FeedCandidate:
 
 
 @dataclass(frozen=True, slots=True)
+class PaidCall:
+    """One call to a paid API, as the spend ledger keeps it (R-SCHED-3).
+
+    ``status`` is ``ok``, or ``failed: <reason>``: a failed call may still be
+    billed, so it counts against the budget like any other.
+    """
+
+    provider: str
+    purpose: str  # what the call was for: "search", "list", "article"...
+    source_ids: tuple[str, ...]
+    status: str
+    cost: float  # in the provider's unit of money; 0.0 when only calls are counted
+    duration_ms: int
+    called_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Spend:
+    """What a provider's calls came to over a period."""
+
+    calls: int = 0
+    cost: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
 class SearchHit:
     item: Item
     snippet: str = ""  # HTML-escaped text with <mark> around matches

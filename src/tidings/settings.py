@@ -67,6 +67,10 @@ class Settings:
         "drop_future; as a source's filters key). TIDINGS_FILTERS takes it as JSON.",
         default_factory=dict)
     raw_retention_days: int = _h("Days raw responses are kept.", default=90)
+    providers: Mapping[str, Any] = _h(
+        "Paid APIs, one [providers.NAME] table each: base_url, api_key, daily_calls, "
+        "daily_cost, cost_per_call, direct. TIDINGS_PROVIDERS takes them as JSON.",
+        default_factory=dict)
     # --- body extraction (R-EXTRACT)
     extract_concurrency: int = _h("Article pages fetched and extracted at once.", default=4)
     extract_per_round: int = _h(

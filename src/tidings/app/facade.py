@@ -32,6 +32,7 @@ from tidings.model import (
     SearchHit,
     Source,
     SourceKind,
+    Spend,
 )
 from tidings.net import Fetcher
 from tidings.opml import parse_opml
@@ -41,6 +42,8 @@ from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.extraction import ExtractReport, extract_item, extract_pending
 from tidings.pipeline.reparse import ReparseReport, reparse
 from tidings.pipeline.round import RoundProgress, RoundReport, run_round
+from tidings.pipeline.spend import Ledger, parse_providers
+from tidings.pipeline.timing import local_zone
 from tidings.schedule import ops
 from tidings.schedule.ops import DiversityReport, HealthReport, SourceOverview
 from tidings.schedule.runner import Runner, StopReason
@@ -83,6 +86,8 @@ class Tidings:
         self._fetcher: Fetcher | None = None
         #: the web reader's users, sessions and API tokens (R-API-6)
         self.access = Access(store, self._writer, clock)
+        self._ledger = Ledger(parse_providers(settings.providers), store, self._writer, clock,
+                              local_zone(settings.timezone))
 
     # ------------------------------------------------------------ lifecycle
     @classmethod
@@ -107,7 +112,8 @@ class Tidings:
     def pipeline_env(self) -> PipelineEnv:
         """What the pipeline and the scheduler work with (storage to read, the writer)."""
         return PipelineEnv(store=self._store, writer=self._writer, fetcher=self.fetcher,
-                           settings=self.settings, clock=self.clock, filters=self._filters)
+                           settings=self.settings, clock=self.clock, filters=self._filters,
+                           paid=self._ledger)
 
     async def aclose(self) -> None:
         if self._fetcher is not None:
@@ -249,6 +255,10 @@ class Tidings:
 
     def stats(self) -> ArchiveStats:
         return self._store.archive_stats()
+
+    def spend_today(self) -> Mapping[str, Spend]:
+        """Calls and cost of each paid API since local midnight (R-SCHED-3)."""
+        return self._ledger.today()
 
     def reprints(self, fps: Sequence[str]) -> dict[str, list[Item]]:
         """Items sharing each title fingerprint, earliest first (folding in views, R-DEDUP-8)."""

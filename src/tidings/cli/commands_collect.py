@@ -9,7 +9,7 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tidings.app import RoundReport, Tidings
-from tidings.cli import Context, cli, handle_errors, print_json, run_async
+from tidings.cli import Context, cli, handle_errors, print_json, run_async, to_jsonable
 from tidings.errors import ConfigError
 from tidings.model import RunCounts, RunOutcome, Source
 
@@ -109,10 +109,11 @@ def stats(ctx: Context, as_json: bool) -> None:
     tidings = ctx.open()
     try:
         figures = tidings.stats()
+        spend = tidings.spend_today()
     finally:
         tidings.close()
     if as_json:
-        print_json(figures)
+        print_json({**to_jsonable(figures), "spend_today": to_jsonable(spend)})
         return
     health = ", ".join(f"{n} {h}" for h, n in sorted(figures.sources_by_health.items()))
     click.echo(f"sources: {health or 'none'}")
@@ -122,6 +123,8 @@ def stats(ctx: Context, as_json: bool) -> None:
         click.echo(f"last round: {figures.last_round_started:%Y-%m-%d %H:%M} UTC, "
                    f"{figures.last_round_ok}/{figures.last_round_sources} ok, "
                    f"{figures.last_round_new_items} new items")
+    for provider, used in sorted(spend.items()):
+        click.echo(f"paid API {provider} today: {used.calls} calls, cost {used.cost:g}")
 
 
 @cli.command()

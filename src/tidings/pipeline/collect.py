@@ -81,7 +81,7 @@ async def _read(env: PipelineEnv, source: Source, now: datetime,
                 raws: list[RawResponse]) -> Listing:
     """The event loop's half of a run: fetch and plan, nothing written."""
     rules = SourceRules.of(source, env.filters)
-    ctx = rules.context(source, env.fetcher, now, env.offload)
+    ctx = rules.context(source, env.fetcher, now, env.offload, env.paid)
     return await read_source(env.settings, source, rules, ctx,
                              listed=remembered(source.cursor), fetched=raws,
                              detail=detail_step(env, source, rules))
@@ -161,25 +161,44 @@ def _failure(source: Source, exc: TidingsError, now: datetime) -> Collected:
     return Collected(RunCounts(RunOutcome.FAILED, error=str(exc), http_status=status), update)
 
 
-def _start_run(unit: Unit, source_id: str, now: datetime) -> int:
+def begin_run(unit: Unit, source_id: str, now: datetime) -> int:
     return unit.start_run(source_id, now)
+
+
+def _as_failure(source: Source, exc: BaseException, now: datetime) -> Collected:
+    """Any error of a run as its failure (or budget) outcome, in one line."""
+    if isinstance(exc, TimeoutError):
+        return _failure(source, TidingsError(f"run took longer than {RUN_TIMEOUT_S:.0f} s"),
+                        now)
+    if isinstance(exc, TidingsError):
+        return _failure(source, exc, now)
+    log.error("collecting %s failed unexpectedly", source.id, exc_info=exc)
+    return _failure(source, TidingsError(f"internal error: {type(exc).__name__}: {exc}"), now)
+
+
+async def conclude(env: PipelineEnv, source: Source, run_id: int, now: datetime,
+                    planned: Listing | BaseException, raws: Sequence[RawResponse]) -> RunCounts:
+    """Store a run's outcome: its listing whole, or its failure with what it fetched."""
+    if isinstance(planned, Listing):
+        try:
+            done = await env.writer(_finish, source, run_id, planned, now, env.clock())
+        except Exception as exc:  # the batch could not be stored: a failed run after all
+            planned = exc
+        else:
+            return done.counts
+    failed = _as_failure(source, planned, now)
+    return (await env.writer(_record_failure, source, run_id, failed, raws, env.clock())).counts
 
 
 async def collect_source(env: PipelineEnv, source: Source) -> RunCounts:
     """Run ``source`` once and record the run; never raises for the source's own faults."""
     now = env.clock()
-    run_id = await env.writer(_start_run, source.id, now)
+    run_id = await env.writer(begin_run, source.id, now)
     raws: list[RawResponse] = []
+    planned: Listing | BaseException
     try:
         async with asyncio.timeout(RUN_TIMEOUT_S):
-            listing = await _read(env, source, now, raws)
-        return (await env.writer(_finish, source, run_id, listing, now, env.clock())).counts
-    except TimeoutError:
-        done = _failure(source, TidingsError(f"run took longer than {RUN_TIMEOUT_S:.0f} s"), now)
-    except TidingsError as exc:
-        done = _failure(source, exc, now)
-    except Exception as exc:  # a reader bug must not take the round down
-        log.exception("collecting %s failed unexpectedly", source.id)
-        done = _failure(source, TidingsError(f"internal error: {type(exc).__name__}: {exc}"),
-                        now)
-    return (await env.writer(_record_failure, source, run_id, done, raws, env.clock())).counts
+            planned = await _read(env, source, now, raws)
+    except Exception as exc:  # a reader bug must not take the round down either
+        planned = exc
+    return await conclude(env, source, run_id, now, planned, raws)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from tidings.net import Fetcher
 from tidings.pipeline.config import Filters
-from tidings.readers.base import Offload, inline
+from tidings.readers.base import NoPaidCalls, Offload, PaidCalls, inline
 from tidings.settings import Settings
 from tidings.store.base import Reads
 from tidings.store.writer import Writer
@@ -28,4 +28,5 @@ class PipelineEnv:
     settings: Settings
     clock: Callable[[], datetime]
     filters: Filters | None = None  # the settings file's rules for every source (R-SCHED-9)
+    paid: PaidCalls = field(default_factory=NoPaidCalls)  # the spend ledger (R-SCHED-3)
     offload: Offload = inline  # CPU steps; rounds make them take turns (pipeline/fair.py)

@@ -23,7 +23,15 @@ from tidings.pipeline.config import CommonConfig, Filters, parse_config
 from tidings.pipeline.filters import EntryRules, compile_rules, judge, limit_batch, summary_only
 from tidings.pipeline.upsert import Prepared, prepare
 from tidings.readers import get_reader
-from tidings.readers.base import Offload, ReadContext, Reader, ReadResult, inline
+from tidings.readers.base import (
+    NoPaidCalls,
+    Offload,
+    PaidCalls,
+    ReadContext,
+    Reader,
+    ReadResult,
+    inline,
+)
 from tidings.settings import Settings
 
 
@@ -83,10 +91,10 @@ class SourceRules:
         return cls(get_reader(source.kind), config, compile_rules(config, global_filters))
 
     def context(self, source: Source, fetcher: Fetcher, now: datetime,
-                offload: Offload = inline) -> ReadContext:
+                offload: Offload = inline, paid: PaidCalls | None = None) -> ReadContext:
         """What the source's reader is handed for one read."""
         return ReadContext(source, fetcher, now, offload, self.config,
-                           self.config.request_options())
+                           self.config.request_options(), paid or NoPaidCalls())
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +184,16 @@ async def read_source(
     result = await rules.reader.read(ctx)
     if fetched is not None:
         fetched.extend(result.raw)
+    return await plan_read(settings, source, rules, ctx, result, listed=listed, detail=detail)
+
+
+async def plan_read(
+    settings: Settings, source: Source, rules: SourceRules, ctx: ReadContext,
+    result: ReadResult, *, listed: Mapping[str, str] | None = None,
+    detail: Callable[[list[ItemData]], Awaitable[list[ItemData]]] | None = None,
+) -> Listing:
+    """A reader's answer planned for storage (what :func:`read_source` does after the
+    read; a batch read plans each source's answer with it)."""
     if result.not_modified:
         return Listing(source, result)
     if rules.config.detail is None or detail is None:

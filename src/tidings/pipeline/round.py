@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from tidings.model import RunCounts, RunOutcome, Source
 from tidings.pipeline import timing
-from tidings.pipeline.collect import collect_source
+from tidings.pipeline.batch import collect_group, groups
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.extraction import ExtractReport, extract_pending
 from tidings.pipeline.fair import taking_turns
@@ -107,15 +107,16 @@ async def run_round(
     per_host = HOST_ADMISSION * max(1, env.settings.per_host_concurrency)
     hosts = {host: asyncio.Semaphore(per_host) for host in map(_host, sources)}
 
-    async def one(source: Source) -> None:
-        async with hosts[_host(source)], gate:
-            counts = await collect_source(round_env, source)
-        report.results[source.id] = counts
-        if progress is not None:
-            progress.finished(source, counts)
+    async def one(group: list[Source]) -> None:
+        async with hosts[_host(group[0])], gate:
+            counts = await collect_group(round_env, group)
+        for source in group:
+            report.results[source.id] = counts[source.id]
+            if progress is not None:
+                progress.finished(source, counts[source.id])
 
     round_env = taking_turns(env)
-    await asyncio.gather(*(one(s) for s in interleave_hosts(sources)))
+    await asyncio.gather(*(one(g) for g in groups(interleave_hosts(sources))))
     report.finished_at = env.clock()
     if extract:
         report.extraction = await extract_pending(env)

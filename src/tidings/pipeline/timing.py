@@ -6,8 +6,10 @@ Shared by the pipeline (which writes the outcome of each run) and the scheduler
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from tidings.errors import ConfigError
 from tidings.model import Health
 
 BACKOFF_CAP_MIN = 360
@@ -66,3 +68,14 @@ def stale_runs_before(now: datetime) -> datetime:
     """Runs still "running" that started before this belong to a dead process
     (twice the lease: no live run lasts that long)."""
     return now - timedelta(minutes=2 * LEASE_MIN)
+
+
+def local_zone(name: str) -> tzinfo:
+    """The named IANA zone, or the system's own when ``name`` is empty."""
+    if not name:
+        local = datetime.now().astimezone().tzinfo
+        return local if local is not None else ZoneInfo("UTC")
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ConfigError(f"setting 'timezone': unknown time zone {name!r}") from exc

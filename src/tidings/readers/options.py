@@ -22,6 +22,30 @@ class ReaderConfig(BaseModel):
 
 
 @dataclass(frozen=True, slots=True)
+class Provider:
+    """A paid API as the settings name it (``[providers.NAME]``).
+
+    The key is never shown whole: ``repr`` and :attr:`masked` keep its last four
+    characters, so a log line or an error message cannot leak it.
+    """
+
+    name: str
+    base_url: str
+    api_key: str = field(repr=False)
+    daily_calls: int | None = None  # None: no limit on calls
+    daily_cost: float | None = None  # None: no limit on money
+    cost_per_call: float = 0.0
+    direct: bool = True  # paid APIs go around the egress proxy by default (R-HTTP-6)
+
+    @property
+    def masked(self) -> str:
+        return "…" + self.api_key[-4:] if self.api_key else "(none)"
+
+    def __repr__(self) -> str:
+        return f"Provider({self.name!r}, {self.base_url!r}, key {self.masked})"
+
+
+@dataclass(frozen=True, slots=True)
 class RequestOptions:
     """Per-source request options (R-RSS-9), checked when the source was saved.
 

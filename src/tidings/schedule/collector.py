@@ -23,7 +23,7 @@ from datetime import datetime
 
 from tidings.model import RunCounts, Source
 from tidings.pipeline import timing
-from tidings.pipeline.collect import collect_source
+from tidings.pipeline.batch import collect_group, groups
 from tidings.pipeline.env import PipelineEnv
 from tidings.schedule import plan
 from tidings.store.base import Unit
@@ -76,31 +76,35 @@ class Collector:
         self._manual.clear()
         picked = await self.env.writer(_claim, now, manual, len(self.in_flight),
                                        self.concurrency, self.per_tick)
-        for source in picked:
-            if source.id in self.in_flight:  # its lease ran out while it still runs
-                continue
-            self.in_flight[source.id] = asyncio.create_task(
-                self._collect(source), name=f"collect {source.id}")
+        fresh = [s for s in picked if s.id not in self.in_flight]  # a lease ran out meanwhile
+        for group in groups(fresh):
+            ids = [s.id for s in group]
+            task = asyncio.create_task(self._collect(group), name=f"collect {', '.join(ids)}")
+            for source_id in ids:
+                self.in_flight[source_id] = task
         self.stats.ticks += 1
         self.stats.started += len(picked)
         return picked
 
-    async def _collect(self, source: Source) -> None:
+    async def _collect(self, group: list[Source]) -> None:
+        ids = [s.id for s in group]
         try:
-            counts = await collect_source(self.env, source)
+            counts = await collect_group(self.env, group)
         except asyncio.CancelledError:
-            await asyncio.shield(self.env.writer(_release, [source.id], self.env.clock()))
-            self.stats.abandoned += 1
+            await asyncio.shield(self.env.writer(_release, ids, self.env.clock()))
+            self.stats.abandoned += len(group)
             raise
         except Exception:  # a bug must not take the scheduler down; the lease retries it
-            log.exception("collecting %s crashed", source.id)
+            log.exception("collecting %s crashed", ", ".join(ids))
             now = self.env.clock()
-            await self.env.writer(_release, [source.id], now, timing.lease_until(now))
+            await self.env.writer(_release, ids, now, timing.lease_until(now))
             return
         else:
-            self._count(counts)
+            for result in counts.values():
+                self._count(result)
         finally:
-            self.in_flight.pop(source.id, None)
+            for source_id in ids:
+                self.in_flight.pop(source_id, None)
 
     def _count(self, counts: RunCounts) -> None:
         self.stats.finished += 1
@@ -109,7 +113,7 @@ class Collector:
 
     async def drain(self, grace_seconds: float) -> None:
         """Let running fetches finish within the grace time, cancel the rest (released)."""
-        tasks = list(self.in_flight.values())
+        tasks = list(set(self.in_flight.values()))
         if not tasks:
             return
         log.info("waiting up to %.0f s for %d running fetches", grace_seconds, len(tasks))

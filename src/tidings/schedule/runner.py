@@ -26,14 +26,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, time, tzinfo
 from enum import StrEnum
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
-from tidings.errors import ConfigError
 from tidings.model import Source
 from tidings.pipeline import timing
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.extraction import extract_pending
 from tidings.pipeline.fair import taking_turns
+from tidings.pipeline.timing import local_zone
 from tidings.schedule import jobs, plan
 from tidings.schedule.background import Repeating
 from tidings.schedule.clock import Clock, SystemClock
@@ -75,17 +75,6 @@ class RunnerOptions:
             adapt_at=plan.parse_hhmm(settings.adapt_intervals_at),
             memory_limit_mb=settings.memory_limit_mb,
         )
-
-
-def local_zone(name: str) -> tzinfo:
-    """The named IANA zone, or the system's own when ``name`` is empty."""
-    if not name:
-        local = datetime.now().astimezone().tzinfo
-        return local if local is not None else ZoneInfo("UTC")
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ConfigError(f"setting 'timezone': unknown time zone {name!r}") from exc
 
 
 def _abandon_stale(unit: Unit, now: datetime) -> int:

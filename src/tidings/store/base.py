@@ -43,10 +43,12 @@ from tidings.model import (
     IdentityMode,
     Item,
     ItemState,
+    PaidCall,
     RawResponse,
     RunCounts,
     SearchHit,
     Source,
+    Spend,
     Visibility,
 )
 from tidings.store.ops import OpsReads, OpsWrites
@@ -318,6 +320,16 @@ class Reads(OpsReads, Protocol):
     def source_stats(self, source_id: str, now: datetime) -> SourceStats: ...
     def archive_stats(self) -> ArchiveStats: ...
 
+    # -- the spend ledger of paid APIs (R-SCHED-3)
+    def spend_since(self, since: datetime) -> dict[str, Spend]:
+        """Calls and cost per provider since ``since`` (providers with none are absent)."""
+        ...
+
+    def paid_calls(self, provider: str | None = None, since: datetime | None = None,
+                   limit: int = 100) -> list[PaidCall]:
+        """Recorded calls, newest first."""
+        ...
+
     # -- web access (R-API-6)
     def find_user(self, name: str) -> User | None: ...
     def find_session(self, session_id: str, now: datetime) -> WebSession | None:
@@ -419,6 +431,11 @@ class Writes(OpsWrites, Protocol):
     # -- search index
     def index_pending(self, limit: int = 5000) -> int:
         """Index up to ``limit`` items changed since last indexed; returns how many."""
+        ...
+
+    # -- the spend ledger
+    def record_paid_call(self, call: PaidCall) -> None:
+        """Keep one paid call (its time, purpose, sources, status and cost)."""
         ...
 
     # -- raw archive (R-EXTRACT-5)

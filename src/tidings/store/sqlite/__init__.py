@@ -27,6 +27,7 @@ from tidings.store.sqlite._runs import RunsMixin
 from tidings.store.sqlite._schema import migrate
 from tidings.store.sqlite._search import SearchIndexMixin, check_tokenizer
 from tidings.store.sqlite._sources import SourcesMixin
+from tidings.store.sqlite._spend import SpendMixin
 from tidings.store.sqlite._stats import StatsMixin
 
 __all__ = ["SqliteStorage", "SqliteUnit"]
@@ -42,7 +43,7 @@ def _create_private(path: Path) -> None:
 
 class _Everything(
     SourcesMixin, RunsMixin, ItemsWriteMixin, ItemsReadMixin, SearchIndexMixin, SearchMixin,
-    RawMixin, StatsMixin, OpsMixin, AccessMixin,
+    RawMixin, StatsMixin, OpsMixin, AccessMixin, SpendMixin,
 ):
     """Every read and write, on whatever connection the subclass provides."""
 

@@ -252,7 +252,24 @@ CREATE TABLE api_tokens (
 CREATE INDEX api_tokens_user ON api_tokens (user_id, created_at);
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _FOLDERS_AND_LOSSY, _WEB_ACCESS)
+# The spend ledger of paid APIs: one row per call, summed per provider and day for the
+# budget check (R-SCHED-3), so the index leads with the time.
+_PAID_CALLS = """
+CREATE TABLE paid_calls (
+    id INTEGER PRIMARY KEY,
+    provider TEXT NOT NULL,
+    purpose TEXT NOT NULL,
+    source_ids TEXT NOT NULL DEFAULT '[]',
+    status TEXT NOT NULL,
+    cost REAL NOT NULL DEFAULT 0,
+    duration_ms INTEGER NOT NULL DEFAULT 0,
+    called_at INTEGER NOT NULL
+);
+CREATE INDEX paid_calls_time ON paid_calls (called_at, provider);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _FOLDERS_AND_LOSSY, _WEB_ACCESS,
+                               _PAID_CALLS)
 
 
 def migrate(conn: sqlite3.Connection) -> int:

@@ -1,0 +1,144 @@
+"""The spend ledger of paid APIs and their daily budgets (R-SCHED-3).
+
+Providers are settings (``[providers.NAME]``: base URL, key, daily budget in
+calls and/or money, price per call). Every call a reader makes to one goes
+through :meth:`Ledger.call`: before anything is sent, the day's recorded calls,
+the calls still in flight and this one are held against the budget, and a call
+that would pass it is not made (:class:`BudgetExhaustedError`: the sources it
+was for end with the budget outcome, which is not a failure of theirs and is
+tried again in 15 minutes). After the call, it is recorded - provider, purpose,
+sources, status, cost, duration - whatever its outcome, because a failed call
+may still be billed.
+
+Days are local days (the ``timezone`` setting): a budget is a person's budget.
+Several processes on one archive share the recorded calls; only the calls in
+flight at the same instant in two processes can pass a budget together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
+
+from tidings.errors import BudgetExhaustedError, ConfigError
+from tidings.model import PaidCall, Spend
+from tidings.readers.base import CallNote
+from tidings.readers.options import Provider
+from tidings.store.base import Reads, Unit
+from tidings.store.writer import Writer
+
+
+class _ProviderSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+    base_url: Annotated[StrictStr, Field(pattern=r"^https?://")]
+    api_key: StrictStr = ""
+    daily_calls: Annotated[int, Field(ge=0)] | None = None
+    daily_cost: Annotated[float, Field(ge=0)] | None = None
+    cost_per_call: Annotated[float, Field(ge=0)] = 0.0
+    direct: StrictBool = True
+
+
+def parse_providers(raw: Mapping[str, Any]) -> dict[str, Provider]:
+    """The ``providers`` setting, checked; ConfigError naming the provider and key."""
+    out: dict[str, Provider] = {}
+    for name, table in raw.items():
+        if not isinstance(table, Mapping):
+            raise ConfigError(f"setting providers.{name}: expected a table "
+                              "(base_url, api_key, daily_calls, daily_cost, cost_per_call)")
+        try:
+            p = _ProviderSettings.model_validate(dict(table))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(x) for x in ("providers", name, *first["loc"]))
+            raise ConfigError(f"setting {where}: {first['msg']}") from None
+        out[name] = Provider(name, p.base_url.rstrip("/"), p.api_key, p.daily_calls,
+                             p.daily_cost, p.cost_per_call, p.direct)
+    return out
+
+
+@dataclass(slots=True)
+class _InFlight:
+    calls: int = 0
+    cost: float = 0.0
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc)
+    return text.splitlines()[0][:200] if text else type(exc).__name__
+
+
+def _record(unit: Unit, call: PaidCall) -> None:
+    unit.record_paid_call(call)
+
+
+class Ledger:
+    """:class:`~tidings.readers.base.PaidCalls` on top of storage and the writer."""
+
+    def __init__(self, providers: Mapping[str, Provider], store: Reads, writer: Writer,
+                 clock: Callable[[], datetime], tz: tzinfo) -> None:
+        self._providers = dict(providers)
+        self._store = store
+        self._writer = writer
+        self._clock = clock
+        self._tz = tz
+        self._in_flight: dict[str, _InFlight] = {}
+
+    def provider(self, name: str) -> Provider:
+        try:
+            return self._providers[name]
+        except KeyError:
+            raise ConfigError(f"paid API {name!r} is not configured (add [providers.{name}] "
+                              "with base_url and api_key to tidings.toml)") from None
+
+    def today(self) -> Mapping[str, Spend]:
+        """Calls and cost per provider since local midnight."""
+        return self._store.spend_since(self._midnight())
+
+    @asynccontextmanager
+    async def call(self, provider: str, purpose: str, source_ids: Sequence[str]
+                   ) -> AsyncIterator[CallNote]:
+        p = self.provider(provider)
+        self._check(p)
+        flight = self._in_flight.setdefault(p.name, _InFlight())
+        flight.calls += 1
+        flight.cost += p.cost_per_call
+        note, at, started = CallNote(), self._clock(), time.monotonic()
+        try:
+            yield note
+        except BaseException as exc:
+            if note.status == "ok":
+                note.status = f"failed: {_reason(exc)}"
+            raise
+        finally:
+            flight.calls -= 1
+            flight.cost -= p.cost_per_call
+            call = PaidCall(p.name, purpose, tuple(source_ids), note.status,
+                            p.cost_per_call if note.cost is None else note.cost,
+                            int((time.monotonic() - started) * 1000), at)
+            await asyncio.shield(self._writer(_record, call))
+
+    def _check(self, p: Provider) -> None:
+        spent = self.today().get(p.name, Spend())
+        flight = self._in_flight.get(p.name, _InFlight())
+        calls = spent.calls + flight.calls + 1
+        if p.daily_calls is not None and calls > p.daily_calls:
+            raise BudgetExhaustedError(
+                f"{p.name}: daily budget of {p.daily_calls} calls reached; "
+                "tried again in 15 minutes")
+        cost = spent.cost + flight.cost + p.cost_per_call
+        if p.daily_cost is not None and cost > p.daily_cost + 1e-9:
+            raise BudgetExhaustedError(
+                f"{p.name}: daily budget of {p.daily_cost:g} reached "
+                f"({spent.cost:g} spent today); tried again in 15 minutes")
+
+    def _midnight(self) -> datetime:
+        local = self._clock().astimezone(self._tz)
+        return local.replace(hour=0, minute=0, second=0, microsecond=0)

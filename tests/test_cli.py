@@ -220,3 +220,40 @@ def test_opml_folders_become_categories_and_come_back(tmp_path: Path) -> None:
     assert {o.get("xmlUrl") for o in folder} == {"https://a.example/feed",
                                                 "https://b.example/feed"}
     assert len([o for o in root.iter("outline") if o.get("xmlUrl")]) == 3
+
+
+def test_items_page_past_any_limit_and_export_streams_everything(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`items --before` continues where a page ended; `export` writes every item once."""
+    monkeypatch.setattr("tidings.cli.commands_items.EXPORT_PAGE", 7)  # many pages
+    with running_farm(Farm(feeds=6)) as farm:
+        opml = tmp_path / "farm.opml"
+        opml.write_bytes(farm.opml())
+        run(tmp_path, "init", "--empty")
+        run(tmp_path, "import-opml", str(opml))
+        run(tmp_path, "collect", "--once", "--no-extract")
+    everything = json.loads(run(tmp_path, "items", "--limit", "10000", "--json"))
+    assert len(everything) > 40
+    seen: list[int] = []
+    cursor: str | None = None
+    while True:
+        args = ["items", "--limit", "7", "--json"] + (["--before", cursor] if cursor else [])
+        page = json.loads(run(tmp_path, *args))
+        seen += [row["id"] for row in page]
+        if len(page) < 7:
+            break
+        cursor = page[-1]["cursor"]
+    assert seen == [row["id"] for row in everything], "pages in order, none lost or repeated"
+    table = CliRunner().invoke(cli, ["--data", str(tmp_path), "items", "--limit", "3"],
+                               env=ENV)
+    assert "more: tidings items --before " in table.output
+    assert "bad paging cursor" in run(tmp_path, "items", "--before", "yesterday", code=1)
+    out = tmp_path / "all.jsonl"
+    run(tmp_path, "export", "--out", str(out))
+    rows = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    assert [r["id"] for r in rows] == seen
+    assert all("body" in r and "raw" in r for r in rows)
+    streamed = [json.loads(line) for line in run(tmp_path, "export").splitlines()]
+    assert len(streamed) == len(rows)
+    assert not list(tmp_path.glob("*.partial"))

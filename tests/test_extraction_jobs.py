@@ -14,11 +14,12 @@ from extract_site import GIF, SHORT_PAGE, Entry, MapResolver, Site, article_page
 from farm import serve_app
 from tidings.app import SourceUpdate, Tidings
 from tidings.errors import ConfigError
-from tidings.model import BodyState, Item
+from tidings.model import BodyState, Item, ItemData
 from tidings.net import Fetcher
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.extraction import extract_pending
 from tidings.pipeline.round import run_round
+from tidings.pipeline.upsert import upsert_items
 from tidings.settings import Settings
 from tidings.store.base import ItemQuery
 
@@ -282,3 +283,20 @@ async def test_prune_keeps_the_page_of_the_current_body(settings: Settings, site
         assert await keep_all.prune_raw() == 0
     finally:
         keep_all.close()
+
+
+async def test_an_entry_that_is_one_part_of_a_shared_page_is_not_given_the_page(
+    world: World,
+) -> None:
+    """Its URL keeps a fragment because entries share the page (identity): the whole
+    page would be the wrong body, so it is recorded unconfirmed without a fetch."""
+    source = world.tidings.source("gazette")
+    url = world.site.base + "/a/1#part-2"
+    await world.tidings.write(lambda unit: upsert_items(unit, source, [
+        ItemData(key=f"url:{url}", title="Part two", url=url, summary="a teaser")],
+        datetime.now(UTC)))
+    report = await extract_pending(world.env)
+    item = world.item(url)
+    assert item.body_state is BodyState.UNCONFIRMED
+    assert "several entries share" in item.raw["extract_error"]
+    assert world.site.requests["/a/1"] == 0 and report.tried == 0

@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TextIO
 
 import click
 from rich.console import Console
+from rich.progress import Progress
 from rich.table import Table
 
 from tidings.app import ItemQuery
-from tidings.cli import Context, cli, handle_errors, print_json, run_async
+from tidings.app.paging import decode_cursor, encode_cursor, sort_time
+from tidings.cli import Context, cli, handle_errors, print_json, run_async, to_jsonable
 from tidings.errors import ConfigError
 from tidings.model import Item, SearchHit
 
@@ -35,8 +44,16 @@ def _item_row(item: Item) -> dict[str, object]:
         "url": item.url, "published_at": item.published_at,
         "discovered_at": item.discovered_at, "author": item.author,
         "body_state": item.body_state, "backfill": item.backfill, "read": item.read,
-        "starred": item.starred, "summary": item.summary,
+        "starred": item.starred, "summary": item.summary, "cursor": encode_cursor(item),
     }
+
+
+def _export_row(item: Item) -> dict[str, object]:
+    """Everything an item holds, for ``tidings export``."""
+    return {**_item_row(item), "body": item.body, "updated_at": item.updated_at,
+            "categories": list(item.categories), "images": list(item.images),
+            "raw": dict(item.raw), "content_hash": item.content_hash,
+            "revisions": item.revisions, "source_title": item.source_title}
 
 
 def _print_items(items: list[Item]) -> None:
@@ -51,25 +68,83 @@ def _print_items(items: list[Item]) -> None:
 @cli.command()
 @click.option("--source", "source_id", help="Only this source's items.")
 @click.option("--since", help="Only items newer than this (2024-05-01, 3d, 12h).")
+@click.option("--before", "cursor", metavar="CURSOR",
+              help="Continue after this item (the cursor the previous page ended with).")
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 10_000))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_obj
 @handle_errors
-def items(ctx: Context, source_id: str | None, since: str | None, limit: int,
-          as_json: bool) -> None:
-    """List items, newest first."""
+def items(ctx: Context, source_id: str | None, since: str | None, cursor: str | None,
+          limit: int, as_json: bool) -> None:
+    """List items, newest first; page on with --before."""
+    before = decode_cursor(cursor)
     tidings = ctx.open()
     try:
         if source_id:
             tidings.source(source_id)
         found = tidings.items(ItemQuery(source_id=source_id, since=parse_since(since),
-                                        limit=limit))
+                                        before=before, limit=limit))
     finally:
         tidings.close()
     if as_json:
         print_json([_item_row(i) for i in found])
-    else:
-        _print_items(found)
+        return
+    _print_items(found)
+    if len(found) == limit:
+        click.echo(f"more: tidings items --before {encode_cursor(found[-1])}", err=True)
+
+
+#: items read per query while exporting (keyset pages: memory stays flat)
+EXPORT_PAGE = 500
+
+
+@cli.command()
+@click.option("--source", "source_id", help="Only this source's items.")
+@click.option("--since", help="Only items newer than this (2024-05-01, 3d, 12h).")
+@click.option("--out", "out", type=click.Path(dir_okay=False, writable=True, path_type=Path),
+              help="Write to this file (default: standard output).")
+@click.pass_obj
+@handle_errors
+def export(ctx: Context, source_id: str | None, since: str | None, out: Path | None) -> None:
+    """Every item, newest first, as JSON lines (one object per line, bodies included)."""
+    tidings = ctx.open()
+    try:
+        if source_id:
+            tidings.source(source_id)
+        query = ItemQuery(source_id=source_id, since=parse_since(since), limit=EXPORT_PAGE)
+        with _output(out) as sink, Progress(transient=True,
+                                            disable=out is None or not sys.stderr.isatty()
+                                            ) as bar:
+            task = bar.add_task("exporting", total=tidings.stats().items)
+            written = 0
+            while page := tidings.items(query):
+                for item in page:
+                    sink.write(json.dumps(to_jsonable(_export_row(item)), ensure_ascii=False)
+                               + "\n")
+                written += len(page)
+                bar.update(task, completed=written)
+                if len(page) < EXPORT_PAGE:
+                    break
+                query = replace(query, before=(sort_time(page[-1]), page[-1].id))
+    finally:
+        tidings.close()
+    if out is not None:
+        click.echo(f"{written} items written to {out}", err=True)
+
+
+@contextmanager
+def _output(path: Path | None) -> Iterator[TextIO]:
+    if path is None:
+        yield sys.stdout
+        return
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with partial.open("w", encoding="utf-8") as handle:
+            yield handle
+    except BaseException:
+        partial.unlink(missing_ok=True)  # a failed export leaves the previous file alone
+        raise
+    partial.replace(path)
 
 
 @cli.command()

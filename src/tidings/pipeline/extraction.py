@@ -99,6 +99,9 @@ def _no_fetch_record(item: Item, config: CommonConfig) -> dict[str, Any] | None:
         return {"summary_only": True}
     if not item.url or urlsplit(item.url).scheme not in ("http", "https"):
         return {"extract_error": "no web page to fetch"}
+    if urlsplit(item.url).fragment:  # identity kept it: entries share this page
+        return {"extract_error": "one part of a page several entries share: "
+                                 "the page is not this entry's body"}
     return None
 
 

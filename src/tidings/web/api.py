@@ -17,10 +17,10 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from tidings.app import ItemQuery
+from tidings.app.paging import decode_cursor, encode_cursor
 from tidings.errors import NotFoundError
 from tidings.model import Item, Source, Visibility
 from tidings.web.context import Viewer, check_api_csrf, viewer, web_state
-from tidings.web.listing import decode_cursor, encode_cursor
 from tidings.web.pages_read import TODAY_HOURS
 
 

@@ -9,47 +9,16 @@ loses is one "N more from X" row linking to that source, so nothing vanishes.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
 
 from tidings.app import ItemQuery
-from tidings.errors import ConfigError
+from tidings.app.paging import encode_cursor, micros, sort_time
 from tidings.model import Item
 
 PAGE_SIZE = 50
 DEFAULT_QUOTA = 10
 MAX_GROUP = 60
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_CURSOR = re.compile(r"^(-?\d{1,17})\.(\d{1,18})$")
-
-
-def sort_time(item: Item) -> datetime:
-    """What storage sorts by: the publish time, else the discovery time."""
-    return item.published_at or item.discovered_at
-
-
-def _micros(when: datetime) -> int:
-    return (when - _EPOCH) // timedelta(microseconds=1)
-
-
-def encode_cursor(item: Item) -> str:
-    return f"{_micros(sort_time(item))}.{item.id}"
-
-
-def decode_cursor(value: str | None) -> tuple[datetime, int] | None:
-    """``<unix microseconds>.<item id>``; anything else is the caller's error."""
-    if not value:
-        return None
-    match = _CURSOR.match(value)
-    if not match:
-        raise ConfigError(f"bad paging cursor {value!r}")
-    try:
-        when = _EPOCH + timedelta(microseconds=int(match.group(1)))
-    except OverflowError as exc:
-        raise ConfigError(f"bad paging cursor {value!r}") from exc
-    return when, int(match.group(2))
 
 
 @dataclass(slots=True)
@@ -161,4 +130,4 @@ def _reprints(item: Item, group: list[Item], visible: Callable[[Item], bool]) ->
 
 def _before_cursor(item: Item) -> str:
     """A cursor that starts a listing *at* ``item`` (just after it in sort order)."""
-    return f"{_micros(sort_time(item))}.{item.id + 1}"
+    return f"{micros(sort_time(item))}.{item.id + 1}"

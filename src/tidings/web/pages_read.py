@@ -18,6 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import RedirectResponse, Response
 
 from tidings.app import ItemQuery
+from tidings.app.paging import decode_cursor, encode_cursor
 from tidings.errors import ConfigError, NotFoundError
 from tidings.model import BodyState, Item, Visibility
 from tidings.web.context import (
@@ -30,7 +31,7 @@ from tidings.web.context import (
     viewer,
     web_state,
 )
-from tidings.web.listing import DEFAULT_QUOTA, PAGE_SIZE, build_page, decode_cursor, encode_cursor
+from tidings.web.listing import DEFAULT_QUOTA, PAGE_SIZE, build_page
 
 router = APIRouter(include_in_schema=False)
 

@@ -1,0 +1,76 @@
+"""The web reader keeps answering while the writer is busy (one write path, issue "Refit the core").
+
+Every write of the process is a step on one writer thread; the web server's event
+loop only awaits it. Here a write step holds the writer for seconds (as a long
+collection commit or an index batch could) while a real uvicorn server is asked
+for lists, an article and the health endpoint: they answer at once, and a click
+on "mark as read" waits for the writer without holding anyone else up.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+
+from test_web_support import ServerThread, Spec, add_items, add_source, open_archive, write
+from tidings.app import Tidings
+from tidings.settings import Settings
+from tidings.store.base import Unit
+from tidings.web.server import create_app
+
+HOLD_S = 2.0
+
+
+@pytest.fixture
+def served(settings: Settings) -> Iterator[tuple[Tidings, ServerThread, list[int]]]:
+    tid = open_archive(settings)
+    add_source(tid, "alpha", "Alpha News")
+    ids = add_items(tid, [Spec(f"Story {n}") for n in range(30)])
+    server = ServerThread(create_app(tid, settings, page_ttl=0)).start()
+    yield tid, server, ids
+    server.stop()
+    tid.close()
+
+
+def _hold(gate: threading.Event, held: threading.Event) -> Callable[[Unit], None]:
+    """A write step that keeps the writer (and its transaction) until ``gate`` opens."""
+    def step(unit: Unit) -> None:
+        held.set()
+        gate.wait(HOLD_S * 3)
+
+    return step
+
+
+def test_pages_answer_while_a_write_holds_the_writer(
+    served: tuple[Tidings, ServerThread, list[int]],
+) -> None:
+    tid, server, ids = served
+    gate, held = threading.Event(), threading.Event()
+    with httpx.Client(base_url=server.url, timeout=10) as client, \
+            ThreadPoolExecutor(2) as pool:
+        page = client.get("/all")
+        token = re.search(r'name="csrf" value="([^"]+)"', page.text)
+        assert token
+        blocker = pool.submit(write, tid, _hold(gate, held))  # a long write transaction
+        assert held.wait(5), "the writer thread runs the long step"
+        click = pool.submit(client.post, "/mark-read",
+                            data={"ids": str(ids[0]), "csrf": token.group(1)})
+        timings = {}
+        for path in ("/healthz", "/all", f"/item/{ids[1]}", "/sources", "/api/v1/items"):
+            started = time.perf_counter()
+            response = client.get(path)
+            timings[path] = time.perf_counter() - started
+            assert response.status_code == 200, path
+        assert not click.done(), "the write waits for the writer..."
+        assert max(timings.values()) < 0.5, f"...but nobody else does: {timings}"
+        assert not tid.item(ids[0]).read
+        gate.set()
+        assert click.result(timeout=10).status_code == 303
+        blocker.result(timeout=10)
+    assert tid.item(ids[0]).read

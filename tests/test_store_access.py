@@ -8,7 +8,8 @@ import pytest
 
 from storage_contract import T0, at
 from tidings.errors import ConfigError, NotFoundError
-from tidings.store.base import ApiToken, Storage, User, WebSession
+from tidings.store.access import ApiToken, User, WebSession
+from tidings.store.base import Storage
 
 DAYS_30 = timedelta(days=30)
 

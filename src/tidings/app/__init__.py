@@ -16,16 +16,14 @@ from tidings.pipeline.reparse import ReparseReport
 from tidings.pipeline.round import RoundProgress, RoundReport
 from tidings.schedule.ops import DiversityReport, HealthReport, SourceOverview
 from tidings.schedule.runner import StopReason
+from tidings.store.access import ApiToken, User, WebSession
 from tidings.store.base import (
     UNSET,
-    ApiToken,
     ArchiveStats,
     ItemQuery,
     SearchQuery,
     SourceStats,
     SourceUpdate,
-    User,
-    WebSession,
 )
 
 if TYPE_CHECKING:  # article extraction loads on first use (see tidings.extract)

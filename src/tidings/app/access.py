@@ -13,7 +13,8 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from tidings.errors import NotFoundError
-from tidings.store.base import ApiToken, Reads, Unit, User, WebSession
+from tidings.store.access import ApiToken, User, WebSession
+from tidings.store.base import Reads, Unit
 from tidings.store.writer import Writer
 
 #: the one user of today's web reader

@@ -51,6 +51,7 @@ from tidings.model import (
     Spend,
     Visibility,
 )
+from tidings.store.access import AccessReads, AccessWrites
 from tidings.store.ops import OpsReads, OpsWrites
 
 # ----------------------------------------------------------------- write models
@@ -218,56 +219,10 @@ class ArchiveStats:
     oldest_success_at: datetime | None
 
 
-# ------------------------------------------------------------------- web access
-
-
-@dataclass(frozen=True, slots=True)
-class User:
-    """Someone who may log in to the web reader (R-API-6); for now the one admin."""
-
-    id: int
-    name: str
-    password_hash: str  # the KDF's encoded hash; "" while the user has no password
-    is_admin: bool
-    created_at: datetime
-    password_changed_at: datetime | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class WebSession:
-    """A logged-in browser.
-
-    ``id`` is the SHA-256 (hex) of the cookie's random value: the value itself is
-    never stored, so a copy of the database logs nobody in. ``admin`` is what the
-    session was granted at login.
-    """
-
-    id: str
-    user_id: int
-    admin: bool
-    created_at: datetime
-    expires_at: datetime
-    last_seen_at: datetime
-    user_agent: str = ""
-    ip: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class ApiToken:
-    """A bearer token of the JSON API; ``digest`` is the SHA-256 (hex) of its value."""
-
-    id: str
-    user_id: int
-    name: str
-    digest: str
-    created_at: datetime
-    last_used_at: datetime | None = None
-
-
 # -------------------------------------------------------------------- protocols
 
 
-class Reads(OpsReads, Protocol):
+class Reads(OpsReads, AccessReads, Protocol):
     """Everything storage answers without writing. What asynchronous code holds."""
 
     # -- sources
@@ -330,28 +285,8 @@ class Reads(OpsReads, Protocol):
         """Recorded calls, newest first."""
         ...
 
-    # -- web access (R-API-6)
-    def find_user(self, name: str) -> User | None: ...
-    def find_session(self, session_id: str, now: datetime) -> WebSession | None:
-        """The session, unless it expired at or before ``now``. Every web request asks:
-        one lookup by primary key."""
-        ...
 
-    def list_sessions(self, user_id: int, now: datetime) -> list[WebSession]:
-        """The user's sessions that have not expired by ``now``, last seen first."""
-        ...
-
-    def find_api_token(self, digest: str) -> ApiToken | None:
-        """The token whose value hashes to ``digest``. The lookup is keyed by a hash of
-        what the client presented, so its timing tells nothing about a stored token."""
-        ...
-
-    def list_api_tokens(self, user_id: int) -> list[ApiToken]:
-        """The user's tokens, oldest first."""
-        ...
-
-
-class Writes(OpsWrites, Protocol):
+class Writes(OpsWrites, AccessWrites, Protocol):
     """Every write; each call atomic by itself."""
 
     # -- sources
@@ -443,60 +378,6 @@ class Writes(OpsWrites, Protocol):
     def prune_raw(self, before: datetime) -> int:
         """Drop raw responses older than ``before``, except the newest page of each
         stored item (the one its current body came from)."""
-        ...
-
-    # -- web access (R-API-6)
-    def add_user(self, name: str, password_hash: str, is_admin: bool,
-                 created_at: datetime) -> User:
-        """Insert a user; ConfigError if the name is taken."""
-        ...
-
-    def set_password_hash(self, user_id: int, password_hash: str,
-                          changed_at: datetime) -> User:
-        """Store a new password hash; NotFoundError for an unknown user. Sessions stay:
-        which of them end is the caller's decision (``delete_sessions``)."""
-        ...
-
-    def add_session(self, session: WebSession) -> None:
-        """Insert a session; NotFoundError if its user does not exist."""
-        ...
-
-    def touch_session(self, session_id: str, seen_at: datetime, expires_at: datetime) -> bool:
-        """Record that the session was used and move its expiry; False if it is gone."""
-        ...
-
-    def delete_session(self, session_id: str) -> bool:
-        """End one session (logout); False if there was none."""
-        ...
-
-    def delete_sessions(self, user_id: int, keep: str | None = None) -> int:
-        """End every session of the user except ``keep``; returns how many ended."""
-        ...
-
-    def prune_sessions(self, now: datetime) -> int:
-        """Delete the sessions that expired at or before ``now``; returns how many."""
-        ...
-
-    def add_api_token(self, token: ApiToken) -> None:
-        """Insert a token; ConfigError if its id or digest is taken, NotFoundError if its
-        user does not exist."""
-        ...
-
-    def delete_api_token(self, user_id: int, token_id: str) -> bool:
-        """Revoke one of the user's tokens; False if the user has no such token."""
-        ...
-
-    def touch_api_token(self, token_id: str, used_at: datetime) -> bool:
-        """Record that the token was used; False if it is gone."""
-        ...
-
-    def ensure_secret(self, name: str, candidate: str) -> str:
-        """The secret stored under ``name``, storing ``candidate`` first if there is none.
-
-        The first process to store one wins, so every process and machine sharing
-        the archive derives the same values from it (the caller makes the candidate:
-        storage neither reads the clock nor draws random numbers).
-        """
         ...
 
 

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from tidings.errors import ConfigError, NotFoundError
-from tidings.store.base import ApiToken, User, WebSession
+from tidings.store.access import ApiToken, User, WebSession
 from tidings.store.sqlite._db import Access, from_us, opt_dt, opt_us, to_us
 
 _USER = "id, name, password_hash, is_admin, created_at, password_changed_at"

@@ -296,8 +296,9 @@ def test_the_cli_shows_and_changes_a_config(tmp_path: Path) -> None:
     assert out.startswith("tidings: config key 'url_allow.0': bad regular expression")
     assert out.count("\n") == 1
     _run(tmp_path, "config", "ingest", "--unset", "filters", "--unset", "url_allow")
+    _run(tmp_path, "config", "ingest", "--folder", "Scripts")
     text = _run(tmp_path, "config", "ingest")
-    assert text == 'summary_only = true\nuser_agent = "Reader/1.0"\n'
+    assert text == '# folder: Scripts\nsummary_only = true\nuser_agent = "Reader/1.0"\n'
     assert "no such key" in _run(tmp_path, "config", "ingest", "--unset", "nope", code=1)
     toml = tmp_path / "c.toml"
     toml.write_text('proxy = false\n[limits]\nlater = 5\n')

@@ -267,7 +267,14 @@ def test_sources_page_shows_health_sparkline_and_validates_edits(web: Web) -> No
     assert 'value="45"' in bad.text  # what was typed is kept
     bad2 = web.client.post("/sources/beta", data={**form, "config": "{}", "interval_min": "soon"})
     assert bad2.status_code == 400 and "interval_min" in bad2.text
-    good = web.client.post("/sources/beta", data={**form, "config": "{}", "title": "Beta 2"})
+    regex = web.client.post("/sources/beta", data={**form, "config": '{"url_allow": ["("]}'})
+    assert regex.status_code == 400 and "url_allow.0" in regex.text, "checked when saved"
+    good = web.client.post("/sources/beta", data={**form, "config": "{}", "title": "Beta 2",
+                                                  "folder": "  Tech   blogs "})
     assert good.status_code == 303
     assert web.tid.source("beta").interval_min == 45
     assert web.tid.source("beta").title == "Beta 2"
+    assert web.tid.source("beta").folder == "Tech blogs"
+    assert 'value="Tech blogs"' in web.client.get("/sources/beta").text
+    web.client.post("/sources/beta", data={**form, "config": "{}", "folder": ""})
+    assert web.tid.source("beta").folder is None

@@ -174,20 +174,21 @@ class Tidings:
     async def add_source(
         self, url: str, *, kind: SourceKind | None = None, title: str = "",
         source_id: str | None = None, config: Mapping[str, Any] | None = None,
+        folder: str | None = None,
     ) -> Source:
         """Add a source; a page URL is turned into its best feed by autodiscovery."""
         from tidings.discovery import discover
 
         if kind is not None and kind is not SourceKind.RSS:
             return await self.create_source(url, kind=kind, title=title, source_id=source_id,
-                                            config=config)
+                                            config=config, folder=folder)
         found = await discover(url, self.fetcher)
         if found.best is None:
             raise ConfigError(f"{url}: no feed found on this page (try `tidings discover {url}`)")
         feed = found.best
         return await self.create_source(
             feed.url, title=title or feed.title, source_id=source_id, config=config,
-            site_url=None if found.is_feed else found.final_url,
+            site_url=None if found.is_feed else found.final_url, folder=folder,
         )
 
     async def discover(self, url: str) -> list[FeedCandidate]:

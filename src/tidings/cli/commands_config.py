@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import tomllib
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -82,23 +83,32 @@ def _from_file(path: Path) -> dict[str, Any]:
 @click.option("--from-file", "from_file", type=click.Path(exists=True, dir_okay=False,
                                                           path_type=Path),
               help="Replace the whole config with a TOML (or .json) file's.")
+@click.option("--folder", help="File the source under this folder ('' for none).")
 @click.option("--json", "as_json", is_flag=True, help="Print the config as JSON.")
 @click.pass_obj
 @handle_errors
 def config_command(ctx: Context, source_id: str, sets: tuple[str, ...],
-                   unsets: tuple[str, ...], from_file: Path | None, as_json: bool) -> None:
+                   unsets: tuple[str, ...], from_file: Path | None, folder: str | None,
+                   as_json: bool) -> None:
     """Show a source's config, or change it (checked before it is saved)."""
     tidings = ctx.open()
     source = tidings.source(source_id)
+    update = SourceUpdate()
     if sets or unsets or from_file:
         base = _from_file(from_file) if from_file else source.config
-        source = run_async(tidings, tidings.update_source(
-            source_id, SourceUpdate(config=changed(base, sets, unsets))))
+        update = replace(update, config=changed(base, sets, unsets))
+    if folder is not None:
+        update = replace(update, folder=" ".join(folder.split()) or None)
+    if update:
+        source = run_async(tidings, tidings.update_source(source_id, update))
     else:
         tidings.close()
     if as_json:
         print_json(dict(source.config))
-    elif source.config:
+        return
+    if source.folder:
+        click.echo(f"# folder: {source.folder}")
+    if source.config:
         for key, value in sorted(source.config.items()):
             click.echo(f"{key} = {json.dumps(value, ensure_ascii=False)}")
     else:

@@ -39,11 +39,12 @@ def init(ctx: Context, empty: bool) -> None:
 @click.option("--id", "source_id", help="Source id (default: made from the title).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="A config key (TOML value), checked before the source is saved.")
+@click.option("--folder", help="File the source under this folder.")
 @click.option("--json", "as_json", is_flag=True, help="Print the new source as JSON.")
 @click.pass_obj
 @handle_errors
 def add(ctx: Context, url: str, kind: str | None, title: str, source_id: str | None,
-        sets: tuple[str, ...], as_json: bool) -> None:
+        sets: tuple[str, ...], folder: str | None, as_json: bool) -> None:
     """Add a source; a page URL is turned into its feed by autodiscovery.
 
     ``--kind external NAME`` adds a source that nothing is fetched for (scripts
@@ -52,7 +53,7 @@ def add(ctx: Context, url: str, kind: str | None, title: str, source_id: str | N
     tidings = ctx.open()
     source = run_async(tidings, tidings.add_source(
         url, kind=SourceKind(kind) if kind else None, title=title, source_id=source_id,
-        config=config))
+        config=config, folder=folder))
     if as_json:
         print_json(source)
     else:

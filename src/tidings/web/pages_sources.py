@@ -52,13 +52,14 @@ def _source_context(request: Request, source: Source) -> dict[str, Any]:
     warnings = sorted({w for r in runs[:5] for w in r.warnings})
     return {"title": source.title or source.id, "source": source, "runs": runs,
             "warnings": warnings, "stat": _stats(request, source), "kinds": EDITABLE_KINDS,
-            "visibilities": [v.value for v in Visibility],
+            "visibilities": [v.value for v in Visibility], "folders": tid.folders(),
             "form": _form_values(source), "error": ""}
 
 
 def _form_values(source: Source) -> dict[str, str]:
     return {"title": source.title, "url": source.url, "interval_min": str(source.interval_min),
             "priority": str(source.priority), "visibility": source.visibility.value,
+            "folder": source.folder or "",
             "config": json.dumps(dict(source.config), indent=2, ensure_ascii=False,
                                  sort_keys=True)}
 
@@ -70,7 +71,7 @@ async def source_detail(request: Request, source_id: str) -> Response:
     return render(request, "source.html", _source_context(request, source))
 
 
-def _parse_edit(form: dict[str, Any]) -> SourceUpdate:
+def _parse_edit(form: dict[str, Any], source: Source) -> SourceUpdate:
     """Form fields to a source update; a bad value is a ConfigError naming the field."""
     changes: dict[str, Any] = {}
     title = str(form.get("title") or "").strip()
@@ -78,9 +79,16 @@ def _parse_edit(form: dict[str, Any]) -> SourceUpdate:
         raise ConfigError("title: at most 300 characters")
     changes["title"] = title
     url = str(form.get("url") or "").strip()
-    if not url.lower().startswith(("http://", "https://")):
+    if source.kind is SourceKind.EXTERNAL:
+        if url != source.url:
+            raise ConfigError("url: an external source keeps its name (nothing is fetched)")
+    elif not url.lower().startswith(("http://", "https://")):
         raise ConfigError("url: must start with http:// or https://")
     changes["url"] = url
+    folder = " ".join(str(form.get("folder") or "").split())
+    if len(folder) > 100:
+        raise ConfigError("folder: at most 100 characters")
+    changes["folder"] = folder or None
     for name, low, high in (("interval_min", 1, 7 * 24 * 60), ("priority", -100, 100)):
         raw = str(form.get(name) or "").strip()
         try:
@@ -116,7 +124,7 @@ async def source_edit(request: Request, source_id: str) -> Response:
     st = web_state(request)
     source = st.tidings.source(source_id)
     try:
-        await st.tidings.update_source(source_id, _parse_edit(form))
+        await st.tidings.update_source(source_id, _parse_edit(form, source))
     except ConfigError as exc:
         ctx = _source_context(request, source)
         ctx["form"] = {k: str(form.get(k) or "") for k in ctx["form"]}

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
 from storage_contract import at, fields, new, source
@@ -150,3 +153,26 @@ def test_a_new_tokenizer_version_rebuilds_the_index(indexed: Storage) -> None:
         assert keys(reopened, "猫") == ["zh3"]
     finally:
         reopened.close()
+
+
+def test_nothing_to_index_does_not_wait_for_the_writer(indexed: Storage) -> None:
+    """Every search asks ``index_pending`` first: with nothing pending it must not
+    queue behind a long write (nor make concurrent searches queue behind each other)."""
+    holding, release = threading.Event(), threading.Event()
+
+    def hold_the_writer() -> None:
+        with indexed.transaction():
+            holding.set()
+            release.wait(10)
+
+    writer = threading.Thread(target=hold_the_writer)
+    writer.start()
+    try:
+        assert holding.wait(5)
+        started = time.monotonic()
+        assert indexed.index_pending() == 0
+        assert keys(indexed, "猫") == ["zh3"]
+        assert time.monotonic() - started < 5
+    finally:
+        release.set()
+        writer.join()

@@ -96,6 +96,12 @@ class SearchIndexMixin:
     _db: Database
 
     def index_pending(self, limit: int = 5000) -> int:
+        # every search asks first; with nothing to index, a write transaction per
+        # search made concurrent searches queue at the writer lock for nothing
+        with self._db.read() as conn:
+            if conn.execute("SELECT 1 FROM items WHERE search_dirty = 1 LIMIT 1").fetchone() \
+                    is None:
+                return 0
         with self._db.write() as conn:
             rows = conn.execute(
                 "SELECT id, sort_time, title, body, summary, search_rowid, title_fp FROM items "

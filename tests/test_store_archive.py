@@ -20,6 +20,7 @@ from tidings.store import open_storage
 from tidings.store.backup import make_backup, rotate_backups
 from tidings.store.base import Discovery, SearchQuery, Storage, UpsertBatch
 from tidings.store.sqlite import SqliteStorage
+from tidings.store.sqlite._reading import _FINGERPRINTS
 from tidings.store.sqlite._schema import MIGRATIONS
 
 
@@ -138,29 +139,43 @@ def test_migrations_are_recorded_and_idempotent(tmp_path: Path) -> None:
         SqliteStorage(path)
 
 
-def test_migration_5_moves_fingerprints_into_a_rebuilt_search_index(tmp_path: Path) -> None:
+_OLD_SEARCH = {  # the search index's columns as schemas 4 and 5 had them
+    4: "title, body, title_chars, body_chars",
+    5: "title, body, title_chars, body_chars, title_fp",
+}
+
+
+@pytest.mark.parametrize("version", [4, 5])
+def test_migrations_end_with_fingerprints_on_items_and_a_rebuilt_search_index(
+        tmp_path: Path, version: int) -> None:
     path = tmp_path / "db.sqlite3"
     with SqliteStorage(path) as current:
         current.add_source(source("feed"))
         current.apply_upserts(UpsertBatch(creates=[new("k1", title="Old story", title_fp="aa11")]))
         current.index_pending()
-    with sqlite3.connect(path) as conn:  # back to schema 4: the fingerprint index on items
+    with sqlite3.connect(path) as conn:  # back to that schema
         conn.execute("DROP TABLE item_search")
-        conn.execute("CREATE VIRTUAL TABLE item_search USING fts5 (title, body, title_chars, "
-                     "body_chars, content = '', tokenize = 'unicode61 remove_diacritics 2')")
+        conn.execute(f"CREATE VIRTUAL TABLE item_search USING fts5 ({_OLD_SEARCH[version]}, "
+                     "content = '', tokenize = 'unicode61 remove_diacritics 2')")
         conn.execute("INSERT INTO item_search (rowid, title) SELECT search_rowid, 'old story' "
                      "FROM items")
-        conn.execute("CREATE INDEX items_title_fp ON items (title_fp) WHERE title_fp != ''")
-        conn.execute("PRAGMA user_version = 4")
+        if version == 5:
+            conn.execute("DROP INDEX items_title_fp")
+        conn.execute(f"PRAGMA user_version = {version}")
     with SqliteStorage(path) as migrated:
-        assert [i.key for i in migrated.fingerprint_groups(["aa11"])["aa11"]] == ["k1"]
+        assert [i.id for i in migrated.fingerprint_groups(["aa11"])["aa11"]] == [1]
         assert migrated.unindexed_count() == 1
         assert migrated.index_pending() == 1
         assert [h.item.key for h in migrated.search(SearchQuery(terms=("story",)))] == ["k1"]
-        assert [i.key for i in migrated.fingerprint_groups(["aa11"])["aa11"]] == ["k1"]
+        migrated.delete_item(1)  # out of the index with the tokens it went in with
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'items_title_fp'"
+        assert conn.execute("SELECT count(*) FROM item_search WHERE item_search MATCH 'story'"
                             ).fetchone() == (0,)
+        columns = [r[1] for r in conn.execute("PRAGMA table_info(item_search)")]
+        assert columns == ["title", "body", "title_chars", "body_chars"]
+        plan = " ".join(r[3] for r in conn.execute(
+            "EXPLAIN QUERY PLAN " + _FINGERPRINTS.format("?, ?"), ("aa11", "bb22")))
+        assert "USING INDEX items_title_fp" in plan, plan
 
 
 def test_open_storage_picks_the_backend(settings: Settings) -> None:

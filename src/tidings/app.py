@@ -24,6 +24,7 @@ from tidings.model import (
     FeedCandidate,
     FetchRun,
     Item,
+    ItemBrief,
     RawResponse,
     SearchHit,
     Source,
@@ -203,6 +204,10 @@ class Tidings(OperationsMixin):
     def items(self, query: ItemQuery | None = None) -> list[Item]:
         return self.store.list_items(query or ItemQuery())
 
+    def briefs(self, query: ItemQuery) -> list[ItemBrief]:
+        """What ``items`` returns, as list rows: no bodies (for pages of many items)."""
+        return self.store.list_briefs(query)
+
     def item(self, item_id: int) -> Item:
         return self.store.get_item(item_id)
 
@@ -224,7 +229,7 @@ class Tidings(OperationsMixin):
     def stats(self) -> ArchiveStats:
         return self.store.archive_stats()
 
-    def reprints(self, fps: Sequence[str]) -> dict[str, list[Item]]:
+    def reprints(self, fps: Sequence[str]) -> dict[str, list[ItemBrief]]:
         """Items sharing each title fingerprint, earliest first (folding in views, R-DEDUP-8)."""
         return self.store.fingerprint_groups(fps) if fps else {}
 

@@ -29,6 +29,7 @@ from tidings.model import (
     BodyState,
     FetchRun,
     Item,
+    ItemBrief,
     ItemState,
     RawResponse,
     RunCounts,
@@ -250,7 +251,19 @@ class Storage(OpsQueries, Protocol):
     # -- items: reading and user state
     def get_item(self, item_id: int) -> Item: ...
     def get_item_by_key(self, key: str) -> Item: ...
-    def list_items(self, query: ItemQuery) -> list[Item]: ...
+    def list_items(self, query: ItemQuery) -> list[Item]:
+        """The items ``query`` selects, newest first: ``(sort_time, id)`` descending."""
+        ...
+
+    def list_briefs(self, query: ItemQuery) -> list[ItemBrief]:
+        """What ``list_items(query)`` returns, in the same order, as list rows.
+
+        For pages that show a line per item: a backend reads only the columns of
+        :class:`ItemBrief` (never bodies, summaries or raw JSON), so a page of
+        rows costs about what an index walk costs, not what the text weighs.
+        """
+        ...
+
     def search(self, query: SearchQuery) -> list[SearchHit]: ...
     def set_read(self, item_ids: Sequence[int], read: bool) -> int: ...
     def set_starred(self, item_ids: Sequence[int], starred: bool) -> int: ...
@@ -258,8 +271,14 @@ class Storage(OpsQueries, Protocol):
         """Delete an item and leave a tombstone for its key (R-DEDUP-11)."""
         ...
 
-    def fingerprint_groups(self, fps: Sequence[str]) -> dict[str, list[Item]]:
-        """Every stored item sharing each title fingerprint, earliest first (R-DEDUP-8)."""
+    def fingerprint_groups(self, fps: Sequence[str]) -> dict[str, list[ItemBrief]]:
+        """Every stored item sharing each title fingerprint, earliest first (R-DEDUP-8).
+
+        Fingerprints match exactly; ``""`` (no fingerprint) and fingerprints no item
+        has are left out of the result. Up-to-date with every committed write (no
+        lag behind indexing). Lists fold reprints with it, a page at a time: it
+        must answer ~60 fingerprints from an index, not a scan.
+        """
         ...
 
     # -- search index

@@ -18,7 +18,7 @@ from starlette.concurrency import run_in_threadpool
 
 from tidings.app import ItemQuery
 from tidings.errors import NotFoundError
-from tidings.model import Item, Source, Visibility
+from tidings.model import Item, ItemBrief, Source, Visibility
 from tidings.web.context import Viewer, check_api_csrf, viewer, web_state
 from tidings.web.listing import decode_cursor, encode_cursor
 from tidings.web.pages_read import TODAY_HOURS
@@ -131,7 +131,7 @@ class StatsOut(BaseModel):
     oldest_success_at: datetime | None
 
 
-def _item_out(item: Item) -> ItemOut:
+def _item_out(item: Item | ItemBrief) -> ItemOut:
     return ItemOut(id=item.id, title=item.title, url=item.url, source_id=item.source_id,
                    source_title=item.source_title, author=item.author,
                    published_at=item.published_at, discovered_at=item.discovered_at,
@@ -146,7 +146,7 @@ def _source_out(s: Source) -> SourceOut:
                      last_error=s.last_error, fail_count=s.fail_count)
 
 
-def _visible(request: Request, who: Viewer, item: Item) -> bool:
+def _visible(request: Request, who: Viewer, item: Item | ItemBrief) -> bool:
     if who.admin:
         return True
     source = web_state(request).sources().get(item.source_id)
@@ -171,7 +171,7 @@ async def list_items(
     if view is View.TODAY:
         query = replace(query, include_backfill=False,
                         since=datetime.now(UTC) - timedelta(hours=TODAY_HOURS))
-    items = web_state(request).tidings.items(query)
+    items = web_state(request).tidings.briefs(query)
     out = [_item_out(i) for i in items if _visible(request, who, i)]
     return ItemPage(items=out, next=encode_cursor(items[-1]) if len(items) == limit else None)
 

@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 
 from tidings.app import ItemQuery
 from tidings.errors import ConfigError
-from tidings.model import Item
+from tidings.model import Item, ItemBrief
 
 PAGE_SIZE = 50
 DEFAULT_QUOTA = 10
@@ -25,7 +25,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _CURSOR = re.compile(r"^(-?\d{1,17})\.(\d{1,18})$")
 
 
-def sort_time(item: Item) -> datetime:
+def sort_time(item: Item | ItemBrief) -> datetime:
     """What storage sorts by: the publish time, else the discovery time."""
     return item.published_at or item.discovered_at
 
@@ -34,7 +34,7 @@ def _micros(when: datetime) -> int:
     return (when - _EPOCH) // timedelta(microseconds=1)
 
 
-def encode_cursor(item: Item) -> str:
+def encode_cursor(item: Item | ItemBrief) -> str:
     return f"{_micros(sort_time(item))}.{item.id}"
 
 
@@ -56,8 +56,8 @@ def decode_cursor(value: str | None) -> tuple[datetime, int] | None:
 class Row:
     """One line of a list: an item (with its folded reprints) or a quota overflow."""
 
-    item: Item
-    others: list[Item] = field(default_factory=list)
+    item: ItemBrief
+    others: list[ItemBrief] = field(default_factory=list)
     more_count: int = 0  # > 0: "N more from <item's source>" overflow row
     more_cursor: str = ""
     folded: int = 0  # how many reprints are folded into this row ("+N")
@@ -78,13 +78,13 @@ class Page:
     next_cursor: str | None
 
 
-Fetch = Callable[[ItemQuery], list[Item]]
-Groups = Callable[[Sequence[str]], Mapping[str, list[Item]]]
+Fetch = Callable[[ItemQuery], list[ItemBrief]]
+Groups = Callable[[Sequence[str]], Mapping[str, list[ItemBrief]]]
 
 
 def build_page(
     fetch: Fetch, groups: Groups, query: ItemQuery, *, quota: int | None = DEFAULT_QUOTA,
-    page_size: int = PAGE_SIZE, visible: Callable[[Item], bool] = lambda _: True,
+    page_size: int = PAGE_SIZE, visible: Callable[[ItemBrief], bool] = lambda _: True,
 ) -> Page:
     """Consume items newest first until ``page_size`` rows are filled.
 
@@ -98,7 +98,7 @@ def build_page(
     overflow: dict[str, Row] = {}
     window = page_size * 2
     taken = 0
-    last: Item | None = None
+    last: ItemBrief | None = None
     more = False
     before = query.before
     for limit in (page_size + page_size // 5, window):
@@ -120,9 +120,9 @@ def build_page(
 
 
 def _consume(
-    item: Item, rows: list[Row], folded: set[str], per_source: dict[str, int],
-    overflow: dict[str, Row], group_map: Mapping[str, list[Item]], quota: int | None,
-    visible: Callable[[Item], bool],
+    item: ItemBrief, rows: list[Row], folded: set[str], per_source: dict[str, int],
+    overflow: dict[str, Row], group_map: Mapping[str, list[ItemBrief]], quota: int | None,
+    visible: Callable[[ItemBrief], bool],
 ) -> None:
     fp = item.title_fp
     if fp and fp in folded:
@@ -145,7 +145,8 @@ def _consume(
         rows.append(Row(item=item))
 
 
-def _reprints(item: Item, group: list[Item], visible: Callable[[Item], bool]) -> list[Item]:
+def _reprints(item: ItemBrief, group: list[ItemBrief],
+              visible: Callable[[ItemBrief], bool]) -> list[ItemBrief]:
     """The items ``item``'s row stands for, earliest first.
 
     A reprint is the same title from *another* source: one source repeating a title
@@ -159,6 +160,6 @@ def _reprints(item: Item, group: list[Item], visible: Callable[[Item], bool]) ->
     return members if len(members) > 1 else []
 
 
-def _before_cursor(item: Item) -> str:
+def _before_cursor(item: ItemBrief) -> str:
     """A cursor that starts a listing *at* ``item`` (just after it in sort order)."""
     return f"{_micros(sort_time(item))}.{item.id + 1}"

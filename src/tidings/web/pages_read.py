@@ -19,7 +19,7 @@ from starlette.responses import RedirectResponse, Response
 
 from tidings.app import ItemQuery
 from tidings.errors import ConfigError, NotFoundError
-from tidings.model import BodyState, Item, Visibility
+from tidings.model import BodyState, ItemBrief, Visibility
 from tidings.web.context import (
     form_with_csrf,
     page_key,
@@ -68,7 +68,7 @@ def visible_filter(request: Request) -> Any:
 
 def _list_page(request: Request, view: str, title: str, query: ItemQuery, *,
                quota: int | None = DEFAULT_QUOTA, extra: dict[str, Any] | None = None,
-               fetch: Callable[[ItemQuery], list[Item]] | None = None) -> Response:
+               fetch: Callable[[ItemQuery], list[ItemBrief]] | None = None) -> Response:
     who = require_reader(request)
     st = web_state(request)
     before = decode_cursor(request.query_params.get("before"))
@@ -77,7 +77,7 @@ def _list_page(request: Request, view: str, title: str, query: ItemQuery, *,
     def context() -> dict[str, Any]:
         tid = st.tidings
         q = replace(query, before=before, editorial_only=not who.admin)
-        page = build_page(fetch or tid.items, tid.reprints, q, quota=quota,
+        page = build_page(fetch or tid.briefs, tid.reprints, q, quota=quota,
                           page_size=PAGE_SIZE, visible=show)
         return {"view": view, "title": title, "page": page, "stats": st.stats(),
                 "sources": st.sources(), "paged": before is not None, **(extra or {})}
@@ -135,7 +135,8 @@ async def review(request: Request) -> Response:
     # summary-only sources are unconfirmed on purpose: nobody tried, nothing to review
     return _list_page(request, "review", "Extraction review",
                       ItemQuery(body_state=BodyState.UNCONFIRMED), quota=None,
-                      fetch=lambda q: tid.review_items(limit=q.limit, before=q.before))
+                      fetch=lambda q: [i.brief() for i in tid.review_items(
+                          limit=q.limit, before=q.before)])
 
 
 @router.get("/search")

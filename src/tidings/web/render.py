@@ -15,14 +15,14 @@ from urllib.parse import urlsplit
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from tidings.model import Item
+from tidings.model import Item, ItemBrief
 from tidings.settings import VERSION
 from tidings.web.body import highlight, render_body, render_snippet
 
 TEMPLATES = Path(__file__).parent / "templates"
 
 
-def item_time(item: Item) -> datetime:
+def item_time(item: Item | ItemBrief) -> datetime:
     """The time a reader cares about: when it was published, else when we saw it."""
     return item.published_at or item.discovered_at
 

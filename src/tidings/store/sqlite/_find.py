@@ -18,9 +18,8 @@ from tidings.store.textindex import (
     snippet,
 )
 
-#: bm25 weights of the indexed columns (title, body, their characters, the title
-#: fingerprint, which no search names): titles count more
-_WEIGHTS = "10.0, 1.0, 10.0, 1.0, 0.0"
+#: bm25 weights of the indexed columns (title, body, their characters): titles count more
+_WEIGHTS = "10.0, 1.0, 10.0, 1.0"
 #: ranked search orders the newest this-many matches by relevance: bm25 over every
 #: match of a common word would cost a second at a million items
 RANK_WINDOW = 5000

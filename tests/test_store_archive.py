@@ -151,7 +151,8 @@ def test_migrations_end_with_fingerprints_on_items_and_a_rebuilt_search_index(
     path = tmp_path / "db.sqlite3"
     with SqliteStorage(path) as current:
         current.add_source(source("feed"))
-        current.apply_upserts(UpsertBatch(creates=[new("k1", title="Old story", title_fp="aa11")]))
+        current.apply_upserts(UpsertBatch(creates=[
+            new("k1", title="Old story", title_fp="aa11"), new("k2", title_fp="aa11")]))
         current.index_pending()
     with sqlite3.connect(path) as conn:  # back to that schema
         conn.execute("DROP TABLE item_search")
@@ -163,9 +164,9 @@ def test_migrations_end_with_fingerprints_on_items_and_a_rebuilt_search_index(
             conn.execute("DROP INDEX items_title_fp")
         conn.execute(f"PRAGMA user_version = {version}")
     with SqliteStorage(path) as migrated:
-        assert [i.id for i in migrated.fingerprint_groups(["aa11"])["aa11"]] == [1]
-        assert migrated.unindexed_count() == 1
-        assert migrated.index_pending() == 1
+        assert [i.id for i in migrated.fingerprint_groups(["aa11"])["aa11"]] == [1, 2]
+        assert migrated.unindexed_count() == 2
+        assert migrated.index_pending() == 2
         assert [h.item.key for h in migrated.search(SearchQuery(terms=("story",)))] == ["k1"]
         migrated.delete_item(1)  # out of the index with the tokens it went in with
     with sqlite3.connect(path) as conn:

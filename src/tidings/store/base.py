@@ -272,12 +272,14 @@ class Storage(OpsQueries, Protocol):
         ...
 
     def fingerprint_groups(self, fps: Sequence[str]) -> dict[str, list[ItemBrief]]:
-        """Every stored item sharing each title fingerprint, earliest first (R-DEDUP-8).
+        """The items sharing each of these title fingerprints, earliest first (R-DEDUP-8).
 
-        Fingerprints match exactly; ``""`` (no fingerprint) and fingerprints no item
-        has are left out of the result. Up-to-date with every committed write (no
-        lag behind indexing). Lists fold reprints with it, a page at a time: it
-        must answer ~60 fingerprints from an index, not a scan.
+        Only groups of two or more items are returned: ``""`` (no fingerprint), and
+        fingerprints that no item or a single item has, are left out (nothing to
+        fold). Fingerprints match exactly; every committed write counts at once
+        (no lag behind search indexing). Lists fold reprints with it, a page at a
+        time: it must answer ~60 fingerprints from an index, not a scan, and read
+        no rows for the many titles nobody reprinted.
         """
         ...
 

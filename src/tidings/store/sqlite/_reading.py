@@ -144,9 +144,13 @@ class ItemsReadMixin:
         return out
 
 
-# ``title_fp != ''`` repeats the partial index's condition: SQLite cannot infer it
-# from ``IN (...)`` and would scan the table instead (see migration 6)
+# Only fingerprints two or more items share: most titles are nobody's reprint, and
+# their rows are never read. ``title_fp != ''`` repeats the partial index's
+# condition: SQLite cannot infer it from ``IN (...)`` and would scan the table.
 _FINGERPRINTS = (  # column lists and "?" marks only
     f"SELECT {BRIEF_COLUMNS} FROM {ITEM_FROM} "  # noqa: S608
-    "WHERE i.title_fp IN ({0}) AND i.title_fp != '' ORDER BY i.sort_time, i.id"
+    "WHERE i.title_fp != '' AND i.title_fp IN ("
+    " SELECT title_fp FROM items WHERE title_fp IN ({0}) AND title_fp != ''"
+    " GROUP BY title_fp HAVING count(*) > 1) "
+    "ORDER BY i.sort_time, i.id"
 )

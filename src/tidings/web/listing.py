@@ -77,6 +77,11 @@ class Page:
     rows: list[Row]
     next_cursor: str | None
 
+    @property
+    def ids(self) -> str:
+        """Every item id of the page's item rows, comma-separated ("mark all above")."""
+        return ",".join(r.ids for r in self.rows if not r.is_more)
+
 
 Fetch = Callable[[ItemQuery], list[ItemBrief]]
 Groups = Callable[[Sequence[str]], Mapping[str, list[ItemBrief]]]

@@ -2,7 +2,8 @@
 
 Autoescaping is on for every template; the only ``Markup`` values a template
 ever sees come from :mod:`tidings.web.body` (re-written HTML), from
-:func:`sparkline` (numbers only) and from :func:`list_rows` (every value escaped).
+:func:`sparkline` (numbers only) and from :func:`list_rows` and :func:`search_rows`
+(every value escaped).
 """
 
 from __future__ import annotations
@@ -10,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup, escape
 
-from tidings.model import Item, ItemBrief
+from tidings.model import Item, ItemBrief, SearchHit
 from tidings.settings import VERSION
 from tidings.web.body import highlight, render_body, render_snippet
 from tidings.web.listing import Row
@@ -103,11 +104,11 @@ def sparkline(values: Sequence[int], width: int = 84, height: int = 20) -> Marku
 def list_rows(rows: Sequence[Row], view: str, now: datetime) -> Markup:
     """The ``<li>`` rows of a list page (list.html has the rest of the page).
 
-    Written here rather than in the template because lists are the pages people
-    open most, and for 50 rows Jinja's escaping and attribute look-ups per
-    expression cost twice what these f-strings do (docs/benchmarks.md, "Web
-    reader"). Every value that comes from an item is escaped; only http(s)
-    links are linked.
+    Written here rather than in the template because lists and searches are the
+    pages people open most, and for 50 rows Jinja's escaping, attribute look-ups
+    and context calls per expression cost twice what these f-strings do
+    (docs/benchmarks.md, "Web reader"). Every value that comes from an item is
+    escaped; only http(s) links are linked.
     """
     return Markup("".join(  # noqa: S704 - every piece escaped in _row
         _more_row(r) if r.more_count else _row(r, view, now) for r in rows))
@@ -147,6 +148,33 @@ def _row(row: Row, view: str, now: datetime) -> str:
     return "".join(out)
 
 
+def search_rows(hits: Sequence[SearchHit], q: str, terms: Sequence[str],
+                now: datetime) -> Markup:
+    """The ``<li>`` rows of a search page, for the reason given in :func:`list_rows`."""
+    back = escape(quote(q, safe="/"))  # the article marks the terms it was found with
+    return Markup("".join(  # noqa: S704 - every piece escaped in _hit_row
+        _hit_row(h, back, terms, now) for h in hits))
+
+
+def _hit_row(hit: SearchHit, back: str, terms: Sequence[str], now: datetime) -> str:
+    it = hit.item
+    when = item_time(it)
+    state = (" unread" if not it.read else "") + (" starred" if it.starred else "")
+    snippet = f'    <p class="snippet">{render_snippet(hit.snippet)}</p>\n' if hit.snippet else ""
+    return (
+        f'  <li class="row{state}" data-id="{it.id}" data-ids="{it.id}" '
+        f'data-url="{escape(safe_href(it.url))}">\n'
+        f'    <a class="title" href="/item/{it.id}?q={back}">'
+        f'{highlight(it.title or "(untitled)", terms)}</a>\n'
+        f'    <span class="meta">\n'
+        f'      <a class="src" href="/source/{escape(it.source_id)}">'
+        f"{escape(it.source_title or it.source_id)}</a>\n"
+        f'      <time datetime="{isotime(when)}" title="{fulltime(when)}">{ago(when, now)}</time>\n'
+        '      <span class="star" aria-label="starred">★</span>\n'
+        "    </span>\n"
+        f"{snippet}  </li>\n")
+
+
 def make_env() -> Environment:
     env = Environment(
         loader=FileSystemLoader(TEMPLATES),
@@ -159,6 +187,7 @@ def make_env() -> Environment:
                        safe_href=safe_href)
     env.globals.update(
         item_time=item_time, sparkline=sparkline, render_body=render_body, list_rows=list_rows,
+        search_rows=search_rows,
         render_snippet=render_snippet, highlight=highlight, version=VERSION,
     )
     return env

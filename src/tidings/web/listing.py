@@ -61,11 +61,11 @@ class Row:
     more_count: int = 0  # > 0: "N more from <item's source>" overflow row
     more_cursor: str = ""
     folded: int = 0  # how many reprints are folded into this row ("+N")
+    #: every item id the row stands for, comma-separated (for scripts and forms)
+    ids: str = field(init=False, default="")
 
-    @property
-    def ids(self) -> str:
-        """Every item id the row stands for, comma-separated (for scripts and forms)."""
-        return ",".join(str(i) for i in (self.item.id, *(o.id for o in self.others)))
+    def __post_init__(self) -> None:
+        self.ids = ",".join(str(i) for i in (self.item.id, *(o.id for o in self.others)))
 
     @property
     def is_more(self) -> bool:

@@ -14,7 +14,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, Field
-from starlette.concurrency import run_in_threadpool
 
 from tidings.app import ItemQuery
 from tidings.errors import NotFoundError
@@ -223,8 +222,8 @@ async def search(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> Any:
     """Search (R-API-5 syntax: words, "phrases", intitle:, author:, source:, date:, -not)."""
-    hits = await run_in_threadpool(web_state(request).tidings.search, q, ranked=ranked,
-                                   limit=limit, before=decode_cursor(before))
+    hits = await web_state(request).search(q, ranked=ranked, limit=limit,
+                                           before=decode_cursor(before))
     out = [HitOut(item=_item_out(h.item), snippet=h.snippet) for h in hits
            if _visible(request, who, h.item)]
     more = len(hits) == limit and not ranked

@@ -1,8 +1,9 @@
 """Reading pages: the lists, search, the article, and read/star forms (R-UI-1..4).
 
 Handlers are ``async def`` calling the (synchronous, indexed, millisecond)
-facade directly; the one call that may take long, search, runs in a thread so
-it never holds up the event loop that the scheduler shares.
+facade directly; the one call that may take long, search, runs on a worker
+thread (``WebState.search``) so it never holds up the event loop that the
+scheduler shares.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
-from starlette.concurrency import run_in_threadpool
 from starlette.responses import RedirectResponse, Response
 
 from tidings.app import ItemQuery
@@ -150,8 +150,8 @@ async def search(request: Request, q: str = "", ranked: bool = False) -> Respons
     error = ""
     if q:
         try:
-            hits = await run_in_threadpool(web_state(request).tidings.search, q,
-                                           ranked=ranked, limit=PAGE_SIZE, before=before)
+            hits = await web_state(request).search(q, ranked=ranked, limit=PAGE_SIZE,
+                                                   before=before)
         except ConfigError as exc:
             error = str(exc)
     # the cursor comes from the page as the store returned it: hiding some hits

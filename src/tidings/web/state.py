@@ -16,12 +16,15 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
+from functools import partial
 from typing import TypeVar
 
+import anyio
 from jinja2 import Environment
 
 from tidings.app import ArchiveStats, Tidings
-from tidings.model import Source
+from tidings.model import SearchHit, Source
 from tidings.settings import Settings
 from tidings.web import auth
 from tidings.web.render import make_env
@@ -29,6 +32,8 @@ from tidings.web.render import make_env
 T = TypeVar("T")
 CSRF_PLACEHOLDER = "@@tidings-csrf@@"
 FIGURES_TTL = 5.0
+#: searches running at once, each on a thread of its own (the rest wait their turn)
+SEARCH_THREADS = 2
 
 
 @dataclass
@@ -104,6 +109,7 @@ class WebState:
         self.login_failures: dict[str, deque[float]] = {}
         self._auth: auth.AuthState | None = None
         self._auth_stamp: tuple[int, int, int] = (-1, -1, -1)
+        self._search_turns: anyio.CapacityLimiter | None = None  # made inside the loop
         self._env_hash = auth.hash_password(settings.admin_password) \
             if settings.admin_password else ""
 
@@ -138,6 +144,21 @@ class WebState:
         if not self.has_password:
             return "open"
         return "public" if self.settings.public_reading else "private"
+
+    async def search(self, text: str, *, ranked: bool, limit: int,
+                     before: tuple[datetime, int] | None) -> list[SearchHit]:
+        """``Tidings.search`` on a worker thread, at most ``SEARCH_THREADS`` at once.
+
+        A search may take long, so it must not hold up the event loop the
+        scheduler shares; but most of it is Python, so thirty threads searching
+        at once only take turns at the GIL, with the loop among them waiting.
+        Two at a time keep both cores busy (SQLite releases the GIL).
+        """
+        if self._search_turns is None:
+            self._search_turns = anyio.CapacityLimiter(SEARCH_THREADS)
+        return await anyio.to_thread.run_sync(
+            partial(self.tidings.search, text, ranked=ranked, limit=limit, before=before),
+            limiter=self._search_turns)
 
     # -- shared figures
     def stats(self) -> ArchiveStats:

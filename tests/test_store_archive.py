@@ -167,7 +167,7 @@ def test_migrations_end_with_fingerprints_on_items_and_a_rebuilt_search_index(
         assert [i.id for i in migrated.fingerprint_groups(["aa11"])["aa11"]] == [1, 2]
         assert migrated.unindexed_count() == 2
         assert migrated.index_pending() == 2
-        assert [h.item.key for h in migrated.search(SearchQuery(terms=("story",)))] == ["k1"]
+        assert [h.item.id for h in migrated.search(SearchQuery(terms=("story",)))] == [1]
         migrated.delete_item(1)  # out of the index with the tokens it went in with
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT count(*) FROM item_search WHERE item_search MATCH 'story'"

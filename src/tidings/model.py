@@ -252,6 +252,8 @@ class FeedCandidate:
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
-    item: Item
+    """One search result: the item as a list row shows it, and where it matched."""
+
+    item: ItemBrief
     snippet: str = ""  # HTML-escaped text with <mark> around matches
     rank: float = 0.0

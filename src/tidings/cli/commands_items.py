@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 import click
@@ -11,7 +12,7 @@ from rich.table import Table
 from tidings.app import ItemQuery
 from tidings.cli import Context, cli, handle_errors, print_json
 from tidings.errors import ConfigError
-from tidings.model import Item
+from tidings.model import Item, ItemBrief
 
 
 def parse_since(text: str | None) -> datetime | None:
@@ -39,7 +40,7 @@ def _item_row(item: Item) -> dict[str, object]:
     }
 
 
-def _print_items(items: list[Item]) -> None:
+def _print_items(items: Sequence[Item | ItemBrief]) -> None:
     table = Table("id", "when", "source", "title", box=None)
     for item in items:
         when = item.published_at or item.discovered_at
@@ -86,10 +87,13 @@ def search(ctx: Context, query: tuple[str, ...], ranked: bool, limit: int,
     tidings = ctx.open()
     try:
         hits = tidings.search(" ".join(query), ranked=ranked, limit=limit)
+        # hits are list rows; the JSON has every field of ``items --json`` (key, summary)
+        full = [tidings.item(h.item.id) for h in hits] if as_json else []
     finally:
         tidings.close()
     if as_json:
-        print_json([{**_item_row(h.item), "snippet": h.snippet, "rank": h.rank} for h in hits])
+        print_json([{**_item_row(item), "snippet": h.snippet, "rank": h.rank}
+                    for h, item in zip(hits, full, strict=True)])
         return
     if not hits:
         click.echo("no matches", err=True)

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from html import escape as _esc
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from tidings.model import Item, ItemBrief, SearchHit
 from tidings.settings import VERSION
@@ -69,9 +70,10 @@ def isotime(when: datetime | None) -> str:
 
 def fulltime(when: datetime | None) -> str:
     """``2024-05-01 12:30 UTC``, cut from the ISO form (strftime costs twice as much)."""
-    if not when:
-        return ""
-    iso = when.isoformat()
+    return _fulltime(when.isoformat()) if when else ""
+
+
+def _fulltime(iso: str) -> str:
     return f"{iso[:10]} {iso[11:16]} UTC"
 
 
@@ -120,24 +122,25 @@ def list_rows(rows: Sequence[Row], view: str, now: datetime) -> Markup:
 
 def _more_row(row: Row) -> str:
     it = row.item
-    return (f'  <li class="row more"><a href="/source/{escape(it.source_id)}?before='
-            f'{escape(row.more_cursor)}">{row.more_count} more from '
-            f"{escape(it.source_title or it.source_id)} →</a></li>\n")
+    return (f'  <li class="row more"><a href="/source/{_esc(it.source_id)}?before='
+            f'{_esc(row.more_cursor)}">{row.more_count} more from '
+            f"{_esc(it.source_title or it.source_id)} →</a></li>\n")
 
 
 def _row(row: Row, view: str, now: datetime) -> str:
     it = row.item
     when = item_time(it)
+    iso = isotime(when)
     state = (" unread" if not it.read else "") + (" starred" if it.starred else "")
     raw = f'<a href="/item/{it.id}/raw">raw page</a>' if view == "review" else ""
     out = [
         f'  <li class="row{state}" data-id="{it.id}" data-ids="{row.ids}" '
-        f'data-url="{escape(safe_href(it.url))}">\n'
-        f'    <a class="title" href="/item/{it.id}">{escape(it.title or "(untitled)")}</a>\n'
+        f'data-url="{_esc(safe_href(it.url))}">\n'
+        f'    <a class="title" href="/item/{it.id}">{_esc(it.title or "(untitled)")}</a>\n'
         f'    <span class="meta">\n'
-        f'      <a class="src" href="/source/{escape(it.source_id)}">'
-        f"{escape(it.source_title or it.source_id)}</a>\n"
-        f'      <time datetime="{isotime(when)}" title="{fulltime(when)}">{ago(when, now)}</time>\n'
+        f'      <a class="src" href="/source/{_esc(it.source_id)}">'
+        f"{_esc(it.source_title or it.source_id)}</a>\n"
+        f'      <time datetime="{iso}" title="{_fulltime(iso)}">{ago(when, now)}</time>\n'
         f'      {raw}<span class="star" aria-label="starred" title="starred">★</span>\n'
         "    </span>\n"]
     if row.folded:
@@ -145,7 +148,7 @@ def _row(row: Row, view: str, now: datetime) -> str:
                    f'{row.folded} more">+{row.folded}</summary>\n      <ul>\n')
         for o in row.others:
             seen = item_time(o)
-            out.append(f'        <li><a href="/item/{o.id}">{escape(o.source_title or o.source_id)}'
+            out.append(f'        <li><a href="/item/{o.id}">{_esc(o.source_title or o.source_id)}'
                        f'</a> <time datetime="{isotime(seen)}">{ago(seen, now)}</time></li>\n')
         out.append("      </ul>\n    </details>\n")
     out.append("  </li>\n")
@@ -155,7 +158,7 @@ def _row(row: Row, view: str, now: datetime) -> str:
 def search_rows(hits: Sequence[SearchHit], q: str, terms: Sequence[str],
                 now: datetime) -> Markup:
     """The ``<li>`` rows of a search page, for the reason given in :func:`list_rows`."""
-    back = escape(quote(q, safe="/"))  # the article marks the terms it was found with
+    back = _esc(quote(q, safe="/"))  # the article marks the terms it was found with
     return Markup("".join(  # noqa: S704 - every piece escaped in _hit_row
         _hit_row(h, back, terms, now) for h in hits))
 
@@ -163,17 +166,18 @@ def search_rows(hits: Sequence[SearchHit], q: str, terms: Sequence[str],
 def _hit_row(hit: SearchHit, back: str, terms: Sequence[str], now: datetime) -> str:
     it = hit.item
     when = item_time(it)
+    iso = isotime(when)
     state = (" unread" if not it.read else "") + (" starred" if it.starred else "")
     snippet = f'    <p class="snippet">{render_snippet(hit.snippet)}</p>\n' if hit.snippet else ""
     return (
         f'  <li class="row{state}" data-id="{it.id}" data-ids="{it.id}" '
-        f'data-url="{escape(safe_href(it.url))}">\n'
+        f'data-url="{_esc(safe_href(it.url))}">\n'
         f'    <a class="title" href="/item/{it.id}?q={back}">'
         f'{highlight(it.title or "(untitled)", terms)}</a>\n'
         f'    <span class="meta">\n'
-        f'      <a class="src" href="/source/{escape(it.source_id)}">'
-        f"{escape(it.source_title or it.source_id)}</a>\n"
-        f'      <time datetime="{isotime(when)}" title="{fulltime(when)}">{ago(when, now)}</time>\n'
+        f'      <a class="src" href="/source/{_esc(it.source_id)}">'
+        f"{_esc(it.source_title or it.source_id)}</a>\n"
+        f'      <time datetime="{iso}" title="{_fulltime(iso)}">{ago(when, now)}</time>\n'
         '      <span class="star" aria-label="starred">★</span>\n'
         "    </span>\n"
         f"{snippet}  </li>\n")

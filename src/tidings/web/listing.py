@@ -65,7 +65,8 @@ class Row:
     ids: str = field(init=False, default="")
 
     def __post_init__(self) -> None:
-        self.ids = ",".join(str(i) for i in (self.item.id, *(o.id for o in self.others)))
+        self.ids = ",".join([str(self.item.id), *(str(o.id) for o in self.others)]) \
+            if self.others else str(self.item.id)
 
     @property
     def is_more(self) -> bool:

@@ -133,7 +133,8 @@ def _consume(
     fp = item.title_fp
     if fp and fp in folded:
         return
-    members = _reprints(item, group_map.get(fp, []) if fp else [], visible)
+    group = group_map.get(fp) if fp else None
+    members = _reprints(item, group, visible) if group else []
     if quota is not None and per_source.get(item.source_id, 0) >= quota:
         more = overflow.get(item.source_id)
         if more is None:

@@ -38,11 +38,14 @@ def item_from_row(r: Sequence[Any]) -> Item:
     )
 
 
+_BODY_STATES = {state.value: state for state in BodyState}  # a dict beats Enum()
+
+
 def brief_from_row(r: Sequence[Any]) -> ItemBrief:
     # positional, in ItemBrief's field order: a frozen dataclass takes keywords at
     # ~2.5 us a row against ~0.9, and a list page builds 60+ of them
     return ItemBrief(r[0], r[1], r[2], r[3], opt_dt(r[4]), from_us(r[5]), r[6],
-                     BodyState(r[7]), r[8], bool(r[9]), bool(r[10]), bool(r[11]), r[12])
+                     _BODY_STATES[r[7]], r[8], bool(r[9]), bool(r[10]), bool(r[11]), r[12])
 
 
 def timeline_filters(q: ItemQuery) -> tuple[list[str], list[Any]]:

@@ -108,23 +108,24 @@ class WebState:
         self._sources = _Memo(ttl=FIGURES_TTL)
         self.login_failures: dict[str, deque[float]] = {}
         self._auth: auth.AuthState | None = None
+        self._auth_file = auth.auth_path(settings)
         self._auth_stamp: tuple[int, int, int] = (-1, -1, -1)
         self._search_turns: anyio.CapacityLimiter | None = None  # made inside the loop
         self._env_hash = auth.hash_password(settings.admin_password) \
             if settings.admin_password else ""
 
     # -- auth state: re-read when `tidings set-password` (another process) changed it
+    # (a page asks about six times: one stat each, the path made once)
     @property
     def auth(self) -> auth.AuthState:
-        path = auth.auth_path(self.settings)
         try:
-            info = path.stat()
+            info = self._auth_file.stat()
             stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
         except FileNotFoundError:
             stamp = (-1, -1, -1)
         if self._auth is None or stamp != self._auth_stamp:
             self._auth = auth.load_state(self.settings)
-            info = path.stat()
+            info = self._auth_file.stat()
             self._auth_stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
         return self._auth
 

@@ -279,8 +279,8 @@ def engine_ceiling(corpus: Corpus, n: int) -> float:
         docs: list[tuple[object, ...]] = []
         for start in range(0, n, 33):
             items, _ = make_batch(corpus, start, 33, 0)
-            docs.extend((start + k, *document(b.fields.title, b.fields.body, ""),
-                         b.fields.title_fp) for k, b in enumerate(items))
+            docs.extend((start + k, *document(b.fields.title, b.fields.body, ""))
+                        for k, b in enumerate(items))
         conn = sqlite3.connect(path, isolation_level=None)
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
@@ -288,8 +288,8 @@ def engine_ceiling(corpus: Corpus, n: int) -> float:
         for start in range(0, len(docs), INDEX_BATCH):
             conn.execute("BEGIN")
             conn.executemany(
-                "INSERT INTO item_search (rowid, title, body, title_chars, body_chars, title_fp) "
-                "VALUES (?, ?, ?, ?, ?, ?)", docs[start:start + INDEX_BATCH])
+                "INSERT INTO item_search (rowid, title, body, title_chars, body_chars) "
+                "VALUES (?, ?, ?, ?, ?)", docs[start:start + INDEX_BATCH])
             conn.execute("COMMIT")
         spent = time.perf_counter() - t0
         conn.close()

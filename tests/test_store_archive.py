@@ -20,6 +20,7 @@ from tidings.store import open_storage
 from tidings.store.backup import make_backup, rotate_backups
 from tidings.store.base import Discovery, SearchQuery, SourceUpdate, Storage, UpsertBatch
 from tidings.store.sqlite import SqliteStorage
+from tidings.store.sqlite._reading import _FINGERPRINTS
 from tidings.store.sqlite._schema import MIGRATIONS, _statements
 
 
@@ -162,21 +163,35 @@ _OLD_ITEM = ("INSERT INTO items (key, source_id, url, title, summary, body, body
              "VALUES (?, 'feed', ?, ?, '', ?, 'ok', 0, 0, 0, ?)")
 
 
-def test_migration_5_moves_fingerprints_into_a_rebuilt_search_index(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", [4, 5])
+def test_migrations_end_with_fingerprints_on_items_and_a_rebuilt_search_index(
+        tmp_path: Path, version: int) -> None:
+    """Schemas 4 and 5 kept fingerprints elsewhere (a B-tree, then a search column);
+    every later schema has them on items again and a search index without them."""
     path = tmp_path / "db.sqlite3"
-    with _database_at(path, 4) as conn:
+    with _database_at(path, version) as conn:
+        conn.execute("INSERT INTO sources (id, kind, url, visibility, interval_min, health, "
+                     "cost_class, identity_mode, created_at) VALUES "
+                     "('feed', 'rss', 'https://feed.example/rss', 'editorial', 30, 'ok', "
+                     "'free', 'guid', 0)")
         conn.execute(_OLD_ITEM, ("k1", "https://a/1", "Old story", "<p>x</p>", "aa11"))
+        conn.execute(_OLD_ITEM, ("k2", "https://a/2", "Hello", "<p>y</p>", "aa11"))
         conn.execute("INSERT INTO item_search (rowid, title) VALUES (1, 'old story')")
-        conn.execute("UPDATE items SET search_rowid = 1, search_dirty = 0")
+        conn.execute("UPDATE items SET search_rowid = 1, search_dirty = 0 WHERE key = 'k1'")
     with SqliteStorage(path) as migrated:
-        assert [i.key for i in migrated.fingerprint_groups(["aa11"])["aa11"]] == ["k1"]
-        assert migrated.unindexed_count() == 1
-        assert migrated.index_pending() == 1
-        assert [h.item.key for h in migrated.search(SearchQuery(terms=("story",)))] == ["k1"]
-        assert [i.key for i in migrated.fingerprint_groups(["aa11"])["aa11"]] == ["k1"]
+        assert [i.id for i in migrated.fingerprint_groups(["aa11"])["aa11"]] == [1, 2]
+        assert migrated.unindexed_count() == 2
+        assert migrated.index_pending() == 2
+        assert [h.item.id for h in migrated.search(SearchQuery(terms=("story",)))] == [1]
+        migrated.delete_item(1, at(9))  # out of the index with the tokens it went in with
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'items_title_fp'"
+        assert conn.execute("SELECT count(*) FROM item_search WHERE item_search MATCH 'story'"
                             ).fetchone() == (0,)
+        columns = [r[1] for r in conn.execute("PRAGMA table_info(item_search)")]
+        assert columns == ["title", "body", "title_chars", "body_chars"]
+        plan = " ".join(r[3] for r in conn.execute(
+            "EXPLAIN QUERY PLAN " + _FINGERPRINTS.format("?, ?"), ("aa11", "bb22")))
+        assert "USING INDEX items_title_fp" in plan, plan
 
 
 def test_migration_6_files_sources_in_folders_and_flags_lossy_items(tmp_path: Path) -> None:

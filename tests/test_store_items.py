@@ -148,39 +148,43 @@ def test_missing_items_raise_not_found(feeds: Storage) -> None:
 
 
 def test_known_urls_and_fingerprint_groups(feeds: Storage) -> None:
-    feeds.apply_upserts(UpsertBatch(creates=[
+    ids = feeds.apply_upserts(UpsertBatch(creates=[
         new("k1", url="https://a/1", title_fp="fp1", minutes=5, published_at=None),
         new("k2", url="https://a/2", title_fp="fp1", minutes=1, published_at=None),
-        new("k3", url=None, title_fp="")]))
+        new("k3", url=None, title_fp=""), new("k4", title_fp="fp2")]))
     assert feeds.known_urls(["https://a/1", "https://a/9"]) == {"https://a/1"}
-    groups = feeds.fingerprint_groups(["fp1", "fp9", ""])
-    assert list(groups) == ["fp1"]
-    assert [i.key for i in groups["fp1"]] == ["k2", "k1"]
+    groups = feeds.fingerprint_groups(["fp1", "fp2", "fp9", ""])
+    assert list(groups) == ["fp1"]  # fp2 is one item's only: nothing to fold
+    assert groups["fp1"] == [feeds.get_item(ids[k]).brief() for k in ("k2", "k1")]
 
 
-def test_fingerprint_groups_before_during_and_after_indexing(feeds: Storage) -> None:
+def test_fingerprint_groups_follow_every_write_at_once(feeds: Storage) -> None:
     ids = feeds.apply_upserts(UpsertBatch(creates=[
         new("k1", title="Story", title_fp="aa11", minutes=1),
         new("k2", source_id="other", title="Story!", title_fp="aa11", minutes=2),
-        new("k4", title="STORY", title_fp="AA11", minutes=2)]))  # the index folds case
+        new("k4", title="STORY", title_fp="AA11", minutes=2),  # matched exactly
+        new("k5", source_id="other", title="Other story", title_fp="bb22")]))
     while feeds.index_pending(limit=1):
         pass
     late = feeds.apply_upserts(UpsertBatch(creates=[
-        new("k3", title="Story.", title_fp="aa11", minutes=3)]))  # waits for the index
+        new("k3", title="Story.", title_fp="aa11", minutes=3)]))  # not indexed yet
 
     def keys(fp: str) -> list[str]:
-        return [i.key for i in feeds.fingerprint_groups([fp, 'x"y']).get(fp, [])]
+        return [feeds.get_item(i.id).key
+                for i in feeds.fingerprint_groups([fp, 'x"y']).get(fp, [])]
 
-    assert keys("aa11") == ["k1", "k2", "k3"]
-    # a retitled item leaves its old group at once, indexed or not
+    assert (keys("aa11"), keys("AA11"), keys("bb22")) == (["k1", "k2", "k3"], [], [])
+    # a retitled item leaves its old group and joins its new one at once, indexed or not
     feeds.apply_upserts(UpsertBatch(revisions=[
-        Revision(ids["k1"], fields(title="Other story", title_fp="bb22"), revised_at=at(4)),
-        Revision(late["k3"], fields(title="Third", title_fp="cc33"), revised_at=at(4))]))
+        Revision(ids["k1"], fields(title="Other story", title_fp="bb22"), revised_at=at(4))]))
     for _ in range(2):
-        assert (keys("aa11"), keys("bb22"), keys("cc33")) == (["k2"], ["k1"], ["k3"])
+        assert (keys("aa11"), keys("bb22")) == (["k2", "k3"], ["k1", "k5"])
         feeds.index_pending()
-    feeds.delete_item(ids["k2"], at(9))
-    assert keys("aa11") == [] and keys("bb22") == ["k1"]
+    feeds.apply_upserts(UpsertBatch(revisions=[
+        Revision(late["k3"], fields(title="Third", title_fp="cc33"), revised_at=at(4))]))
+    assert (keys("aa11"), keys("cc33")) == ([], [])
+    feeds.delete_item(ids["k5"], at(9))
+    assert keys("bb22") == []
 
 
 def test_read_and_star(feeds: Storage) -> None:
@@ -210,7 +214,7 @@ def test_list_items_keyset_paging_is_complete_and_ordered(feeds: Storage) -> Non
     assert order == sorted(order, reverse=True)
 
 
-def test_list_items_filters(feeds: Storage) -> None:
+def test_list_items_and_briefs_filters(feeds: Storage) -> None:
     feeds.update_source("other", SourceUpdate(visibility=Visibility.ISOLATED))
     ids = feeds.apply_upserts(UpsertBatch(creates=[
         new("a", author="Ann", minutes=1, published_at=None),
@@ -221,7 +225,11 @@ def test_list_items_filters(feeds: Storage) -> None:
     feeds.set_starred([ids["d"]], True)
 
     def keys(**kw: object) -> list[str]:
-        return [i.key for i in feeds.list_items(ItemQuery(**kw))]  # type: ignore[arg-type]
+        query = ItemQuery(**kw)  # type: ignore[arg-type]
+        found = feeds.list_items(query)
+        # list rows: the same items in the same order, the same fields without the text
+        assert feeds.list_briefs(query) == [i.brief() for i in found]
+        return [i.key for i in found]
 
     assert keys() == ["d", "b", "a", "c"]
     assert keys(source_id="other") == ["b"]

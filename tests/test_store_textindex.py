@@ -11,7 +11,7 @@ import sys
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tidings.store.textindex import document, index_columns
+from tidings.store.textindex import document, highlighter, index_columns, mark, snippet
 
 #: a word as FTS5 ``unicode61`` sees one: letters and digits, case folded
 _WORD = re.compile(r"[^\W_]+")
@@ -55,3 +55,26 @@ def test_a_document_is_the_same_in_every_process() -> None:
                              text=True, env={**os.environ, "PYTHONHASHSEED": seed}).stdout
         seen.add(tuple(json.loads(out)))
     assert seen == {document(*args)}
+
+
+def _snippet_of_the_whole_text(text: str, pattern: re.Pattern[str] | None, width: int) -> str:
+    """The definition: collapse every whitespace run, then cut the window."""
+    text = " ".join(text.split())
+    first = pattern.search(text) if pattern else None
+    start = 0 if first is None else max(0, first.start() - width // 4)
+    window = text[start:start + width]
+    return ("…" if start > 0 else "") + mark(window, pattern) + \
+        ("…" if start + width < len(text) else "")
+
+
+_PIECES = st.sampled_from(["ab", "cd", "x", "中文", "人工智能", "a-b", "<&>", " ", "  ", "\n\t ",
+                           "\u3000", ".", "ab cd"])
+
+
+@given(st.lists(_PIECES, max_size=120).map("".join),
+       st.lists(st.sampled_from(["ab", "cd", "中文", "智能", "a b", "x*"]), max_size=2),
+       st.integers(min_value=1, max_value=60))
+def test_snippets_collapse_only_near_the_match_but_equal_the_whole_text_cut(
+        text: str, terms: list[str], width: int) -> None:
+    pattern = highlighter(terms)
+    assert snippet(text, pattern, width) == _snippet_of_the_whole_text(text, pattern, width)

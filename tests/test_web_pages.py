@@ -15,6 +15,7 @@ from tidings.app import Tidings
 from tidings.model import BodyState, RawResponse
 from tidings.settings import Settings
 from tidings.web import create_app
+from tidings.web.body import render_snippet
 from tidings.web.server import CSP
 
 
@@ -150,6 +151,17 @@ def test_search_highlights_cjk_terms(web: Web) -> None:
     assert page.status_code == 200
     assert len(rows(page.text)) == 1
     assert "人工<mark>智能</mark>新闻" in page.text
+
+
+@pytest.mark.parametrize(("snippet", "shown"), [
+    ("a <mark>b</mark> &amp; c", "a <mark>b</mark> &amp; c"),
+    ("<script>x()</script>&lt;b&gt;", "&lt;script&gt;x()&lt;/script&gt;&lt;b&gt;"),
+    ("<mark>a</mark></mark><MARK><mark>b", "<mark>a</mark><mark>b</mark>"),
+    ("<mark onclick=x>a</mark>", "&lt;mark onclick=x&gt;a"),
+])
+def test_search_snippets_are_escaped_again_and_keep_only_balanced_marks(
+        snippet: str, shown: str) -> None:
+    assert str(render_snippet(snippet)) == shown
 
 
 def test_hostile_titles_and_links_are_inert(web: Web) -> None:

@@ -143,6 +143,39 @@ class Item:
     starred: bool = False
     source_title: str = ""
 
+    def brief(self) -> ItemBrief:
+        """This item as a list row (see :class:`ItemBrief`)."""
+        return ItemBrief(
+            id=self.id, source_id=self.source_id, title=self.title, url=self.url,
+            published_at=self.published_at, discovered_at=self.discovered_at,
+            author=self.author, body_state=self.body_state, title_fp=self.title_fp,
+            backfill=self.backfill, read=self.read, starred=self.starred,
+            source_title=self.source_title)
+
+
+@dataclass(frozen=True, slots=True)
+class ItemBrief:
+    """An item as a list row shows it: no body, summary, identity key or raw JSON.
+
+    Lists and reprint groups read many items and show a line of each; loading
+    the text they never show was most of what a list page cost. The fields are
+    those of :class:`Item` with the same meaning.
+    """
+
+    id: int
+    source_id: str
+    title: str
+    url: str | None
+    published_at: datetime | None
+    discovered_at: datetime
+    author: str = ""
+    body_state: BodyState = BodyState.PENDING
+    title_fp: str = ""
+    backfill: bool = False
+    read: bool = False
+    starred: bool = False
+    source_title: str = ""
+
 
 @dataclass(frozen=True, slots=True)
 class ItemState:
@@ -246,6 +279,8 @@ class Spend:
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
-    item: Item
+    """One search result: the item as a list row shows it, and where it matched."""
+
+    item: ItemBrief
     snippet: str = ""  # HTML-escaped text with <mark> around matches
     rank: float = 0.0

@@ -28,6 +28,7 @@ from tidings.model import (
     FeedCandidate,
     FetchRun,
     Item,
+    ItemBrief,
     RawResponse,
     SearchHit,
     Source,
@@ -225,6 +226,10 @@ class Tidings:
     def items(self, query: ItemQuery | None = None) -> list[Item]:
         return self._store.list_items(query or ItemQuery())
 
+    def briefs(self, query: ItemQuery) -> list[ItemBrief]:
+        """What ``items`` returns, as list rows: no bodies (for pages of many items)."""
+        return self._store.list_briefs(query)
+
     def item(self, item_id: int) -> Item:
         return self._store.get_item(item_id)
 
@@ -261,7 +266,7 @@ class Tidings:
         """Calls and cost of each paid API since local midnight (R-SCHED-3)."""
         return self._ledger.today()
 
-    def reprints(self, fps: Sequence[str]) -> dict[str, list[Item]]:
+    def reprints(self, fps: Sequence[str]) -> dict[str, list[ItemBrief]]:
         """Items sharing each title fingerprint, earliest first (folding in views, R-DEDUP-8)."""
         return self._store.fingerprint_groups(fps) if fps else {}
 

@@ -12,13 +12,13 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from tidings.errors import ConfigError
-from tidings.model import Item
+from tidings.model import Item, ItemBrief
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _CURSOR = re.compile(r"^(-?\d{1,17})\.(\d{1,18})$")
 
 
-def sort_time(item: Item) -> datetime:
+def sort_time(item: Item | ItemBrief) -> datetime:
     """What storage sorts by: the publish time, else the discovery time."""
     return item.published_at or item.discovered_at
 
@@ -27,7 +27,7 @@ def micros(when: datetime) -> int:
     return (when - _EPOCH) // timedelta(microseconds=1)
 
 
-def encode_cursor(item: Item) -> str:
+def encode_cursor(item: Item | ItemBrief) -> str:
     return f"{micros(sort_time(item))}.{item.id}"
 
 

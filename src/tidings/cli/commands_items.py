@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -20,7 +20,7 @@ from tidings.app import ItemQuery
 from tidings.app.paging import decode_cursor, encode_cursor, sort_time
 from tidings.cli import Context, cli, handle_errors, print_json, run_async, to_jsonable
 from tidings.errors import ConfigError
-from tidings.model import Item, SearchHit
+from tidings.model import Item, ItemBrief, SearchHit
 
 
 def parse_since(text: str | None) -> datetime | None:
@@ -56,7 +56,7 @@ def _export_row(item: Item) -> dict[str, object]:
             "revisions": item.revisions, "source_title": item.source_title}
 
 
-def _print_items(items: list[Item]) -> None:
+def _print_items(items: Sequence[Item | ItemBrief]) -> None:
     table = Table("id", "when", "source", "title", box=None)
     for item in items:
         when = item.published_at or item.discovered_at
@@ -160,13 +160,16 @@ def search(ctx: Context, query: tuple[str, ...], ranked: bool, limit: int,
     source:, date:FROM..TO, -excluded."""
     tidings = ctx.open()
 
-    async def find() -> list[SearchHit]:
+    async def find() -> tuple[list[SearchHit], list[Item]]:
         await tidings.index_recent()
-        return tidings.search(" ".join(query), ranked=ranked, limit=limit)
+        hits = tidings.search(" ".join(query), ranked=ranked, limit=limit)
+        # hits are list rows; the JSON has every field of ``items --json`` (key, summary)
+        return hits, [tidings.item(h.item.id) for h in hits] if as_json else []
 
-    hits = run_async(tidings, find())
+    hits, full = run_async(tidings, find())
     if as_json:
-        print_json([{**_item_row(h.item), "snippet": h.snippet, "rank": h.rank} for h in hits])
+        print_json([{**_item_row(item), "snippet": h.snippet, "rank": h.rank}
+                    for h, item in zip(hits, full, strict=True)])
         return
     if not hits:
         click.echo("no matches", err=True)

@@ -42,6 +42,7 @@ from tidings.model import (
     Health,
     IdentityMode,
     Item,
+    ItemBrief,
     ItemState,
     PaidCall,
     RawResponse,
@@ -255,10 +256,37 @@ class Reads(OpsReads, AccessReads, Protocol):
     # -- items: reading
     def get_item(self, item_id: int) -> Item: ...
     def get_item_by_key(self, key: str) -> Item: ...
-    def list_items(self, query: ItemQuery) -> list[Item]: ...
-    def search(self, query: SearchQuery) -> list[SearchHit]: ...
-    def fingerprint_groups(self, fps: Sequence[str]) -> dict[str, list[Item]]:
-        """Every stored item sharing each title fingerprint, earliest first (R-DEDUP-8)."""
+    def list_items(self, query: ItemQuery) -> list[Item]:
+        """The items ``query`` selects, newest first: ``(sort_time, id)`` descending."""
+        ...
+
+    def list_briefs(self, query: ItemQuery) -> list[ItemBrief]:
+        """What ``list_items(query)`` returns, in the same order, as list rows.
+
+        For pages that show a line per item: a backend reads only the columns of
+        :class:`ItemBrief` (never bodies, summaries or raw JSON), so a page of
+        rows costs about what an index walk costs, not what the text weighs.
+        """
+        ...
+
+    def search(self, query: SearchQuery) -> list[SearchHit]:
+        """Items matching ``query``, newest first or ranked, as list rows with snippets.
+
+        A snippet is cut from the body (else the summary, else the title) around
+        the first match; see ``tidings.store.textindex.snippet``.
+        """
+        ...
+
+    def fingerprint_groups(self, fps: Sequence[str]) -> dict[str, list[ItemBrief]]:
+        """The items sharing each of these title fingerprints, earliest first (R-DEDUP-8).
+
+        Only groups of two or more items are returned: ``""`` (no fingerprint), and
+        fingerprints that no item or a single item has, are left out (nothing to
+        fold). Fingerprints match exactly; every committed write counts at once
+        (no lag behind search indexing). Lists fold reprints with it, a page at a
+        time: it must answer ~60 fingerprints from an index, not a scan, and read
+        no rows for the many titles nobody reprinted.
+        """
         ...
 
     def unindexed_count(self) -> int: ...

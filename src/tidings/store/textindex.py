@@ -204,11 +204,41 @@ def mark(text: str, pattern: re.Pattern[str] | None) -> str:
 
 
 def snippet(text: str, pattern: re.Pattern[str] | None, width: int = 180) -> str:
-    """A window of ``text`` around its first match, escaped and highlighted."""
-    text = " ".join(text.split())
+    """A window of ``text`` around its first match, escaped and highlighted.
+
+    The window is cut from the text with its whitespace runs collapsed, a
+    quarter of it before the match. Only the text near the match is collapsed:
+    a search page makes 50 snippets of whole bodies, and collapsing each body
+    entirely was most of their cost. (Whitespace does not change where a match
+    is: terms start and end at word characters and match any run between words.)
+    """
     first = pattern.search(text) if pattern else None
-    start = 0 if first is None else max(0, first.start() - width // 4)
-    window = text[start:start + width]
-    lead = "…" if start > 0 else ""
-    tail = "…" if start + width < len(text) else ""
-    return lead + mark(window, pattern) + tail
+    at = 0 if first is None else first.start()
+    before, lead = _collapsed_tail(text, at, width // 4)
+    after, tail = _collapsed_head(text, at, width - len(before))
+    return ("…" if lead else "") + mark(before + after, pattern) + ("…" if tail else "")
+
+
+def _collapsed_tail(text: str, end: int, n: int) -> tuple[str, bool]:
+    """The last ``n`` characters of ``text[:end]`` collapsed, with the space joining it to
+    what follows; and whether more comes before them."""
+    size = 4 * n + 16
+    while True:
+        start = max(0, end - size)
+        chunk = text[start:end]
+        joined = " ".join(chunk.split())  # a suffix of the collapsed text[:end]
+        if joined and chunk[-1].isspace():
+            joined += " "
+        if len(joined) > n or start == 0:
+            return joined[len(joined) - n:] if len(joined) > n else joined, len(joined) > n
+        size *= 4
+
+
+def _collapsed_head(text: str, start: int, n: int) -> tuple[str, bool]:
+    """The first ``n`` characters of ``text[start:]`` collapsed; and whether more follows."""
+    size = 2 * n + 16
+    while True:
+        joined = " ".join(text[start:start + size].split())  # a prefix of the collapsed rest
+        if len(joined) > n or start + size >= len(text):
+            return joined[:n], len(joined) > n
+        size *= 4

@@ -14,12 +14,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, Field
-from starlette.concurrency import run_in_threadpool
 
 from tidings.app import ItemQuery
 from tidings.app.paging import decode_cursor, encode_cursor
 from tidings.errors import NotFoundError
-from tidings.model import Item, Source, Visibility
+from tidings.model import Item, ItemBrief, Source, Visibility
 from tidings.web.context import Viewer, check_api_csrf, viewer, web_state
 from tidings.web.pages_read import TODAY_HOURS
 
@@ -131,7 +130,7 @@ class StatsOut(BaseModel):
     oldest_success_at: datetime | None
 
 
-def _item_out(item: Item) -> ItemOut:
+def _item_out(item: Item | ItemBrief) -> ItemOut:
     return ItemOut(id=item.id, title=item.title, url=item.url, source_id=item.source_id,
                    source_title=item.source_title, author=item.author,
                    published_at=item.published_at, discovered_at=item.discovered_at,
@@ -146,7 +145,7 @@ def _source_out(s: Source) -> SourceOut:
                      last_error=s.last_error, fail_count=s.fail_count)
 
 
-def _visible(request: Request, who: Viewer, item: Item) -> bool:
+def _visible(request: Request, who: Viewer, item: Item | ItemBrief) -> bool:
     if who.admin:
         return True
     source = web_state(request).sources().get(item.source_id)
@@ -171,7 +170,7 @@ async def list_items(
     if view is View.TODAY:
         query = replace(query, include_backfill=False,
                         since=datetime.now(UTC) - timedelta(hours=TODAY_HOURS))
-    items = web_state(request).tidings.items(query)
+    items = web_state(request).tidings.briefs(query)
     out = [_item_out(i) for i in items if _visible(request, who, i)]
     return ItemPage(items=out, next=encode_cursor(items[-1]) if len(items) == limit else None)
 
@@ -223,9 +222,8 @@ async def search(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> Any:
     """Search (R-API-5 syntax: words, "phrases", intitle:, author:, source:, date:, -not)."""
-    await web_state(request).tidings.index_recent()
-    hits = await run_in_threadpool(web_state(request).tidings.search, q, ranked=ranked,
-                                   limit=limit, before=decode_cursor(before))
+    hits = await web_state(request).search(q, ranked=ranked, limit=limit,
+                                           before=decode_cursor(before))
     out = [HitOut(item=_item_out(h.item), snippet=h.snippet) for h in hits
            if _visible(request, who, h.item)]
     more = len(hits) == limit and not ranked

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from tidings.app import ItemQuery
 from tidings.app.paging import encode_cursor, micros, sort_time
-from tidings.model import Item
+from tidings.model import ItemBrief
 
 PAGE_SIZE = 50
 DEFAULT_QUOTA = 10
@@ -25,16 +25,17 @@ MAX_GROUP = 60
 class Row:
     """One line of a list: an item (with its folded reprints) or a quota overflow."""
 
-    item: Item
-    others: list[Item] = field(default_factory=list)
+    item: ItemBrief
+    others: list[ItemBrief] = field(default_factory=list)
     more_count: int = 0  # > 0: "N more from <item's source>" overflow row
     more_cursor: str = ""
     folded: int = 0  # how many reprints are folded into this row ("+N")
+    #: every item id the row stands for, comma-separated (for scripts and forms)
+    ids: str = field(init=False, default="")
 
-    @property
-    def ids(self) -> str:
-        """Every item id the row stands for, comma-separated (for scripts and forms)."""
-        return ",".join(str(i) for i in (self.item.id, *(o.id for o in self.others)))
+    def __post_init__(self) -> None:
+        self.ids = ",".join([str(self.item.id), *(str(o.id) for o in self.others)]) \
+            if self.others else str(self.item.id)
 
     @property
     def is_more(self) -> bool:
@@ -46,14 +47,19 @@ class Page:
     rows: list[Row]
     next_cursor: str | None
 
+    @property
+    def ids(self) -> str:
+        """Every item id of the page's item rows, comma-separated ("mark all above")."""
+        return ",".join(r.ids for r in self.rows if not r.is_more)
 
-Fetch = Callable[[ItemQuery], list[Item]]
-Groups = Callable[[Sequence[str]], Mapping[str, list[Item]]]
+
+Fetch = Callable[[ItemQuery], list[ItemBrief]]
+Groups = Callable[[Sequence[str]], Mapping[str, list[ItemBrief]]]
 
 
 def build_page(
     fetch: Fetch, groups: Groups, query: ItemQuery, *, quota: int | None = DEFAULT_QUOTA,
-    page_size: int = PAGE_SIZE, visible: Callable[[Item], bool] = lambda _: True,
+    page_size: int = PAGE_SIZE, visible: Callable[[ItemBrief], bool] = lambda _: True,
 ) -> Page:
     """Consume items newest first until ``page_size`` rows are filled.
 
@@ -67,7 +73,7 @@ def build_page(
     overflow: dict[str, Row] = {}
     window = page_size * 2
     taken = 0
-    last: Item | None = None
+    last: ItemBrief | None = None
     more = False
     before = query.before
     for limit in (page_size + page_size // 5, window):
@@ -89,14 +95,15 @@ def build_page(
 
 
 def _consume(
-    item: Item, rows: list[Row], folded: set[str], per_source: dict[str, int],
-    overflow: dict[str, Row], group_map: Mapping[str, list[Item]], quota: int | None,
-    visible: Callable[[Item], bool],
+    item: ItemBrief, rows: list[Row], folded: set[str], per_source: dict[str, int],
+    overflow: dict[str, Row], group_map: Mapping[str, list[ItemBrief]], quota: int | None,
+    visible: Callable[[ItemBrief], bool],
 ) -> None:
     fp = item.title_fp
     if fp and fp in folded:
         return
-    members = _reprints(item, group_map.get(fp, []) if fp else [], visible)
+    group = group_map.get(fp) if fp else None
+    members = _reprints(item, group, visible) if group else []
     if quota is not None and per_source.get(item.source_id, 0) >= quota:
         more = overflow.get(item.source_id)
         if more is None:
@@ -114,7 +121,8 @@ def _consume(
         rows.append(Row(item=item))
 
 
-def _reprints(item: Item, group: list[Item], visible: Callable[[Item], bool]) -> list[Item]:
+def _reprints(item: ItemBrief, group: list[ItemBrief],
+              visible: Callable[[ItemBrief], bool]) -> list[ItemBrief]:
     """The items ``item``'s row stands for, earliest first.
 
     A reprint is the same title from *another* source: one source repeating a title
@@ -128,6 +136,6 @@ def _reprints(item: Item, group: list[Item], visible: Callable[[Item], bool]) ->
     return members if len(members) > 1 else []
 
 
-def _before_cursor(item: Item) -> str:
+def _before_cursor(item: ItemBrief) -> str:
     """A cursor that starts a listing *at* ``item`` (just after it in sort order)."""
     return f"{micros(sort_time(item))}.{item.id + 1}"

@@ -1,8 +1,9 @@
 """Reading pages: the lists, search, the article, and read/star forms (R-UI-1..4).
 
 Handlers are ``async def`` calling the (synchronous, indexed, millisecond)
-facade directly; the one call that may take long, search, runs in a thread so
-it never holds up the event loop that the scheduler shares.
+facade directly; the one call that may take long, search, runs on a worker
+thread (``WebState.search``) so it never holds up the event loop that the
+scheduler shares.
 """
 
 from __future__ import annotations
@@ -14,13 +15,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
-from starlette.concurrency import run_in_threadpool
 from starlette.responses import RedirectResponse, Response
 
 from tidings.app import ItemQuery
 from tidings.app.paging import decode_cursor, encode_cursor
 from tidings.errors import ConfigError, NotFoundError
-from tidings.model import BodyState, Item, Visibility
+from tidings.model import BodyState, ItemBrief, Visibility
 from tidings.web.context import (
     form_with_csrf,
     page_key,
@@ -69,7 +69,7 @@ def visible_filter(request: Request) -> Any:
 
 def _list_page(request: Request, view: str, title: str, query: ItemQuery, *,
                quota: int | None = DEFAULT_QUOTA, extra: dict[str, Any] | None = None,
-               fetch: Callable[[ItemQuery], list[Item]] | None = None) -> Response:
+               fetch: Callable[[ItemQuery], list[ItemBrief]] | None = None) -> Response:
     who = require_reader(request)
     st = web_state(request)
     before = decode_cursor(request.query_params.get("before"))
@@ -78,7 +78,7 @@ def _list_page(request: Request, view: str, title: str, query: ItemQuery, *,
     def context() -> dict[str, Any]:
         tid = st.tidings
         q = replace(query, before=before, editorial_only=not who.admin)
-        page = build_page(fetch or tid.items, tid.reprints, q, quota=quota,
+        page = build_page(fetch or tid.briefs, tid.reprints, q, quota=quota,
                           page_size=PAGE_SIZE, visible=show)
         return {"view": view, "title": title, "page": page, "stats": st.stats(),
                 "sources": st.sources(), "paged": before is not None, **(extra or {})}
@@ -136,7 +136,8 @@ async def review(request: Request) -> Response:
     # summary-only sources are unconfirmed on purpose: nobody tried, nothing to review
     return _list_page(request, "review", "Extraction review",
                       ItemQuery(body_state=BodyState.UNCONFIRMED), quota=None,
-                      fetch=lambda q: tid.review_items(limit=q.limit, before=q.before))
+                      fetch=lambda q: [i.brief() for i in tid.review_items(
+                          limit=q.limit, before=q.before)])
 
 
 @router.get("/search")
@@ -150,9 +151,8 @@ async def search(request: Request, q: str = "", ranked: bool = False) -> Respons
     error = ""
     if q:
         try:
-            await web_state(request).tidings.index_recent()
-            hits = await run_in_threadpool(web_state(request).tidings.search, q,
-                                           ranked=ranked, limit=PAGE_SIZE, before=before)
+            hits = await web_state(request).search(q, ranked=ranked, limit=PAGE_SIZE,
+                                                   before=before)
         except ConfigError as exc:
             error = str(exc)
     # the cursor comes from the page as the store returned it: hiding some hits

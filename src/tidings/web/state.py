@@ -18,13 +18,16 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import datetime
+from functools import partial
 from typing import TypeVar
 
+import anyio
 from jinja2 import Environment
 
 from tidings.app import ArchiveStats, Tidings
 from tidings.errors import TidingsError
-from tidings.model import Source
+from tidings.model import SearchHit, Source
 from tidings.settings import Settings
 from tidings.web import auth
 from tidings.web.access import import_legacy, password_set
@@ -35,6 +38,8 @@ log = logging.getLogger("tidings.web")
 CSRF_PLACEHOLDER = "@@tidings-csrf@@"
 FIGURES_TTL = 5.0
 ACCESS_TTL = 2.0
+#: searches running at once, each on a thread of its own (the rest wait their turn)
+SEARCH_THREADS = 2
 
 
 @dataclass
@@ -108,6 +113,7 @@ class WebState:
         self._stats = _Memo(ttl=FIGURES_TTL)
         self._sources = _Memo(ttl=FIGURES_TTL)
         self.login_failures: dict[str, deque[float]] = {}
+        self._search_turns: anyio.CapacityLimiter | None = None  # made inside the loop
         self._env_hash = auth.hash_password(settings.admin_password) \
             if settings.admin_password else ""
         # the mode is asked on every request; set-password in another process shows
@@ -158,6 +164,22 @@ class WebState:
         if not self.has_password:
             return "open"
         return "public" if self.settings.public_reading else "private"
+
+    async def search(self, text: str, *, ranked: bool, limit: int,
+                     before: tuple[datetime, int] | None) -> list[SearchHit]:
+        """``Tidings.search`` on a worker thread, at most ``SEARCH_THREADS`` at once.
+
+        A search may take long, so it must not hold up the event loop the
+        scheduler shares; but most of it is Python, so thirty threads searching
+        at once only take turns at the GIL, with the loop among them waiting.
+        Two at a time keep both cores busy (SQLite releases the GIL).
+        """
+        await self.tidings.index_recent()  # what was collected a moment ago is found too
+        if self._search_turns is None:
+            self._search_turns = anyio.CapacityLimiter(SEARCH_THREADS)
+        return await anyio.to_thread.run_sync(
+            partial(self.tidings.search, text, ranked=ranked, limit=limit, before=before),
+            limiter=self._search_turns)
 
     # -- shared figures
     def stats(self) -> ArchiveStats:

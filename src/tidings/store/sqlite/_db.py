@@ -56,7 +56,7 @@ def opt_us(value: datetime | None) -> int | None:
 
 
 def from_us(value: int) -> datetime:
-    return _EPOCH + timedelta(microseconds=value)
+    return _EPOCH + timedelta(0, 0, value)  # positional: a third cheaper, 100+ per page
 
 
 def opt_dt(value: int | None) -> datetime | None:

@@ -8,7 +8,7 @@ from typing import Any
 from tidings.model import SearchHit
 from tidings.store.base import ItemQuery, SearchQuery
 from tidings.store.sqlite._db import Access, to_us
-from tidings.store.sqlite._reading import ITEM_COLUMNS, item_from_row, timeline_filters
+from tidings.store.sqlite._reading import BRIEF_COLUMNS, brief_from_row, timeline_filters
 from tidings.store.sqlite._search import US
 from tidings.store.textindex import (
     exclusion_expression,
@@ -18,12 +18,13 @@ from tidings.store.textindex import (
     snippet,
 )
 
-#: bm25 weights of the indexed columns (title, body, their characters, the title
-#: fingerprint, which no search names): titles count more
-_WEIGHTS = "10.0, 1.0, 10.0, 1.0, 0.0"
+#: bm25 weights of the indexed columns (title, body, their characters): titles count more
+_WEIGHTS = "10.0, 1.0, 10.0, 1.0"
 #: ranked search orders the newest this-many matches by relevance: bm25 over every
 #: match of a common word would cost a second at a million items
 RANK_WINDOW = 5000
+#: a hit is a list row plus the text its snippet is cut from (the body, else the summary)
+_HIT_COLUMNS = f"{BRIEF_COLUMNS}, coalesce(nullif(i.body, ''), i.summary)"
 
 
 def _filters(q: SearchQuery) -> tuple[list[str], list[Any]]:
@@ -56,8 +57,8 @@ class SearchMixin(Access):
         pattern = highlighter((*query.terms, *query.title_terms))
         hits = []
         for row in rows:
-            item = item_from_row(row)
-            text = html_to_text(item.body or item.summary) or item.title
+            item = brief_from_row(row)
+            text = html_to_text(row[-2]) or item.title
             hits.append(SearchHit(item=item, snippet=snippet(text, pattern),
                                   rank=float(row[-1])))
         return hits
@@ -72,10 +73,10 @@ class SearchMixin(Access):
         if q.ranked:
             sql = (f"WITH m AS (SELECT rowid AS r, -bm25(item_search, {_WEIGHTS}) AS score "  # noqa: S608
                    f"FROM item_search WHERE {match} ORDER BY rowid DESC LIMIT {RANK_WINDOW}) "
-                   f"SELECT m.score, {ITEM_COLUMNS} FROM m {joined} "
+                   f"SELECT m.score, {_HIT_COLUMNS} FROM m {joined} "
                    "ORDER BY m.score DESC, m.r DESC LIMIT ?")
         else:
-            sql = (f"SELECT 0.0, {ITEM_COLUMNS} FROM (SELECT rowid AS r FROM item_search "  # noqa: S608
+            sql = (f"SELECT 0.0, {_HIT_COLUMNS} FROM (SELECT rowid AS r FROM item_search "  # noqa: S608
                    f"WHERE {match}) m {joined} ORDER BY m.r DESC LIMIT ?")
         rows = conn.execute(sql, (expr, *bparams, *params, max(0, q.limit))).fetchall()
         return [(*r[1:], r[0]) for r in rows]
@@ -93,7 +94,7 @@ class SearchMixin(Access):
             params.append(excluded)
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         rows = conn.execute(
-            f"SELECT {ITEM_COLUMNS}, 0.0 FROM items i LEFT JOIN sources s ON s.id = i.source_id "  # noqa: S608
+            f"SELECT {_HIT_COLUMNS}, 0.0 FROM items i LEFT JOIN sources s ON s.id = i.source_id "  # noqa: S608
             f"{clause} ORDER BY i.sort_time DESC, i.id DESC LIMIT ?",
             (*params, max(0, q.limit))).fetchall()
         return list(rows)

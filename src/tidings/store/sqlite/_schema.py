@@ -268,8 +268,28 @@ CREATE TABLE paid_calls (
 CREATE INDEX paid_calls_time ON paid_calls (called_at, provider);
 """
 
+# Title fingerprints go back to a B-tree on items (migration 9), and the search index loses its
+# fingerprint column. Every list page folds reprints (fingerprint_groups for ~60
+# fingerprints): through FTS5 that was a MATCH of 60 terms plus a look-up of the
+# items not indexed yet; through the partial index it is one indexed IN (...).
+# What it costs new items (a hash puts each one on a random leaf of the index) is
+# measured in docs/benchmarks.md ("Web reader"). The search index is rebuilt
+# without the column in the background, as for migration 5.
+_FINGERPRINTS_ON_ITEMS = """
+CREATE INDEX items_title_fp ON items (title_fp) WHERE title_fp != '';
+DROP TABLE item_search;
+CREATE VIRTUAL TABLE item_search USING fts5 (
+    title, body, title_chars, body_chars,
+    content = '', tokenize = 'unicode61 remove_diacritics 2'
+);
+INSERT INTO item_search (item_search, rank) VALUES ('hashsize', 67108864);
+INSERT INTO item_search (item_search, rank) VALUES ('automerge', 8);
+UPDATE items SET search_rowid = NULL, search_dirty = 1
+    WHERE search_rowid IS NOT NULL OR search_dirty = 0;
+"""
+
 MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _FOLDERS_AND_LOSSY, _WEB_ACCESS,
-                               _PAID_CALLS)
+                               _PAID_CALLS, _FINGERPRINTS_ON_ITEMS)
 
 
 def migrate(conn: sqlite3.Connection) -> int:

@@ -11,10 +11,6 @@ A contentless table stores no text, so removing an entry needs the tokens that
 were indexed: ``unindex`` re-derives them from the item row, which is why any
 change to an item's title or body must call it *before* the row changes. An
 item with ``search_dirty = 1`` waits for ``index_pending``.
-
-The index also holds each item's title fingerprint (one token in a column of its
-own) for ``fingerprint_groups``: as a B-tree on items, a hash put every new item
-on a random page, which made new items half as fast at a million (migration 5).
 """
 
 from __future__ import annotations
@@ -30,19 +26,19 @@ from tidings.store.textindex import TOKENIZER_VERSION, document
 US = 1_000_000
 
 _DELETE = ("INSERT INTO item_search (item_search, rowid, title, body, title_chars, "
-           "body_chars, title_fp) VALUES ('delete', ?, ?, ?, ?, ?, ?)")
+           "body_chars) VALUES ('delete', ?, ?, ?, ?, ?)")
 
 
 def unindex(conn: sqlite3.Connection, item_ids: Sequence[int]) -> None:
     """Take these items out of the index and mark them for re-indexing."""
     for part in chunks(list(item_ids)):
         rows = conn.execute(
-            "SELECT id, search_rowid, title, body, summary, title_fp FROM items "  # noqa: S608
+            "SELECT id, search_rowid, title, body, summary FROM items "  # noqa: S608
             f"WHERE id IN ({marks(len(part))}) AND search_rowid IS NOT NULL", part).fetchall()
         if not rows:
             continue
         rows.sort(key=operator.itemgetter(1))  # ascending rowids, as in index_pending
-        conn.executemany(_DELETE, [(r[1], *document(r[2], r[3], r[4]), r[5]) for r in rows])
+        conn.executemany(_DELETE, [(r[1], *document(r[2], r[3], r[4])) for r in rows])
         conn.executemany("UPDATE items SET search_rowid = NULL, search_dirty = 1 WHERE id = ?",
                          [(r[0],) for r in rows])
 
@@ -97,7 +93,7 @@ class SearchIndexMixin(Access):
     def index_pending(self, limit: int = 5000) -> int:
         with self._write() as conn:
             rows = conn.execute(
-                "SELECT id, sort_time, title, body, summary, search_rowid, title_fp FROM items "
+                "SELECT id, sort_time, title, body, summary, search_rowid FROM items "
                 "WHERE search_dirty = 1 ORDER BY id LIMIT ?", (limit,)).fetchall()
             if not rows:
                 return 0
@@ -110,9 +106,9 @@ class SearchIndexMixin(Access):
             # step back in time, and merging them was most of the indexing time
             order = sorted(zip(rowids, rows, strict=True), key=operator.itemgetter(0))
             conn.executemany(
-                "INSERT INTO item_search (rowid, title, body, title_chars, body_chars, title_fp) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                [(rowid, *document(r[2], r[3], r[4]), r[6]) for rowid, r in order])
+                "INSERT INTO item_search (rowid, title, body, title_chars, body_chars) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [(rowid, *document(r[2], r[3], r[4])) for rowid, r in order])
             conn.executemany(
                 "UPDATE items SET search_rowid = ?, search_dirty = 0 WHERE id = ?",
                 [(rowid, r[0]) for rowid, r in order])

@@ -117,7 +117,8 @@ def compile_selector(selector: str) -> CSSSelector:
     try:
         return CSSSelector(selector)
     except Exception as exc:  # cssselect raises several unrelated types
-        raise ConfigError(f"invalid CSS selector {selector!r}: {exc}") from exc
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"invalid CSS selector {selector!r} ({reason})") from exc
 
 
 def fix_lazy_images(root: HtmlElement) -> None:

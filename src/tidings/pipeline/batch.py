@@ -30,14 +30,22 @@ from tidings.readers import get_reader
 from tidings.readers.base import BatchReader, ReadContext, ReadResult
 
 
-def _key(source: Source) -> tuple[str, str] | None:
-    """The group a source is read with, or None when it is read alone."""
+def _batching(source: Source) -> BatchReader | None:
     try:
         reader = get_reader(source.kind)
-        if not isinstance(reader, BatchReader):
-            return None
+    except TidingsError:  # no reader (an external source): its run says so, alone
+        return None
+    return reader if isinstance(reader, BatchReader) else None
+
+
+def _key(source: Source) -> tuple[str, str] | None:
+    """The group a source is read with, or None when it is read alone."""
+    reader = _batching(source)
+    if reader is None:
+        return None
+    try:
         key = reader.batch_key(source, SourceRules.of(source).config)
-    except Exception:  # a bad config fails the source's own run, alone
+    except TidingsError:  # a config that no longer validates fails its own run, alone
         return None
     return None if key is None else (source.kind.value, key)
 
@@ -56,7 +64,8 @@ def groups(sources: Sequence[Source]) -> list[list[Source]]:
             batched.setdefault(key, []).append(source)
     for members in batched.values():
         members.sort(key=lambda s: s.id)
-        size = max(1, getattr(get_reader(members[0].kind), "max_batch", 1))
+        reader = _batching(members[0])
+        size = max(1, reader.max_batch if reader is not None else 1)
         out.extend(members[i:i + size] for i in range(0, len(members), size))
     return out
 

@@ -37,8 +37,6 @@ from tidings.model import SourceKind
 from tidings.readers import get_reader
 from tidings.readers.options import ReaderConfig, RequestOptions
 
-FIELDS = ("title", "url", "author", "category", "content")
-
 
 def _regex(pattern: str) -> str:
     try:
@@ -49,15 +47,14 @@ def _regex(pattern: str) -> str:
 
 
 def _css(selector: str) -> str:
-    from lxml.cssselect import CSSSelector
+    from tidings.extract.clean import compile_selector  # loads lxml's cssselect on use
 
     if not selector:
         raise ValueError("an empty CSS selector")
     try:
-        CSSSelector(selector)
-    except Exception as exc:  # cssselect raises several unrelated types
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ValueError(f"invalid CSS selector {selector!r} ({reason})") from None
+        compile_selector(selector)
+    except ConfigError as exc:
+        raise ValueError(exc.message.splitlines()[0]) from None
     return selector
 
 

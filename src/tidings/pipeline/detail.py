@@ -8,6 +8,10 @@ left empty; with ``title_authoritative`` / ``published_authoritative`` the
 page's title or date wins over the list's, and is marked in the item's raw data
 so that a later listing cannot change it back (``upsert``). A page that cannot
 be fetched leaves its entry as the list gave it, with the reason in raw.
+
+Detail pages are not kept in the raw archive: what they gave lives in the item
+itself, marked in its raw data, and ``reparse`` (which never fetches) keeps it
+because of those marks rather than by reading the pages again.
 """
 
 from __future__ import annotations

@@ -91,8 +91,9 @@ def _settings_context(request: Request, **extra: Any) -> dict[str, Any]:
              "public reading": "yes" if s.public_reading else "no",
              "default interval": f"{s.default_interval_min} min",
              "database": "PostgreSQL" if s.database_url else "SQLite", "version": VERSION}
-    return {"title": "Settings", "shown": shown, "tokens": st.tidings.access.api_tokens(),
-            "sessions": st.tidings.access.sessions(), "this_session": viewer(request).session_id,
+    access = st.tidings.access
+    return {"title": "Settings", "shown": shown, "tokens": access.api_tokens(),
+            "sessions": access.sessions(), "this_session": viewer(request).session_id,
             "env_password": bool(s.admin_password), "new_token": "", "error": "",
             "message": "", **extra}
 
@@ -119,8 +120,8 @@ async def change_password(request: Request) -> Response:
         error = f"the password needs at least {auth.MIN_PASSWORD} characters"
     else:
         keep = who.session.id if who.session is not None else None
-        await st.tidings.access.set_password_hash(await run_in_threadpool(auth.hash_password, new),
-                                           keep_session=keep)
+        password_hash = await run_in_threadpool(auth.hash_password, new)
+        await st.tidings.access.set_password_hash(password_hash, keep_session=keep)
         st.password_changed()
         st.changed()
         response = RedirectResponse("/settings?saved=1", status_code=303)

@@ -20,6 +20,7 @@ an archive of an older schema is migrated and its search index caught up first.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import random
 import re
@@ -186,7 +187,7 @@ def prepare(data: Path, items: int) -> None:
     started = time.monotonic()
     tid = Tidings.open(load_settings(data, env={}))  # applies missing migrations
     try:
-        if indexed := tid.index_pending():
+        if indexed := asyncio.run(tid.index_pending()):
             print(f"archive migrated; {indexed} items indexed again in "
                   f"{time.monotonic() - started:.0f}s", flush=True)
     finally:

@@ -153,13 +153,15 @@ class Item:
             source_title=self.source_title)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ItemBrief:
     """An item as a list row shows it: no body, summary, identity key or raw JSON.
 
     Lists and reprint groups read many items and show a line of each; loading
     the text they never show was most of what a list page cost. The fields are
-    those of :class:`Item` with the same meaning.
+    those of :class:`Item` with the same meaning. Not frozen: a frozen dataclass
+    spends most of its construction setting fields one by one, and a list page
+    builds 60 or more of these.
     """
 
     id: int

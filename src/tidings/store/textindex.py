@@ -32,6 +32,7 @@ _CJK = ("\u3040-\u30fa\u30fc-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900
         "\U00020000-\U0002fa1f")
 _CJK_RUN = re.compile(f"([{_CJK}]+)")  # captured, so ``split`` keeps the runs
 _DROP_BLOCKS = re.compile(r"<(script|style|template)\b.*?</\1\s*>|<!--.*?-->", re.S | re.I)
+_BLOCK_START = re.compile(r"<(?:script|style|template)\b|<!--", re.I)
 _TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)\b[^>]*>")
 _INLINE = frozenset((
     "a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "del", "dfn", "em", "font", "i",
@@ -57,8 +58,11 @@ def html_to_text(markup: str) -> str:
     """The readable text of an HTML fragment, entities decoded."""
     if "<" not in markup and "&" not in markup:
         return markup
-    text = _TAG.sub(_tag_gap, _DROP_BLOCKS.sub(" ", markup))
-    return html.unescape(text)
+    return _tags_to_text(_DROP_BLOCKS.sub(" ", markup))
+
+
+def _tags_to_text(markup: str) -> str:
+    return html.unescape(_TAG.sub(_tag_gap, markup))
 
 
 def _bigrams(run: str) -> str:
@@ -213,10 +217,64 @@ def snippet(text: str, pattern: re.Pattern[str] | None, width: int = 180) -> str
     is: terms start and end at word characters and match any run between words.)
     """
     first = pattern.search(text) if pattern else None
-    at = 0 if first is None else first.start()
+    lead, window, tail = _window(text, 0 if first is None else first.start(), width)
+    return ("…" if lead else "") + mark(window, pattern) + ("…" if tail else "")
+
+
+def _window(text: str, at: int, width: int) -> tuple[bool, str, bool]:
+    """Whether text comes before the window, the window at ``at`` (whitespace
+    collapsed, a quarter of it before ``at``), and whether text follows it."""
     before, lead = _collapsed_tail(text, at, width // 4)
     after, tail = _collapsed_head(text, at, width - len(before))
-    return ("…" if lead else "") + mark(before + after, pattern) + ("…" if tail else "")
+    return lead, before + after, tail
+
+
+#: characters at the end of a prefix's text that the rest of the markup may still
+#: change (a cut entity, a word an inline tag would join): more than the longest entity
+_UNSETTLED = 64
+
+
+def html_snippet(markup: str, pattern: re.Pattern[str] | None, width: int = 180,
+                 first: int = 2048) -> str:
+    """:func:`snippet` of ``html_to_text(markup)``, converting only as much as it needs.
+
+    Bodies run to tens of kilobytes and a search page makes 50 snippets, most of
+    them near the start of their text; so the text of the first ``first``
+    characters of markup is tried, and is enough when the window around its
+    first match ends inside the part of it that the rest of the markup cannot
+    change. Otherwise the whole markup is converted (a body that holds the terms
+    only further on pays for the first try too). The result is the one the whole
+    text gives unless the whole text's first match is over ``_UNSETTLED``
+    characters long (a phrase spread over a long run of spaces): then the window
+    may sit on the next match instead.
+    """
+    if len(markup) > first:
+        text = _prefix_text(markup[:first])
+        sure = text[:max(0, len(text) - _UNSETTLED)]
+        found = pattern.search(sure) if pattern else None
+        # a match starting near where ``sure`` ends might be cut short of a longer one
+        # (and one starting before it, not found in ``sure``, might come first)
+        if pattern is None or (found is not None and found.start() + _UNSETTLED < len(sure)):
+            lead, window, tail = _window(sure, found.start() if found else 0, width)
+            if tail:  # the window ends inside ``sure``: the whole text has the same one
+                return ("…" if lead else "") + mark(window, pattern) + "…"
+    return snippet(html_to_text(markup), pattern, width)
+
+
+def _prefix_text(prefix: str) -> str:
+    """The text of a prefix of some markup, as far as the rest cannot change it
+    (but for the entity its end may cut): not a script, style or comment whose
+    end is beyond it (their content would read as text), nor a tag it cuts."""
+    pos = 0
+    while (opened := _BLOCK_START.search(prefix, pos)) is not None:
+        block = _DROP_BLOCKS.match(prefix, opened.start())
+        if block is None:
+            prefix = prefix[:opened.start()]
+            break
+        pos = block.end()
+    dropped = _DROP_BLOCKS.sub(" ", prefix)
+    cut = dropped.find("<", dropped.rfind(">") + 1)  # a "<" with no ">" after it
+    return _tags_to_text(dropped if cut < 0 else dropped[:cut])
 
 
 def _collapsed_tail(text: str, end: int, n: int) -> tuple[str, bool]:

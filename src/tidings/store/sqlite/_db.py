@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tidings.errors import ConfigError, StorageError
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _PRAGMAS = (
     "PRAGMA journal_mode = WAL",
     "PRAGMA busy_timeout = 10000",
@@ -47,7 +47,7 @@ def to_us(value: datetime) -> int:
     """An aware datetime as integer microseconds since the epoch (exact, sortable)."""
     if value.tzinfo is None or value.utcoffset() is None:
         raise ConfigError(f"naive datetime {value.isoformat()} given to storage; use UTC")
-    delta = value - _EPOCH
+    delta = value - EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
@@ -56,7 +56,7 @@ def opt_us(value: datetime | None) -> int | None:
 
 
 def from_us(value: int) -> datetime:
-    return _EPOCH + timedelta(0, 0, value)  # positional: a third cheaper, 100+ per page
+    return EPOCH + timedelta(0, 0, value)  # positional: a third cheaper, 100+ per page
 
 
 def opt_dt(value: int | None) -> datetime | None:

@@ -13,7 +13,7 @@ from tidings.store.sqlite._search import US
 from tidings.store.textindex import (
     exclusion_expression,
     highlighter,
-    html_to_text,
+    html_snippet,
     match_expression,
     snippet,
 )
@@ -58,9 +58,8 @@ class SearchMixin(Access):
         hits = []
         for row in rows:
             item = brief_from_row(row)
-            text = html_to_text(row[-2]) or item.title
-            hits.append(SearchHit(item=item, snippet=snippet(text, pattern),
-                                  rank=float(row[-1])))
+            cut = html_snippet(row[-2], pattern) or snippet(item.title, pattern)
+            hits.append(SearchHit(item=item, snippet=cut, rank=float(row[-1])))
         return hits
 
     @staticmethod

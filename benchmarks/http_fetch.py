@@ -128,13 +128,17 @@ async def _run(url: str, settings: Settings, args: argparse.Namespace) -> None:
     print(f"{args.requests} requests x {args.reps} reps, concurrency {args.concurrency}, "
           f"politeness off (per_host_concurrency={settings.per_host_concurrency}, delay 0), "
           f"load average {os.getloadavg()[0]:.2f}")
+    _report_all(runs)
+
+
+def _report_all(runs: dict[str, list[tuple[float, float]]]) -> None:
+    """Each client's medians, then tidings' ratio to each peer of the same run."""
     t_rate, t_cpu = _report("tidings.net Fetcher", runs["tidings"])
-    a_rate, a_cpu = _report("aiohttp session    ", runs["aiohttp"])
-    h_rate, h_cpu = _report("plain httpx client ", runs["httpx"])
-    print(f"  ratio tidings/aiohttp: {t_rate / a_rate:.2f} req/s, CPU per request "
-          f"x{t_cpu / a_cpu:.2f}")
-    print(f"  ratio tidings/httpx  : {t_rate / h_rate:.2f} req/s, CPU per request "
-          f"x{t_cpu / h_cpu:.2f}")
+    peers = {"aiohttp": _report("aiohttp session    ", runs["aiohttp"]),
+             "httpx": _report("plain httpx client ", runs["httpx"])}
+    for peer, (rate, cpu) in peers.items():
+        print(f"  ratio tidings/{peer:8}: {t_rate / rate:.2f} req/s, CPU per request "
+              f"x{t_cpu / cpu:.2f}")
 
 
 def _report(name: str, runs: list[tuple[float, float]]) -> tuple[float, float]:
@@ -240,13 +244,7 @@ async def _run_hosts(urls: list[str], settings: Settings, args: argparse.Namespa
           f"({urls[0]} ..), concurrency {args.concurrency}, "
           f"per_host_concurrency={settings.per_host_concurrency}, delay 0, "
           f"load average {os.getloadavg()[0]:.2f}")
-    t_rate, t_cpu = _report("tidings.net Fetcher", runs["tidings"])
-    h_rate, h_cpu = _report("plain httpx client ", runs["httpx"])
-    a_rate, a_cpu = _report("aiohttp session    ", runs["aiohttp"])
-    print(f"  ratio tidings/httpx  : {t_rate / h_rate:.2f} req/s, CPU per request "
-          f"x{t_cpu / h_cpu:.2f}")
-    print(f"  ratio tidings/aiohttp: {t_rate / a_rate:.2f} req/s, CPU per request "
-          f"x{t_cpu / a_cpu:.2f}")
+    _report_all(runs)
 
 
 def _main_hosts(args: argparse.Namespace) -> None:

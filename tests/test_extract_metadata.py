@@ -138,3 +138,26 @@ def test_parse_date_forms() -> None:
     assert parse_date("Fri, 01 Mar 2024 12:00:00 GMT") == D
     assert parse_date("") is None
     assert parse_date("garbage") is None
+
+
+@pytest.mark.parametrize("raw", [
+    "0001-01-01T00:00:00Z",  # Go's zero time (Hugo)
+    "0001-01-01T00:00:00+08:00",  # ... east of UTC: year 0 once in UTC
+    "0001-01-01T00:00:00-05:00",
+    "January 1, 0001",  # dateutil reads the year as 2001
+    "1970-01-01T00:00:00Z",  # Unix time 0
+    "1969-12-31T23:59:59Z",  # Unix time -1
+])
+def test_zero_dates_are_no_dates(raw: str) -> None:
+    assert parse_date(raw) is None
+
+
+@pytest.mark.parametrize("raw", ["March 5", "5 March", "10:30", "Monday"])
+def test_partial_dates_are_not_completed_from_today(raw: str) -> None:
+    assert parse_date(raw) is None
+
+
+def test_a_zero_date_gives_way_to_the_next_source() -> None:
+    head = ('<meta property="article:published_time" content="0001-01-01T00:00:00+08:00">'
+            + _ld({"@type": "NewsArticle", "datePublished": "2024-03-01T12:00:00Z"}))
+    assert _meta(head).published_at == D

@@ -9,12 +9,12 @@ OFFSET), and items added meanwhile never shift what comes next.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
+from tidings.dates import EPOCH
 from tidings.errors import ConfigError
 from tidings.model import Item, ItemBrief
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _CURSOR = re.compile(r"^(-?\d{1,17})\.(\d{1,18})$")
 
 
@@ -24,7 +24,7 @@ def sort_time(item: Item | ItemBrief) -> datetime:
 
 
 def micros(when: datetime) -> int:
-    return (when - _EPOCH) // timedelta(microseconds=1)
+    return (when - EPOCH) // timedelta(microseconds=1)
 
 
 def encode_cursor(item: Item | ItemBrief) -> str:
@@ -39,7 +39,7 @@ def decode_cursor(value: str | None) -> tuple[datetime, int] | None:
     if not match:
         raise ConfigError(f"bad paging cursor {value!r} (use the cursor a page gave)")
     try:
-        when = _EPOCH + timedelta(microseconds=int(match.group(1)))
+        when = EPOCH + timedelta(microseconds=int(match.group(1)))
     except OverflowError as exc:
         raise ConfigError(f"bad paging cursor {value!r}") from exc
     return when, int(match.group(2))

@@ -16,6 +16,7 @@ from typing import Any
 from dateutil import parser as dateparser
 from lxml.html import HtmlElement
 
+from tidings.dates import has_year, real_date, year_written
 from tidings.identity.urls import resolve_url
 from tidings.textutil import collapse_ws
 
@@ -103,23 +104,37 @@ def _image_url(value: Any) -> str | None:
 
 
 def parse_date(value: str | None) -> datetime | None:
-    """An aware UTC datetime from a date string, None when unreadable.
+    """An aware UTC datetime from a date string; None when there is none (nothing,
+    nothing readable, or no real date by the rule of :mod:`tidings.dates`).
 
     A date without a zone is taken as UTC: publishers that omit it mostly mean
     their server time, and a consistent rule beats a guess.
     """
-    if not value or not value.strip():
+    if not value or not (text := value.strip()):
         return None
     try:
-        parsed = dateparser.isoparse(value.strip())
+        parsed: datetime | None = dateparser.isoparse(text)
     except (ValueError, OverflowError):
-        try:
-            parsed = dateparser.parse(value.strip())
-        except (ValueError, OverflowError):
-            return None
+        parsed = _free_form_date(text)
+    if parsed is None:
+        return None
     if parsed.tzinfo is None:
-        return parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+        return real_date(parsed.replace(tzinfo=UTC))
+    try:
+        return real_date(parsed.astimezone(UTC))
+    except (ValueError, OverflowError):  # year 1 in a zone east of UTC is year 0 in UTC
+        return None
+
+
+def _free_form_date(text: str) -> datetime | None:
+    """dateutil's reading of ``text``, unless it made the year up."""
+    if not has_year(text):
+        return None
+    try:
+        parsed = dateparser.parse(text)
+    except (ValueError, OverflowError):
+        return None
+    return parsed if year_written(text, parsed) else None
 
 
 def _first(*values: str | None) -> str | None:

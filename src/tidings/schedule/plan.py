@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta, tzinfo
 
+from tidings.dates import EPOCH
 from tidings.errors import ConfigError
 from tidings.model import CostClass, Source, SourceKind
 
@@ -27,8 +28,6 @@ ADAPT_AT = time(4, 20)
 REPORT_WEEKDAY = 0
 REPORT_AT = time(9, 0)
 ADAPT_WINDOW_DAYS = 7
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +59,7 @@ def due_key(source: Source) -> tuple[int, datetime, str]:
     Priority wins only among sources that are due, so it decides who gets in
     when a tick is full; it never makes a source run before its time.
     """
-    return (-source.priority, source.next_fetch_at or _EPOCH, source.id)
+    return (-source.priority, source.next_fetch_at or EPOCH, source.id)
 
 
 def is_due(source: Source, now: datetime) -> bool:
@@ -81,7 +80,7 @@ def pick_due(
     if limit <= 0:
         return []
     chosen = sorted((s for s in sources if is_due(s, now)), key=due_key)[:limit]
-    return sorted(chosen, key=lambda s: (s.next_fetch_at or _EPOCH, -s.priority, s.id))
+    return sorted(chosen, key=lambda s: (s.next_fetch_at or EPOCH, -s.priority, s.id))
 
 
 def tick_capacity(in_flight: int, concurrency: int, per_tick: int = MAX_PER_TICK) -> int:

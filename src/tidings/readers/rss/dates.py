@@ -10,18 +10,9 @@ publishers mean China Standard Time (UTC+8). We read it as UTC+8 when the
 caller says the feed is Chinese (``cst_china``: feed language ``zh*`` or CJK in
 the date string itself), otherwise as RFC 822 says.
 
-Zero dates are no dates. Software that has no date writes its zero value
-instead, and static-site generators publish it: Go's (Hugo's)
-``0001-01-01T00:00:00Z`` / ``Mon, 01 Jan 0001 00:00:00 +0000``, .NET's
-``DateTime.MinValue`` (year 1 too), Windows' 1601-01-01, SQL Server's and
-Excel's 1900-01-01, Unix time 0 (``Thu, 01 Jan 1970 00:00:00 GMT``) and -1 (a
-failed ``mktime``: 1969-12-31 23:59:59). All of them lie at or before the Unix
-epoch, so a date that is not after 1970-01-01T00:00:00Z is ``None`` (the raw
-text stays in ``published_raw``). The bound is the epoch and not the birth of
-feeds (1999) because an archive feed may honestly date an entry by its first
-publication - a 1980s newsletter issue - and such a date orders the archive
-right; a real claim before 1970 is rarer than the zero dates it would let
-through, which would put an entry 2,000 years into the past.
+Zero dates (Hugo's ``0001-01-01T00:00:00Z``, Unix time 0...) are no dates and a
+missing year is not completed from today: the rule of :mod:`tidings.dates`. The
+raw text of such a date stays in ``published_raw``.
 """
 
 from __future__ import annotations
@@ -33,6 +24,8 @@ from email.utils import parsedate_to_datetime
 from functools import lru_cache
 
 from dateutil import parser as du_parser
+
+from tidings.dates import has_year, real_date, year_written
 
 _MONTHS = {
     m: i
@@ -60,10 +53,7 @@ ZONES: dict[str, int] = {
     "ACST": 570, "AEST": 600, "AEDT": 660, "NZST": 720, "NZDT": 780,
 }
 _CHINA_CST = 480
-#: dates at or before this instant are zero dates (see the module doc)
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _DU_ZONES = {name: minutes * 60 for name, minutes in ZONES.items()}
-_YEAR = re.compile(r"(?<!\d)\d{4}(?!\d)")
 
 _CN_WEEKDAY = re.compile(r"(?:星期|礼拜|禮拜|周|週)[一二三四五六日天]")
 _EN_WEEKDAY = re.compile(r"^\s*[A-Za-z]{2,9}\.?,?\s+(?=\d)")
@@ -100,7 +90,7 @@ def parse_date(text: str | None, *, cst_china: bool = False) -> datetime | None:
         parsed = _parse(raw, cst_china)
     except OverflowError:  # year 1 in a zone east of UTC is year 0 in UTC
         return None
-    return parsed if parsed is not None and parsed > EPOCH else None
+    return real_date(parsed)
 
 
 def _parse(raw: str, cst_china: bool) -> datetime | None:
@@ -221,7 +211,7 @@ def _offset(tz: str | None, china: bool) -> int | None:
 
 def _parse_fallback(raw: str) -> datetime | None:
     """dateutil first (it understands AM/PM and prose dates), then the email parser."""
-    if _YEAR.search(raw) is None:
+    if not has_year(raw):
         return None  # dateutil would fill a missing year (or day) from today
     parsed: datetime | None
     try:
@@ -236,7 +226,7 @@ def _parse_fallback(raw: str) -> datetime | None:
             parsed = parsedate_to_datetime(raw)
         except (TypeError, ValueError, IndexError):
             return None
-    if parsed is None or f"{parsed.year:04d}" not in _YEAR.findall(raw):
+    if parsed is None or not year_written(raw, parsed):
         return None  # dateutil completed the year, or read 0001 as 2001
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)

@@ -22,3 +22,11 @@ def test_a_zero_date_under_the_selector_is_no_date() -> None:
     page = '<html><body><span class="d">0001-01-01T00:00:00+08:00</span></body></html>'
     assert read_detail(page, URL, date_selector=".d", date_only_by_selector=True
                        ).published_at is None
+
+
+def test_a_long_cjk_description_keeps_its_text() -> None:
+    description = "新华社 " + "记者报道了这件事情的经过" * 80  # one space, near the start
+    page = f'<html><head><meta name="description" content="{description}"></head></html>'
+    summary = read_detail(page, URL).summary
+    assert summary.endswith("…")
+    assert 500 < len(summary) <= 601

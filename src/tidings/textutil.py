@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+#: characters of a summary (a feed entry's, a detail page's)
+SUMMARY_MAX_CHARS = 600
 _FFFD_RUN = re.compile("\ufffd{2,}")
 
 # CJK Unified Ideographs (+ extension A, compatibility), kana, hangul.
@@ -45,3 +47,18 @@ def collapse_fffd(text: str) -> str:
 def is_punct(ch: str) -> bool:
     """ASCII and CJK punctuation and symbols (Unicode categories P* and S*)."""
     return unicodedata.category(ch)[0] in "PS"
+
+
+def shorten(text: str, limit: int = SUMMARY_MAX_CHARS) -> str:
+    """Cut at a word boundary near ``limit`` and mark the cut with an ellipsis.
+
+    A space far before ``limit`` is not used: CJK text has few, and cutting at
+    the one after a leading name would throw away most of the summary.
+    """
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rfind(" ")
+    if space > limit * 0.6:
+        cut = cut[:space]
+    return cut.rstrip(" ,.;:，。") + "…"

@@ -18,10 +18,7 @@ from lxml.etree import ParserError
 
 from tidings.extract.clean import select
 from tidings.extract.metadata import extract_metadata, meta_tags, parse_date
-from tidings.textutil import collapse_ws
-
-#: characters of a summary taken from a page
-SUMMARY_CHARS = 600
+from tidings.textutil import collapse_ws, shorten
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +47,7 @@ def read_detail(html: str, url: str, *, title_selector: str | None = None,
     if published is None and not (date_selector and date_only_by_selector):
         published, published_from = meta.published_at, "page"
     summary = _text(root, summary_selector) or _description(root)
-    return PageFields(title=title, published_at=published, summary=_cut(summary),
+    return PageFields(title=title, published_at=published, summary=shorten(summary),
                       title_from=title_from if title else "",
                       published_from=published_from if published else "")
 
@@ -83,9 +80,3 @@ def _description(root: lxml.html.HtmlElement) -> str:
     return collapse_ws(meta.get("og:description") or meta.get("description")
                        or meta.get("twitter:description") or "")
 
-
-def _cut(text: str) -> str:
-    if len(text) <= SUMMARY_CHARS:
-        return text
-    cut = text[:SUMMARY_CHARS].rsplit(" ", 1)[0]
-    return cut + "…"

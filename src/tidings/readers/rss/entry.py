@@ -13,18 +13,17 @@ from typing import Any
 from tidings.model import BodyState, ItemData
 from tidings.readers.rss.dates import parse_date
 from tidings.readers.rss.text import (
-    SUMMARY_MAX_CHARS,
     TEASER_MAX_CHARS,
     body_images,
     clean_title,
     is_teaser,
     looks_like_image,
     resolve,
-    shorten,
     surely_longer,
     text_prefix,
     unique_images,
 )
+from tidings.textutil import SUMMARY_MAX_CHARS, shorten
 
 
 @dataclass(slots=True)

@@ -14,7 +14,6 @@ from urllib.parse import urljoin
 from tidings.textutil import collapse_ws
 
 TEASER_MAX_CHARS = 1200  # R-RSS-2
-SUMMARY_MAX_CHARS = 600
 MAX_IMAGES = 6  # R-RSS-4
 MAX_URL_CHARS = 4096
 
@@ -158,17 +157,6 @@ def clean_title(raw: str) -> str:
         # "<tag>" that the author wrote as text stays
         return collapse_ws(html.unescape(_TITLE_TAG.sub(" ", html.unescape(raw))))
     return html_to_text(raw)
-
-
-def shorten(text: str, limit: int = SUMMARY_MAX_CHARS) -> str:
-    """Cut at a word boundary near ``limit`` and mark the cut with an ellipsis."""
-    if len(text) <= limit:
-        return text
-    cut = text[:limit]
-    space = cut.rfind(" ")
-    if space > limit * 0.6:
-        cut = cut[:space]
-    return cut.rstrip(" ,.;:，。") + "…"
 
 
 def is_teaser(text: str) -> bool:

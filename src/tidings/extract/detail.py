@@ -26,9 +26,6 @@ class PageFields:
     title: str = ""
     published_at: datetime | None = None
     summary: str = ""
-    #: where each field came from: "selector" or "page" (metadata)
-    title_from: str = ""
-    published_from: str = ""
 
 
 def read_detail(html: str, url: str, *, title_selector: str | None = None,
@@ -40,16 +37,12 @@ def read_detail(html: str, url: str, *, title_selector: str | None = None,
     except (ParserError, ValueError):
         return PageFields()
     meta = extract_metadata(root, url)
-    title, title_from = _text(root, title_selector), "selector"
-    if not title and meta.title:
-        title, title_from = meta.title, "page"
-    published, published_from = _date(root, date_selector), "selector"
+    title = _text(root, title_selector) or meta.title or ""
+    published = _date(root, date_selector)
     if published is None and not (date_selector and date_only_by_selector):
-        published, published_from = meta.published_at, "page"
+        published = meta.published_at
     summary = _text(root, summary_selector) or _description(root)
-    return PageFields(title=title, published_at=published, summary=shorten(summary),
-                      title_from=title_from if title else "",
-                      published_from=published_from if published else "")
+    return PageFields(title=title, published_at=published, summary=shorten(summary))
 
 
 def _text(root: lxml.html.HtmlElement, selector: str | None) -> str:

@@ -161,3 +161,11 @@ def test_a_zero_date_gives_way_to_the_next_source() -> None:
     head = ('<meta property="article:published_time" content="0001-01-01T00:00:00+08:00">'
             + _ld({"@type": "NewsArticle", "datePublished": "2024-03-01T12:00:00Z"}))
     assert _meta(head).published_at == D
+
+
+def test_description_prefers_open_graph() -> None:
+    assert _meta('<meta name="twitter:description" content="t">'
+                 '<meta name="description" content=" plain  text ">').description == "plain text"
+    assert _meta('<meta name="description" content="plain">'
+                 '<meta property="og:description" content="og">').description == "og"
+    assert _meta("").description is None

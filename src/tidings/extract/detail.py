@@ -17,7 +17,7 @@ import lxml.html
 from lxml.etree import ParserError
 
 from tidings.extract.clean import select
-from tidings.extract.metadata import extract_metadata, meta_tags, parse_date
+from tidings.extract.metadata import extract_metadata, parse_date
 from tidings.textutil import collapse_ws, shorten
 
 
@@ -41,7 +41,7 @@ def read_detail(html: str, url: str, *, title_selector: str | None = None,
     published = _date(root, date_selector)
     if published is None and not (date_selector and date_only_by_selector):
         published = meta.published_at
-    summary = _text(root, summary_selector) or _description(root)
+    summary = _text(root, summary_selector) or meta.description or ""
     return PageFields(title=title, published_at=published, summary=shorten(summary))
 
 
@@ -66,10 +66,4 @@ def _date(root: lxml.html.HtmlElement, selector: str | None) -> datetime | None:
             if found is not None:
                 return found
     return None
-
-
-def _description(root: lxml.html.HtmlElement) -> str:
-    meta = meta_tags(root)
-    return collapse_ws(meta.get("og:description") or meta.get("description")
-                       or meta.get("twitter:description") or "")
 

@@ -1,4 +1,4 @@
-"""Article metadata from a parsed page: title, author, date, language, lead image.
+"""Article metadata from a parsed page: title, author, date, language, lead image, description.
 
 Sources are tried from the most deliberate to the most incidental: publisher
 <meta> tags, then JSON-LD (including objects nested in ``@graph``), then the
@@ -28,6 +28,7 @@ _DATE_META = (
 )  # fmt: skip
 _AUTHOR_META = ("author", "article:author", "dc.creator", "parsely-author", "sailthru.author")
 _TITLE_META = ("og:title", "twitter:title")
+_DESCRIPTION_META = ("og:description", "description", "twitter:description")
 _IMAGE_META = ("og:image", "og:image:url", "og:image:secure_url", "twitter:image")
 _ARTICLE_TYPES = ("article", "newsarticle", "blogposting", "reportagenewsarticle", "webpage")
 
@@ -39,9 +40,10 @@ class Metadata:
     published_at: datetime | None = None
     language: str | None = None
     lead_image: str | None = None
+    description: str | None = None
 
 
-def meta_tags(root: HtmlElement) -> dict[str, str]:
+def _meta_tags(root: HtmlElement) -> dict[str, str]:
     """First content of each <meta> keyed by lower-cased name/property/itemprop."""
     found: dict[str, str] = {}
     for el in root.iter("meta"):
@@ -161,7 +163,7 @@ def _published(
 
 def extract_metadata(root: HtmlElement, url: str) -> Metadata:
     """Metadata of the page ``root`` (a full document tree), found at ``url``."""
-    meta = meta_tags(root)
+    meta = _meta_tags(root)
     ld = [obj for obj in _jsonld_objects(root) if _is_article(obj)]
     h1 = next(root.iter("h1"), None)
     title_el = next(root.iter("title"), None)
@@ -190,4 +192,5 @@ def extract_metadata(root: HtmlElement, url: str) -> Metadata:
         published_at=_published(meta, ld, root),
         language=language.replace("_", "-") if language else None,
         lead_image=resolve_url(url, image) if image else None,  # http(s) only
+        description=_first(*(meta.get(k) for k in _DESCRIPTION_META)),
     )

@@ -11,7 +11,7 @@ All datetimes are timezone-aware UTC.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -145,12 +145,7 @@ class Item:
 
     def brief(self) -> ItemBrief:
         """This item as a list row (see :class:`ItemBrief`)."""
-        return ItemBrief(
-            id=self.id, source_id=self.source_id, title=self.title, url=self.url,
-            published_at=self.published_at, discovered_at=self.discovered_at,
-            author=self.author, body_state=self.body_state, title_fp=self.title_fp,
-            backfill=self.backfill, read=self.read, starred=self.starred,
-            source_title=self.source_title)
+        return ItemBrief(**{name: getattr(self, name) for name in _BRIEF_FIELDS})
 
 
 @dataclass(slots=True)
@@ -160,8 +155,8 @@ class ItemBrief:
     Lists and reprint groups read many items and show a line of each; loading
     the text they never show was most of what a list page cost. The fields are
     those of :class:`Item` with the same meaning. Not frozen: a frozen dataclass
-    spends most of its construction setting fields one by one, and a list page
-    builds 60 or more of these.
+    spends most of its construction setting fields one by one, and every list
+    page builds a page of these.
     """
 
     id: int
@@ -177,6 +172,9 @@ class ItemBrief:
     read: bool = False
     starred: bool = False
     source_title: str = ""
+
+
+_BRIEF_FIELDS = tuple(f.name for f in fields(ItemBrief))
 
 
 @dataclass(frozen=True, slots=True)

@@ -122,7 +122,8 @@ class _Request:
 class Fetcher:
     """Guarded, polite HTTP client; use one per process (``async with`` or ``aclose``).
 
-    ``resolver`` replaces the system resolver (tests answer with private or
+    ``resolver`` replaces the system resolver for every name the Fetcher
+    looks up, the egress proxy's included (tests answer with private or
     changing addresses). ``dial_hook`` is called with ``(address, port)`` for
     every connection the guard approved, just before it is dialed, and may
     raise OSError to fail it (tests record dials and reach only loopback);
@@ -219,8 +220,6 @@ class Fetcher:
             if extra:
                 _check_headers(extra)
                 sent.update(extra)
-            if method != "GET":
-                _check_method(method)
             parsed = _parse_url(url)
             hop = _Hop(method.upper(), parsed, str(parsed), sent, json)
             return await self._follow(request, hop)
@@ -280,7 +279,8 @@ class Fetcher:
         proxied = sessions.proxy is not None and uses_proxy(
             url.host or host, self.settings, request.proxy)
         if proxied:  # the proxy resolves for us, so check the target here
-            await checked_addresses(host, url.port or 80, self._guard.resolver, self.allow)
+            assert url.port is not None  # yarl knows the default ports of http and https
+            await checked_addresses(host, url.port, self._guard.resolver, self.allow)
         session = sessions.proxied() if proxied else sessions.direct()
         headers, body = _payload(hop)
         token = CURRENT_HOP.set(HopCheck(host))
@@ -367,13 +367,14 @@ def _parse_url(url: str) -> URL:
     return parsed
 
 
-def _check_method(method: str) -> None:
-    if not _TOKEN.fullmatch(method):
-        raise ValueError(f"method {method!r} is not a token")
-
-
 def _check_headers(headers: Mapping[str, str]) -> None:
-    """Refuse what would change the request's framing (header injection)."""
+    """Refuse what would change the request's framing (header injection).
+
+    aiohttp lets a name that is not a token through (a space, a colon), and
+    refuses line breaks only while writing the head, once a connection has been
+    dialed; checked here, such a request never opens one. (A method that is not
+    a token aiohttp refuses before dialing.)
+    """
     for name, value in headers.items():
         if not _TOKEN.fullmatch(name):
             raise ValueError(f"header name {name!r} is not a token")

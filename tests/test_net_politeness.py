@@ -201,3 +201,18 @@ async def test_direct_suffixes_ip_literals_and_overrides_bypass_the_proxy(
 def test_a_bad_proxy_url_is_a_config_error(settings: Settings) -> None:
     with pytest.raises(ConfigError, match="egress_proxy"):
         Fetcher(replace(settings, egress_proxy="not a url at all"))
+
+
+async def test_the_proxy_name_is_looked_up_by_the_fetchers_resolver(
+    settings: Settings, proxy: tuple[str, list[str]]
+) -> None:
+    proxy_url, seen = proxy
+    named = proxy_url.replace("127.0.0.1", "localhost")
+    strict = replace(settings, allow_private_hosts=(), egress_proxy=named)
+    resolver = TableResolver.fixed(
+        {"feeds.example.com": ["93.184.216.34"], "localhost": ["127.0.0.1"]})
+    async with Fetcher(strict, resolver=resolver) as fetcher:
+        resp = await fetcher.fetch("http://feeds.example.com/rss")
+    assert resp.content == b"via proxy: http://feeds.example.com/rss"
+    assert seen == ["http://feeds.example.com/rss"]
+    assert resolver.calls == ["feeds.example.com", "localhost"]

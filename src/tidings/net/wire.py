@@ -7,8 +7,8 @@ them to it) and closed by ``Fetcher.aclose``:
   through the guard's factory (``net/guard.py``), so it dials only checked
   addresses;
 - **proxied** (only with ``egress_proxy``): its connector dials the proxy the
-  operator named, nothing else; the Fetcher checks each target host before a
-  request goes this way.
+  operator named (looked up by the guard's resolver), nothing else; the Fetcher
+  checks each target host before a request goes this way.
 
 Both are configured the same way: no redirects followed (the Fetcher follows
 them hop by hop, re-checking each), no cookie jar, no environment proxies or
@@ -40,10 +40,9 @@ from tidings.net.body import (
     read_encoded,
 )
 from tidings.net.guard import Guard, GuardedResolver, ProxyResolver
-from tidings.net.resolver import SystemResolver
 
 #: connections in use at once, all hosts together: a bound on sockets, far above
-#: what a round asks for (``collect_concurrency`` defaults to 1024)
+#: what a round asks for (its ``collect_concurrency``)
 MAX_CONNECTIONS = 4096
 #: seconds an idle keep-alive connection is kept
 KEEPALIVE = 30.0
@@ -91,7 +90,7 @@ class Sessions:
         assert self.proxy is not None and self.proxy.raw_host is not None
         if self._proxied is None:
             self._proxied = self._session(
-                ProxyResolver(self.proxy.raw_host, SystemResolver()), None)
+                ProxyResolver(self.proxy.raw_host, self._guard.resolver), None)
         return self._proxied
 
     async def aclose(self) -> None:

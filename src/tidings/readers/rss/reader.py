@@ -35,16 +35,12 @@ BROWSER_HEADERS = {
 CURSOR_KEYS = ("etag", "last_modified", "validators_url")
 
 
-class RssConfig(ReaderConfig):
-    """An RSS source has no keys of its own: the common ones (request options,
-    filters, limits...) are all it takes."""
-
-
 class RssReader:
     """Reader for RSS, Atom, RDF and JSON Feed sources (kind ``rss``)."""
 
     kind = SourceKind.RSS
-    config_model: type[ReaderConfig] = RssConfig
+    #: no keys of its own: the common ones (request options, filters, limits...) do
+    config_model: type[ReaderConfig] = ReaderConfig
 
     async def read(self, ctx: ReadContext) -> ReadResult:
         source = ctx.source

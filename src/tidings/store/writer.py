@@ -31,7 +31,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from tidings.errors import StorageError
+from tidings.errors import StorageError, TransactionLostError
 from tidings.store.base import Storage, Unit
 
 P = ParamSpec("P")
@@ -145,21 +145,31 @@ class Writer:
         return steps, False
 
     def _store_group(self, steps: list[_Step]) -> None:
+        """Run ``steps`` in one transaction and answer each once it is committed.
+
+        A step that fails is undone alone, unless the database rolled back the
+        whole transaction (TransactionLostError): then the steps before it are
+        undone too, and the steps after it must not run, since their writes would
+        land outside any transaction. The whole group fails with that error.
+        """
         ran: list[tuple[_Step, Any, BaseException | None]] = []
+        started: set[int] = set()
         try:
             with self._store.write() as unit:
                 for step in steps:
                     if not step.future.set_running_or_notify_cancel():
                         continue  # cancelled while it waited: dropped
+                    started.add(id(step))
                     try:
                         with unit.nested() as part:
                             value = step.call(part)
+                    except TransactionLostError:
+                        raise
                     except Exception as exc:
                         ran.append((step, None, exc))
                         continue
                     ran.append((step, value, None))
         except Exception as exc:  # no transaction or no commit: none of the group was stored
-            started = {id(step) for step, _, _ in ran}
             for step in steps:
                 if id(step) in started or step.future.set_running_or_notify_cancel():
                     step.future.set_exception(exc)

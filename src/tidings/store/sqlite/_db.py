@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from tidings.errors import ConfigError, StorageError
+from tidings.errors import ConfigError, StorageError, TransactionLostError
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _PRAGMAS = (
@@ -158,20 +158,35 @@ class Transaction:
 
     @contextmanager
     def savepoint(self) -> Iterator[sqlite3.Connection]:
-        """A part of the transaction that is rolled back alone when its block raises."""
+        """A part of the transaction that is rolled back alone when its block raises.
+
+        Some errors (disk full, I/O error, out of memory, an interrupt) make SQLite
+        roll back the whole transaction instead. Then there is no savepoint to go
+        back to, and a new ``SAVEPOINT`` would quietly begin a transaction of its
+        own that its ``RELEASE`` commits: so that is :class:`TransactionLostError`,
+        raised here and by every later savepoint of this transaction.
+        """
+        conn = self.conn
+        if not conn.in_transaction:
+            raise TransactionLostError("an earlier write failed and SQLite rolled back "
+                                       "the whole transaction; nothing more may be written")
         name = f"p{self._depth}"
         self._depth += 1
-        conn = self.conn
         try:
             conn.execute(f"SAVEPOINT {name}")
             try:
                 yield conn
-            except BaseException:
-                conn.execute(f"ROLLBACK TO {name}")
-                conn.execute(f"RELEASE {name}")
+            except BaseException as exc:
+                if conn.in_transaction:
+                    conn.execute(f"ROLLBACK TO {name}")
+                    conn.execute(f"RELEASE {name}")
+                elif isinstance(exc, Exception) and not isinstance(exc, TransactionLostError):
+                    raise _lost(exc) from exc
                 raise
             conn.execute(f"RELEASE {name}")
         except sqlite3.Error as exc:
+            if not conn.in_transaction:
+                raise _lost(exc) from exc
             raise StorageError(f"database write failed: {exc}") from exc
         finally:
             self._depth -= 1
@@ -183,6 +198,11 @@ class Transaction:
             yield self.conn
         except sqlite3.Error as exc:
             raise StorageError(f"database read failed: {exc}") from exc
+
+
+def _lost(exc: Exception) -> TransactionLostError:
+    return TransactionLostError(
+        f"database write failed and SQLite rolled back the whole transaction: {exc}")
 
 
 class Access:

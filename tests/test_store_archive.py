@@ -240,6 +240,7 @@ def test_migration_6_files_sources_in_folders_and_flags_lossy_items(tmp_path: Pa
         assert migrated.list_folders() == ["AI labs"]
         state = migrated.lookup_items(["k1", "k2"], bodies_for=())
         assert (state["k1"].lossy, state["k2"].lossy) == (False, True)
+        assert (state["k1"].body, state["k2"].body) == (None, "<p>t\ufffdxt</p>")
 
 
 def test_open_storage_picks_the_backend(settings: Settings) -> None:

@@ -265,13 +265,10 @@ class _Writes:
 
 def _lookup(store: Reads, prepared: Sequence[Prepared]) -> dict[str, ItemState]:
     """The stored state of every entry; bodies only where deciding may read them:
-    teasers inherit the stored body, and lossy text is compared with it (R-DEDUP-6)."""
+    teasers inherit the stored body, and lossy text is compared with it (R-DEDUP-6).
+    Storage adds the bodies of stored items that are lossy themselves."""
     keys = [p.key for p in prepared]
-    existing = store.lookup_items(keys, bodies_for={p.key for p in prepared if _needs_body(p)})
-    lossy = [k for k, state in existing.items() if state.lossy and state.body is None]
-    if lossy:
-        existing.update(store.lookup_items(lossy, bodies_for=lossy))
-    return existing
+    return store.lookup_items(keys, bodies_for={p.key for p in prepared if _needs_body(p)})
 
 
 def _cleaned_entry(store: Reads, entry: Prepared, old: ItemState | None, now: datetime

@@ -87,7 +87,7 @@ class ItemsWriteMixin(Access):
             for part in chunks(list(dict.fromkeys(keys))):
                 wanted = [] if bodies_for is None else [k for k in part if k in bodies_for]
                 body = "body" if bodies_for is None else (
-                    f"CASE WHEN key IN ({marks(len(wanted))}) THEN body END")
+                    f"CASE WHEN lossy OR key IN ({marks(len(wanted))}) THEN body END")
                 rows = conn.execute(
                     f"SELECT {_STATE_COLUMNS.format(body=body)} FROM items "  # noqa: S608
                     f"WHERE key IN ({marks(len(part))})", [*wanted, *part]).fetchall()

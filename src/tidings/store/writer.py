@@ -54,16 +54,13 @@ class Writer:
     from plain code (never from a coroutine: that would block its loop).
     """
 
-    def __init__(self, store: Storage, group: int = GROUP) -> None:
+    def __init__(self, store: Storage) -> None:
         self._store = store
-        self._group = max(1, group)
         self._queue: queue.SimpleQueue[_Step | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._pending = 0
         self._closed = False
-        #: called on the submitting loop after each awaited step is answered
-        self.on_done: Callable[[], None] | None = None
 
     @property
     def pending(self) -> int:
@@ -75,11 +72,7 @@ class Writer:
         # Cancelling the caller drops a step still queued and lets a running one
         # finish; each step is atomic, so neither leaves anything half-done.
         future = self._submit(lambda unit: step(unit, *args, **kwargs))
-        try:
-            return await asyncio.wrap_future(future)
-        finally:
-            if self.on_done is not None:
-                self.on_done()
+        return await asyncio.wrap_future(future)
 
     def call(self, step: Callable[Concatenate[Unit, P], T], /, *args: P.args,
              **kwargs: P.kwargs) -> T:
@@ -134,7 +127,7 @@ class Writer:
         if first is None:
             return [], True
         steps = [first]
-        while len(steps) < self._group:
+        while len(steps) < GROUP:
             try:
                 step = self._queue.get_nowait()
             except queue.Empty:

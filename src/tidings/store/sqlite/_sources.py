@@ -149,7 +149,7 @@ class SourcesMixin(Access):
     def list_folders(self) -> list[str]:
         with self._read() as conn:
             return [r[0] for r in conn.execute(
-                "SELECT name FROM folders ORDER BY position, name COLLATE NOCASE")]
+                "SELECT name FROM folders ORDER BY name COLLATE NOCASE, name")]
 
     def add_folder(self, name: str) -> None:
         with self._write() as conn:

@@ -228,3 +228,25 @@ def test_a_unit_refuses_writes_after_its_transaction_was_rolled_back(tmp_path: P
         assert storage.lookup_items(["before", "large"]) == {}
     finally:
         storage.close()
+
+
+async def test_a_step_writing_through_the_storage_fails_instead_of_hanging(
+    storage: Storage, writer: Writer
+) -> None:
+    def wrong(unit: Unit) -> None:
+        storage.update_source("feed", SourceUpdate(priority=3))  # not the unit's
+
+    with pytest.raises(StorageError, match="a write inside a write"):
+        await asyncio.wait_for(writer(wrong), 5)
+    # the writer thread is free: the next step runs, and the refused write left nothing
+    assert await asyncio.wait_for(writer(lambda unit: unit.get_source("feed").priority), 5) == 0
+
+
+def test_a_unit_refuses_a_write_through_its_storage(storage: Storage) -> None:
+    storage.add_source(source())
+    with pytest.raises(StorageError, match="a write inside a write"), storage.write() as unit:
+        unit.update_source("feed", SourceUpdate(priority=1))
+        storage.update_source("feed", SourceUpdate(priority=2))
+    assert storage.get_source("feed").priority == 0  # the unit was rolled back
+    storage.update_source("feed", SourceUpdate(priority=4))  # and the lock is free again
+    assert storage.get_source("feed").priority == 4

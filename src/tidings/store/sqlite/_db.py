@@ -80,12 +80,21 @@ class Database:
         for pragma in _WRITER_PRAGMAS:
             self._writer.execute(pragma)
         self._write_lock = threading.Lock()
+        self._writing: int | None = None  # the thread holding the write lock
         self._local = threading.local()  # each thread's reader connection
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         self._closed = False
 
+    def _check_not_writing(self) -> None:
+        """A thread that waits for the write lock it holds waits forever: a write step
+        that calls the storage instead of its unit would hang the writer thread."""
+        if self._writing == threading.get_ident():
+            raise StorageError("a write inside a write: use the unit the step was given "
+                               "(or unit.nested()), not the storage")
+
     def close(self) -> None:
+        self._check_not_writing()
         with self._write_lock, self._readers_lock:
             if self._closed:
                 return
@@ -109,9 +118,11 @@ class Database:
         Writers take turns on a Python lock rather than racing for SQLite's file
         lock and retrying on ``SQLITE_BUSY``: write latency stays predictable.
         """
+        self._check_not_writing()
         with self._write_lock:
             self._check_open()
             conn = self._writer
+            self._writing = threading.get_ident()
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 yield Transaction(conn)
@@ -122,6 +133,8 @@ class Database:
                 if isinstance(exc, sqlite3.Error):
                     raise StorageError(f"database write failed: {exc}") from exc
                 raise
+            finally:
+                self._writing = None
 
     def _reader(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)

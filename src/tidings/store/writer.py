@@ -15,7 +15,7 @@ work) and its arguments; it is atomic, and its result or error comes back to
 the caller. Steps that queue up while the thread is busy are stored in one
 transaction, each in a nested part of it (a savepoint): a commit costs more
 than a typical step (every page a step touched goes to the WAL again), and a
-collection round is a thousand small steps. Each step is still undone alone
+collection round is many small steps. Each step is still undone alone
 when it fails, reads inside a step see the steps before it, and no step is
 reported done before its group committed. SQLite and zstd release the GIL, so
 the thread also puts a second core to work while the loop goes on.
@@ -37,7 +37,8 @@ from tidings.store.base import Storage, Unit
 P = ParamSpec("P")
 T = TypeVar("T")
 
-#: steps stored in one transaction at most (a group holds the writer ~1 ms a step)
+#: steps stored in one transaction at most: no step's answer waits for the commit
+#: of more than this many steps
 GROUP = 32
 
 

@@ -32,11 +32,10 @@ _PRAGMAS = (
     "PRAGMA mmap_size = 268435456",
 )
 #: The writer reads mostly what it is about to change, and a collection round
-#: plus its indexing touch most of a young database: through a 256 MiB map those
-#: pages all counted in the process's memory (a 1,000-feed round peaked at
-#: 477 MB resident, 241 MB of it mapped file). Without the map and with half
-#: the page cache the same round peaks at 182 MB and runs as fast; the store
-#: benchmark writes as fast too. Readers keep the map: it speeds their look-ups.
+#: plus its indexing touch most of a young database: through a map those pages
+#: all count in the process's resident memory. Without the map and with half the
+#: page cache the writer is as fast and the process far smaller (figures in
+#: docs/storage.md). Readers keep the map: it speeds their look-ups.
 _WRITER_PRAGMAS = (
     "PRAGMA mmap_size = 0",
     "PRAGMA cache_size = -32768",
@@ -56,7 +55,7 @@ def opt_us(value: datetime | None) -> int | None:
 
 
 def from_us(value: int) -> datetime:
-    return EPOCH + timedelta(0, 0, value)  # positional: a third cheaper, 100+ per page
+    return EPOCH + timedelta(0, 0, value)  # positional is cheaper: a page converts 100+
 
 
 def opt_dt(value: int | None) -> datetime | None:

@@ -305,3 +305,12 @@ def test_the_cli_shows_and_changes_a_config(tmp_path: Path) -> None:
     _run(tmp_path, "config", "ingest", "--from-file", str(toml))
     assert json.loads(_run(tmp_path, "config", "ingest", "--json")) == {
         "proxy": False, "limits": {"later": 5}}
+
+
+def test_the_cli_files_a_source_under_a_folder_as_storage_names_it(tmp_path: Path) -> None:
+    _run(tmp_path, "init", "--empty")
+    _run(tmp_path, "add", "ingest", "--kind", "external")
+    _run(tmp_path, "config", "ingest", "--folder", "  Daily \t news ")
+    assert _run(tmp_path, "config", "ingest").startswith("# folder: Daily news\n")
+    _run(tmp_path, "config", "ingest", "--folder", " ")
+    assert "# folder" not in _run(tmp_path, "config", "ingest")

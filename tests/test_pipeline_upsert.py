@@ -85,6 +85,14 @@ def test_replacement_characters_are_lossy_equal(store: Storage) -> None:
     assert out.unchanged == 1 and out.revised == 0
 
 
+def test_a_stored_lossy_item_is_compared_with_its_stored_body(store: Storage) -> None:
+    """The new text is whole, so only the stored side is lossy: deciding needs the
+    stored body although the entry is no teaser and holds no U+FFFD."""
+    upsert_item(store, src(store), entry(body="<p>数据\ufffd的性能测\ufffd</p>"), NOW)
+    out = upsert_item(store, src(store), entry(body="<p>数据库的性能测试</p>"), NOW)
+    assert out.unchanged == 1 and out.revised == 0
+
+
 def test_imported_history_records_a_baseline_not_a_revision(store: Storage) -> None:
     upsert_items(store, src(store), [entry(body="<p>old import</p>")], NOW, imported=True)
     out = upsert_item(store, src(store), entry(body="<p>as collected</p>"), NOW)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
@@ -134,6 +135,29 @@ def test_a_new_archive_is_private_to_its_owner(tmp_path: Path) -> None:
             assert (tmp_path / name).stat().st_mode & 0o077 == 0, name
 
 
+def test_backups_are_private_to_their_owner(tmp_path: Path) -> None:
+    old = os.umask(0o022)  # files made the ordinary way would be world-readable
+    try:
+        with SqliteStorage(tmp_path / "db.sqlite3") as store:
+            store.add_source(source("feed"))
+            copy = store.backup(tmp_path / "backups", "copy")
+            again = store.backup(tmp_path / "backups", "copy")  # replacing today's
+    finally:
+        os.umask(old)
+    assert copy == again
+    assert copy.stat().st_mode & 0o077 == 0
+
+
+def test_opening_an_archive_others_may_read_makes_it_private(tmp_path: Path) -> None:
+    path = tmp_path / "loose.sqlite3"
+    with SqliteStorage(path) as store:
+        store.add_source(source("feed"))
+    path.chmod(0o644)
+    with SqliteStorage(path) as store:
+        assert [s.id for s in store.list_sources()] == ["feed"]
+        assert path.stat().st_mode & 0o777 == 0o600
+
+
 def test_migrations_are_recorded_and_idempotent(tmp_path: Path) -> None:
     path = tmp_path / "db.sqlite3"
     with SqliteStorage(path) as first:
@@ -216,6 +240,7 @@ def test_migration_6_files_sources_in_folders_and_flags_lossy_items(tmp_path: Pa
         assert migrated.list_folders() == ["AI labs"]
         state = migrated.lookup_items(["k1", "k2"], bodies_for=())
         assert (state["k1"].lossy, state["k2"].lossy) == (False, True)
+        assert (state["k1"].body, state["k2"].body) == (None, "<p>t\ufffdxt</p>")
 
 
 def test_open_storage_picks_the_backend(settings: Settings) -> None:

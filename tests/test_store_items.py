@@ -35,8 +35,8 @@ def test_create_lookup_and_versions(feeds: Storage) -> None:
 
 
 def test_lookup_without_bodies_keeps_the_ones_asked_for(feeds: Storage) -> None:
-    """Bodies only for the keys asked; the lossy flag the pipeline stored comes back,
-    so it knows which other bodies its comparison needs (identity decides, not SQL)."""
+    """Bodies only for the keys asked and for items flagged lossy (identity decides the
+    flag, not SQL): comparing a lossy item needs its text whatever was asked."""
     feeds.apply_upserts(UpsertBatch(creates=[
         new("plain", body="<p>plain</p>"), new("teaser", body="<p>extracted</p>"),
         new("broken", body="<p>caf\ufffd</p>", lossy=True),
@@ -45,8 +45,8 @@ def test_lookup_without_bodies_keeps_the_ones_asked_for(feeds: Storage) -> None:
     full = feeds.lookup_items(keys)
     lean = feeds.lookup_items(keys, bodies_for={"teaser", "missing"})
     assert {k: s.body for k, s in lean.items()} == {
-        "plain": None, "teaser": "<p>extracted</p>", "broken": None, "title": None,
-        "none": None}
+        "plain": None, "teaser": "<p>extracted</p>", "broken": "<p>caf\ufffd</p>",
+        "title": "<p>x</p>", "none": None}
     assert {k for k, s in lean.items() if s.lossy} == {"broken", "title"}
     assert full["plain"].body == "<p>plain</p>"
     for key in keys:  # everything else is the same state

@@ -51,6 +51,23 @@ def test_update_source(storage: Storage) -> None:
     assert cleared.next_fetch_at is None and cleared.fail_count == 5
 
 
+def test_folder_names_are_cleaned_the_same_way_by_every_call(storage: Storage) -> None:
+    """"News " and "News" are one folder whether a source names it or the folder
+    calls do, and a blank folder is no folder."""
+    assert storage.add_source(source("a", folder="News ")).folder == "News"
+    storage.add_source(source("b", folder="News"))
+    storage.add_source(source("c", folder="  \u3000 "))
+    assert storage.update_source("c", SourceUpdate(folder=" Tech \t blogs")).folder \
+        == "Tech blogs"
+    storage.add_folder("Tech  blogs ")
+    assert storage.list_folders() == ["News", "Tech blogs"]
+    assert storage.update_source("c", SourceUpdate(folder=" ")).folder is None
+    assert storage.rename_folder("News", " Daily  news") == 2
+    assert {s.id: s.folder for s in storage.list_sources()} == {
+        "a": "Daily news", "b": "Daily news", "c": None}
+    assert storage.list_folders() == ["Daily news", "Tech blogs"]
+
+
 def test_folders(storage: Storage) -> None:
     storage.add_source(source("a", folder="AI labs"))
     storage.add_source(source("b"))

@@ -6,12 +6,14 @@ import asyncio
 import threading
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
 from storage_contract import new, source
-from tidings.errors import NotFoundError, StorageError
+from tidings.errors import NotFoundError, StorageError, TransactionLostError
 from tidings.store.base import SourceUpdate, Storage, Unit, UpsertBatch
+from tidings.store.sqlite import SqliteStorage
 from tidings.store.writer import Writer
 
 
@@ -165,3 +167,86 @@ async def test_a_closed_writer_refuses_new_steps(writer: Writer) -> None:
     writer.close()
     with pytest.raises(StorageError, match="closed"):
         await writer(_create, "late")
+
+
+def _no_room_to_grow(storage: SqliteStorage) -> None:
+    """The database file may not grow (as on a full disk): a write that needs a new
+    page fails with SQLITE_FULL, and SQLite rolls back the whole transaction."""
+    conn = storage._db._writer
+    (pages,) = conn.execute("PRAGMA page_count").fetchone()
+    conn.execute(f"PRAGMA max_page_count = {pages}")
+
+
+def _create_large(unit: Unit, key: str) -> int:
+    return unit.apply_upserts(UpsertBatch(creates=[new(key, body="x" * 500_000)]))[key]
+
+
+async def test_a_transaction_rolled_back_whole_fails_its_group_and_runs_no_more_steps(
+    tmp_path: Path
+) -> None:
+    storage = SqliteStorage(tmp_path / "full.sqlite3")
+    storage.add_source(source())
+    _no_room_to_grow(storage)
+    writer = Writer(storage)
+    ran: list[str] = []
+
+    def create(unit: Unit, key: str) -> int:
+        ran.append(key)
+        return _create(unit, key)
+
+    try:
+        hold = _Hold(writer)
+        await asyncio.sleep(0.05)
+        before = asyncio.ensure_future(writer(create, "before"))
+        full = asyncio.ensure_future(writer(_create_large, "large"))
+        after = asyncio.ensure_future(writer(create, "after"))
+        await hold.release()
+        done = await asyncio.gather(before, full, after, return_exceptions=True)
+    finally:
+        writer.close()
+    try:
+        # nothing of the group is stored, and no step of it is reported done
+        assert _committed(storage, ["before", "large", "after"]) == set()
+        assert all(isinstance(d, TransactionLostError) for d in done), done
+        assert ran == ["before"]  # the step after the loss never ran
+    finally:
+        storage.close()
+
+
+def test_a_unit_refuses_writes_after_its_transaction_was_rolled_back(tmp_path: Path) -> None:
+    storage = SqliteStorage(tmp_path / "full.sqlite3")
+    storage.add_source(source())
+    _no_room_to_grow(storage)
+    try:
+        with pytest.raises(TransactionLostError), storage.write() as unit:
+            _create(unit, "before")
+            with pytest.raises(TransactionLostError, match="disk is full"):
+                _create_large(unit, "large")
+            # without the guard this would begin a transaction of its own and commit it
+            unit.add_source(source("other"))
+        assert storage.list_sources() == [storage.get_source("feed")]
+        assert storage.lookup_items(["before", "large"]) == {}
+    finally:
+        storage.close()
+
+
+async def test_a_step_writing_through_the_storage_fails_instead_of_hanging(
+    storage: Storage, writer: Writer
+) -> None:
+    def wrong(unit: Unit) -> None:
+        storage.update_source("feed", SourceUpdate(priority=3))  # not the unit's
+
+    with pytest.raises(StorageError, match="a write inside a write"):
+        await asyncio.wait_for(writer(wrong), 5)
+    # the writer thread is free: the next step runs, and the refused write left nothing
+    assert await asyncio.wait_for(writer(lambda unit: unit.get_source("feed").priority), 5) == 0
+
+
+def test_a_unit_refuses_a_write_through_its_storage(storage: Storage) -> None:
+    storage.add_source(source())
+    with pytest.raises(StorageError, match="a write inside a write"), storage.write() as unit:
+        unit.update_source("feed", SourceUpdate(priority=1))
+        storage.update_source("feed", SourceUpdate(priority=2))
+    assert storage.get_source("feed").priority == 0  # the unit was rolled back
+    storage.update_source("feed", SourceUpdate(priority=4))  # and the lock is free again
+    assert storage.get_source("feed").priority == 4

@@ -52,6 +52,16 @@ class StorageError(TidingsError):
     """The database could not do what was asked (wraps driver errors)."""
 
 
+class TransactionLostError(StorageError):
+    """The database rolled back a whole unit of work, not just the failing part of it.
+
+    Some failures (disk full, I/O error, out of memory, an interrupt) undo the
+    entire transaction, savepoints included. Nothing written in the unit so far
+    is stored, and nothing more may be written in it: a further write would run
+    outside any transaction and be committed on its own.
+    """
+
+
 class ParseError(TidingsError):
     """A document could not be read as what it claims to be (feed, JSON, OPML)."""
 

@@ -98,7 +98,7 @@ def config_command(ctx: Context, source_id: str, sets: tuple[str, ...],
         base = _from_file(from_file) if from_file else source.config
         update = replace(update, config=changed(base, sets, unsets))
     if folder is not None:
-        update = replace(update, folder=" ".join(folder.split()) or None)
+        update = replace(update, folder=folder)  # storage cleans it; '' is no folder
     if update:
         source = run_async(tidings, tidings.update_source(source_id, update))
     else:

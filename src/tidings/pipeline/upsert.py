@@ -244,14 +244,15 @@ def plan_prepared(
         entry, old = listed, existing.get(listed.key)
         tombstoned = entry.key in dead
         action = None
+        stored: _Stored | None = None
         if entry.fields is None:  # listed unchanged: decided on its remembered hash if it can
             action = decide(source_id=source.id, entry=Listed(entry.digest), existing=old,
                             existing_text=None, tombstoned=tombstoned)
         if action is None:
             entry, old = _cleaned_entry(store, entry, old, now)
-            action = _decide_cleaned(source.id, entry, old, tombstoned)
+            action, stored = _decide_cleaned(source.id, entry, old, tombstoned)
         out.actions[entry.key] = action
-        _plan(writes, source.id, entry, action, old, now, imported)
+        _plan(writes, source.id, entry, stored, action, old, now, imported)
         _count(out, action, old)
     return UpsertBatch(writes.creates, writes.revisions, writes.discoveries), out
 
@@ -265,13 +266,10 @@ class _Writes:
 
 def _lookup(store: Reads, prepared: Sequence[Prepared]) -> dict[str, ItemState]:
     """The stored state of every entry; bodies only where deciding may read them:
-    teasers inherit the stored body, and lossy text is compared with it (R-DEDUP-6)."""
+    teasers inherit the stored body, and lossy text is compared with it (R-DEDUP-6).
+    Storage adds the bodies of stored items that are lossy themselves."""
     keys = [p.key for p in prepared]
-    existing = store.lookup_items(keys, bodies_for={p.key for p in prepared if _needs_body(p)})
-    lossy = [k for k, state in existing.items() if state.lossy and state.body is None]
-    if lossy:
-        existing.update(store.lookup_items(lossy, bodies_for=lossy))
-    return existing
+    return store.lookup_items(keys, bodies_for={p.key for p in prepared if _needs_body(p)})
 
 
 def _cleaned_entry(store: Reads, entry: Prepared, old: ItemState | None, now: datetime
@@ -286,8 +284,17 @@ def _cleaned_entry(store: Reads, entry: Prepared, old: ItemState | None, now: da
     return cleaned, old
 
 
+@dataclass(frozen=True, slots=True)
+class _Stored:
+    """What a cleaned entry would store: its fields after inheriting from the stored
+    item, and their content hash. Deciding needs both, and so does planning the write."""
+
+    fields: ItemFields
+    digest: str
+
+
 def _decide_cleaned(source_id: str, entry: Prepared, old: ItemState | None,
-                    tombstoned: bool) -> Action:
+                    tombstoned: bool) -> tuple[Action, _Stored]:
     assert entry.fields is not None
     fields = _inherit(entry.fields, old, source_id)
     digest = _digest(entry, fields)
@@ -295,7 +302,7 @@ def _decide_cleaned(source_id: str, entry: Prepared, old: ItemState | None,
     action = decide(source_id=source_id, entry=Listed(digest, fields.title, text),
                     existing=old, existing_text=old_text, tombstoned=tombstoned)
     assert action is not None  # a cleaned entry always gets one
-    return action
+    return action, _Stored(fields, digest)
 
 
 def _digest(entry: Prepared, fields: ItemFields) -> str:
@@ -305,19 +312,20 @@ def _digest(entry: Prepared, fields: ItemFields) -> str:
     return content_hash(fields.title, fields.body, fields.summary)
 
 
-def _plan(batch: _Writes, source_id: str, entry: Prepared, action: Action,
-          old: ItemState | None, now: datetime, imported: bool) -> None:
-    """Add what ``action`` writes for ``entry`` to ``batch``."""
+def _plan(batch: _Writes, source_id: str, entry: Prepared, stored: _Stored | None,
+          action: Action, old: ItemState | None, now: datetime, imported: bool) -> None:
+    """Add what ``action`` writes for ``entry`` to ``batch``; ``stored`` is None when the
+    entry was decided without cleaning it."""
     if action is Action.REDISCOVER and old is not None:
         batch.discoveries.append(Discovery(source_id, now, item_id=old.id))
         return
     if action not in (Action.CREATE, Action.REVISE, Action.BASELINE, Action.UNCHANGED):
         return
-    assert entry.fields is not None or action is Action.UNCHANGED
-    if entry.fields is None:
+    assert stored is not None or action is Action.UNCHANGED
+    if stored is None:
         return  # unchanged, decided without cleaning: nothing to write
-    fields = _inherit(entry.fields, old, source_id)
-    hashed = replace(fields, content_hash=None if imported else _digest(entry, fields))
+    fields = stored.fields
+    hashed = replace(fields, content_hash=None if imported else stored.digest)
     if action is Action.CREATE:
         backfill = is_backfill(fields.published_at, now, entry.declared_backfill)
         batch.creates.append(NewItem(entry.key, source_id, hashed, now, backfill))

@@ -75,7 +75,8 @@ class ItemFields:
     content_hash: str | None = None  # None: imported history without a comparable hash
     title_fp: str = ""
     #: the text holds U+FFFD, so comparing it needs the lossy rule (identity decides
-    #: this; storage keeps the flag so that a lookup knows whose body to load)
+    #: this; storage keeps the flag so that ``lookup_items`` returns the bodies that
+    #: comparison reads without being asked for them)
     lossy: bool = False
 
 
@@ -231,7 +232,7 @@ class Reads(OpsReads, AccessReads, Protocol):
     def find_source_by_url(self, url: str) -> Source | None: ...
     def list_sources(self) -> list[Source]: ...
     def list_folders(self) -> list[str]:
-        """Every folder, in display order (position, then name)."""
+        """Every folder, by name (case-insensitive)."""
         ...
 
     # -- fetch runs
@@ -242,9 +243,11 @@ class Reads(OpsReads, AccessReads, Protocol):
                      ) -> dict[str, ItemState]:
         """The stored state of each of ``keys`` that exists.
 
-        ``bodies_for`` None returns every body; otherwise only the keys in it have
-        their body (``body=None`` for the rest). Re-listings of known items mostly
-        need no body, and bodies are most of the cost of a lookup.
+        ``bodies_for`` None returns every body; otherwise only the keys in it, and
+        the items flagged ``lossy``, have their body (``body=None`` for the rest).
+        Re-listings of known items mostly need no body, and bodies are most of the
+        cost of a lookup; but a lossy item is compared by its text (R-DEDUP-6), so
+        whoever decides on it needs the body whatever was listed.
         """
         ...
 

@@ -213,7 +213,7 @@ def snippet(text: str, pattern: re.Pattern[str] | None, width: int = 180) -> str
     The window is cut from the text with its whitespace runs collapsed, a
     quarter of it before the match. Only the text near the match is collapsed:
     a search page makes 50 snippets of whole bodies, and collapsing each body
-    entirely was most of their cost. (Whitespace does not change where a match
+    entirely would be most of their cost. (Whitespace does not change where a match
     is: terms start and end at word characters and match any run between words.)
     """
     first = pattern.search(text) if pattern else None

@@ -15,7 +15,7 @@ work) and its arguments; it is atomic, and its result or error comes back to
 the caller. Steps that queue up while the thread is busy are stored in one
 transaction, each in a nested part of it (a savepoint): a commit costs more
 than a typical step (every page a step touched goes to the WAL again), and a
-collection round is a thousand small steps. Each step is still undone alone
+collection round is many small steps. Each step is still undone alone
 when it fails, reads inside a step see the steps before it, and no step is
 reported done before its group committed. SQLite and zstd release the GIL, so
 the thread also puts a second core to work while the loop goes on.
@@ -31,13 +31,14 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from tidings.errors import StorageError
+from tidings.errors import StorageError, TransactionLostError
 from tidings.store.base import Storage, Unit
 
 P = ParamSpec("P")
 T = TypeVar("T")
 
-#: steps stored in one transaction at most (a group holds the writer ~1 ms a step)
+#: steps stored in one transaction at most: no step's answer waits for the commit
+#: of more than this many steps
 GROUP = 32
 
 
@@ -54,16 +55,13 @@ class Writer:
     from plain code (never from a coroutine: that would block its loop).
     """
 
-    def __init__(self, store: Storage, group: int = GROUP) -> None:
+    def __init__(self, store: Storage) -> None:
         self._store = store
-        self._group = max(1, group)
         self._queue: queue.SimpleQueue[_Step | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._pending = 0
         self._closed = False
-        #: called on the submitting loop after each awaited step is answered
-        self.on_done: Callable[[], None] | None = None
 
     @property
     def pending(self) -> int:
@@ -75,11 +73,7 @@ class Writer:
         # Cancelling the caller drops a step still queued and lets a running one
         # finish; each step is atomic, so neither leaves anything half-done.
         future = self._submit(lambda unit: step(unit, *args, **kwargs))
-        try:
-            return await asyncio.wrap_future(future)
-        finally:
-            if self.on_done is not None:
-                self.on_done()
+        return await asyncio.wrap_future(future)
 
     def call(self, step: Callable[Concatenate[Unit, P], T], /, *args: P.args,
              **kwargs: P.kwargs) -> T:
@@ -134,7 +128,7 @@ class Writer:
         if first is None:
             return [], True
         steps = [first]
-        while len(steps) < self._group:
+        while len(steps) < GROUP:
             try:
                 step = self._queue.get_nowait()
             except queue.Empty:
@@ -145,21 +139,31 @@ class Writer:
         return steps, False
 
     def _store_group(self, steps: list[_Step]) -> None:
+        """Run ``steps`` in one transaction and answer each once it is committed.
+
+        A step that fails is undone alone, unless the database rolled back the
+        whole transaction (TransactionLostError): then the steps before it are
+        undone too, and the steps after it must not run, since their writes would
+        land outside any transaction. The whole group fails with that error.
+        """
         ran: list[tuple[_Step, Any, BaseException | None]] = []
+        started: set[int] = set()
         try:
             with self._store.write() as unit:
                 for step in steps:
                     if not step.future.set_running_or_notify_cancel():
                         continue  # cancelled while it waited: dropped
+                    started.add(id(step))
                     try:
                         with unit.nested() as part:
                             value = step.call(part)
+                    except TransactionLostError:
+                        raise
                     except Exception as exc:
                         ran.append((step, None, exc))
                         continue
                     ran.append((step, value, None))
         except Exception as exc:  # no transaction or no commit: none of the group was stored
-            started = {id(step) for step, _, _ in ran}
             for step in steps:
                 if id(step) in started or step.future.set_running_or_notify_cancel():
                     step.future.set_exception(exc)

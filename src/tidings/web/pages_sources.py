@@ -85,10 +85,10 @@ def _parse_edit(form: dict[str, Any], source: Source) -> SourceUpdate:
     elif not url.lower().startswith(("http://", "https://")):
         raise ConfigError("url: must start with http:// or https://")
     changes["url"] = url
-    folder = " ".join(str(form.get("folder") or "").split())
+    folder = str(form.get("folder") or "").strip()
     if len(folder) > 100:
         raise ConfigError("folder: at most 100 characters")
-    changes["folder"] = folder or None
+    changes["folder"] = folder  # storage collapses its spaces; blank is no folder
     for name, low, high in (("interval_min", 1, 7 * 24 * 60), ("priority", -100, 100)):
         raw = str(form.get(name) or "").strip()
         try:

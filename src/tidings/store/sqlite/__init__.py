@@ -41,6 +41,17 @@ def _create_private(path: Path) -> None:
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
 
+def _make_private(path: Path) -> None:
+    """An existing archive (and a WAL left beside it) that group or others may read is
+    made private too, for the same reason as a new one. Only the file's owner may
+    change its mode; anyone else opens it as it is."""
+    for name in (path.name, f"{path.name}-wal", f"{path.name}-shm"):
+        file = path.with_name(name)
+        with contextlib.suppress(FileNotFoundError, PermissionError):
+            if file.stat().st_mode & 0o077:
+                file.chmod(0o600)
+
+
 class _Everything(
     SourcesMixin, RunsMixin, ItemsWriteMixin, ItemsReadMixin, SearchIndexMixin, SearchMixin,
     RawMixin, StatsMixin, OpsMixin, AccessMixin, SpendMixin,
@@ -74,6 +85,7 @@ class SqliteStorage(_Everything):
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         _create_private(path)
+        _make_private(path)
         try:
             setup = connect(path)
             try:
@@ -116,6 +128,7 @@ class SqliteStorage(_Everything):
         dest = directory / f"{stem}{self.backup_suffix}"
         partial = dest.with_name(dest.name + ".partial")
         partial.unlink(missing_ok=True)
+        _create_private(partial)  # a copy holds the same secrets as the archive
         try:
             source = sqlite3.connect(self.path)
             target = sqlite3.connect(partial)

@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from tidings.errors import ConfigError, StorageError
+from tidings.errors import ConfigError, StorageError, TransactionLostError
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _PRAGMAS = (
@@ -32,11 +32,10 @@ _PRAGMAS = (
     "PRAGMA mmap_size = 268435456",
 )
 #: The writer reads mostly what it is about to change, and a collection round
-#: plus its indexing touch most of a young database: through a 256 MiB map those
-#: pages all counted in the process's memory (a 1,000-feed round peaked at
-#: 477 MB resident, 241 MB of it mapped file). Without the map and with half
-#: the page cache the same round peaks at 182 MB and runs as fast; the store
-#: benchmark writes as fast too. Readers keep the map: it speeds their look-ups.
+#: plus its indexing touch most of a young database: through a map those pages
+#: all count in the process's resident memory. Without the map and with half the
+#: page cache the writer is as fast and the process far smaller (figures in
+#: docs/storage.md). Readers keep the map: it speeds their look-ups.
 _WRITER_PRAGMAS = (
     "PRAGMA mmap_size = 0",
     "PRAGMA cache_size = -32768",
@@ -56,7 +55,7 @@ def opt_us(value: datetime | None) -> int | None:
 
 
 def from_us(value: int) -> datetime:
-    return EPOCH + timedelta(0, 0, value)  # positional: a third cheaper, 100+ per page
+    return EPOCH + timedelta(0, 0, value)  # positional is cheaper: a page converts 100+
 
 
 def opt_dt(value: int | None) -> datetime | None:
@@ -80,12 +79,21 @@ class Database:
         for pragma in _WRITER_PRAGMAS:
             self._writer.execute(pragma)
         self._write_lock = threading.Lock()
+        self._writing: int | None = None  # the thread holding the write lock
         self._local = threading.local()  # each thread's reader connection
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         self._closed = False
 
+    def _check_not_writing(self) -> None:
+        """A thread that waits for the write lock it holds waits forever: a write step
+        that calls the storage instead of its unit would hang the writer thread."""
+        if self._writing == threading.get_ident():
+            raise StorageError("a write inside a write: use the unit the step was given "
+                               "(or unit.nested()), not the storage")
+
     def close(self) -> None:
+        self._check_not_writing()
         with self._write_lock, self._readers_lock:
             if self._closed:
                 return
@@ -109,9 +117,11 @@ class Database:
         Writers take turns on a Python lock rather than racing for SQLite's file
         lock and retrying on ``SQLITE_BUSY``: write latency stays predictable.
         """
+        self._check_not_writing()
         with self._write_lock:
             self._check_open()
             conn = self._writer
+            self._writing = threading.get_ident()
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 yield Transaction(conn)
@@ -122,6 +132,8 @@ class Database:
                 if isinstance(exc, sqlite3.Error):
                     raise StorageError(f"database write failed: {exc}") from exc
                 raise
+            finally:
+                self._writing = None
 
     def _reader(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -158,20 +170,35 @@ class Transaction:
 
     @contextmanager
     def savepoint(self) -> Iterator[sqlite3.Connection]:
-        """A part of the transaction that is rolled back alone when its block raises."""
+        """A part of the transaction that is rolled back alone when its block raises.
+
+        Some errors (disk full, I/O error, out of memory, an interrupt) make SQLite
+        roll back the whole transaction instead. Then there is no savepoint to go
+        back to, and a new ``SAVEPOINT`` would quietly begin a transaction of its
+        own that its ``RELEASE`` commits: so that is :class:`TransactionLostError`,
+        raised here and by every later savepoint of this transaction.
+        """
+        conn = self.conn
+        if not conn.in_transaction:
+            raise TransactionLostError("an earlier write failed and SQLite rolled back "
+                                       "the whole transaction; nothing more may be written")
         name = f"p{self._depth}"
         self._depth += 1
-        conn = self.conn
         try:
             conn.execute(f"SAVEPOINT {name}")
             try:
                 yield conn
-            except BaseException:
-                conn.execute(f"ROLLBACK TO {name}")
-                conn.execute(f"RELEASE {name}")
+            except BaseException as exc:
+                if conn.in_transaction:
+                    conn.execute(f"ROLLBACK TO {name}")
+                    conn.execute(f"RELEASE {name}")
+                elif isinstance(exc, Exception) and not isinstance(exc, TransactionLostError):
+                    raise _lost(exc) from exc
                 raise
             conn.execute(f"RELEASE {name}")
         except sqlite3.Error as exc:
+            if not conn.in_transaction:
+                raise _lost(exc) from exc
             raise StorageError(f"database write failed: {exc}") from exc
         finally:
             self._depth -= 1
@@ -183,6 +210,11 @@ class Transaction:
             yield self.conn
         except sqlite3.Error as exc:
             raise StorageError(f"database read failed: {exc}") from exc
+
+
+def _lost(exc: Exception) -> TransactionLostError:
+    return TransactionLostError(
+        f"database write failed and SQLite rolled back the whole transaction: {exc}")
 
 
 class Access:

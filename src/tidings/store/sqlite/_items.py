@@ -16,6 +16,7 @@ from tidings.errors import ConfigError, NotFoundError
 from tidings.model import BodyState, ItemState
 from tidings.store.base import Discovery, ItemFields, NewItem, Revision, UpsertBatch
 from tidings.store.sqlite._db import Access, chunks, from_us, marks, opt_dt, opt_us, to_us
+from tidings.store.sqlite._reading import BODY_STATES
 from tidings.store.sqlite._search import unindex
 
 _INSERT = (
@@ -46,7 +47,6 @@ _STATE_COLUMNS = (
     "(SELECT json_group_array(v.hash) FROM versions v WHERE v.item_id = items.id "
     "AND v.hash IS NOT content_hash), lossy"
 )
-_BODY_STATES = {state.value: state for state in BodyState}
 
 
 def _json(values: Any) -> str:
@@ -87,7 +87,7 @@ class ItemsWriteMixin(Access):
             for part in chunks(list(dict.fromkeys(keys))):
                 wanted = [] if bodies_for is None else [k for k in part if k in bodies_for]
                 body = "body" if bodies_for is None else (
-                    f"CASE WHEN key IN ({marks(len(wanted))}) THEN body END")
+                    f"CASE WHEN lossy OR key IN ({marks(len(wanted))}) THEN body END")
                 rows = conn.execute(
                     f"SELECT {_STATE_COLUMNS.format(body=body)} FROM items "  # noqa: S608
                     f"WHERE key IN ({marks(len(part))})", [*wanted, *part]).fetchall()
@@ -125,7 +125,7 @@ def _state(r: Sequence[Any]) -> ItemState:
         hashes |= {r[7]}
     return ItemState(
         id=r[0], key=r[1], source_id=r[2], title=r[3], summary=r[4], body=r[5],
-        body_state=_BODY_STATES[r[6]], content_hash=r[7], version_hashes=hashes,
+        body_state=BODY_STATES[r[6]], content_hash=r[7], version_hashes=hashes,
         revisions=r[8], published_at=opt_dt(r[9]), discovered_at=from_us(r[10]), url=r[11],
         raw={} if r[12] == "{}" else json.loads(r[12]), lossy=bool(r[15]))
 

@@ -38,7 +38,8 @@ def item_from_row(r: Sequence[Any]) -> Item:
     )
 
 
-_BODY_STATES = {state.value: state for state in BodyState}  # a dict beats Enum()
+#: stored value -> BodyState: a dict look-up is cheaper than ``BodyState(value)``
+BODY_STATES = {state.value: state for state in BodyState}
 
 
 def brief_from_row(r: Sequence[Any]) -> ItemBrief:
@@ -46,7 +47,7 @@ def brief_from_row(r: Sequence[Any]) -> ItemBrief:
     # (from_us's arithmetic): a list page builds 60+ of these
     published = None if r[4] is None else EPOCH + timedelta(0, 0, r[4])
     return ItemBrief(r[0], r[1], r[2], r[3], published, EPOCH + timedelta(0, 0, r[5]), r[6],
-                     _BODY_STATES[r[7]], r[8], bool(r[9]), bool(r[10]), bool(r[11]), r[12])
+                     BODY_STATES[r[7]], r[8], bool(r[9]), bool(r[10]), bool(r[11]), r[12])
 
 
 def timeline_filters(q: ItemQuery) -> tuple[list[str], list[Any]]:

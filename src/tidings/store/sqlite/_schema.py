@@ -153,8 +153,8 @@ CREATE VIRTUAL TABLE item_search USING fts5 (
 """
 
 # The scheduler's pick (claim_due_sources: priority first, then longest overdue) walks
-# this index and stops after the tick's 40 rows: 0.2 ms instead of 93 ms at 100,000
-# sources (benchmarks/schedule.py plan).
+# this index and stops after the tick's 40 rows instead of sorting every due source
+# (figures in docs/benchmarks.md, "Scheduler").
 _V3 = """
 CREATE INDEX sources_claim ON sources (priority DESC, next_fetch_at, id)
     WHERE muted_reason IS NULL;
@@ -163,20 +163,18 @@ CREATE INDEX sources_claim ON sources (priority DESC, next_fetch_at, id)
 # Index build: FTS5 keeps pending postings in memory up to ``hashsize`` (1 MiB by default,
 # a flush every ~150 documents) and merges whenever 4 segments share a level. With
 # 64 MiB and merges of 8, each index_pending batch writes one segment and postings are
-# rewritten about half as often: building roughly doubles in speed (benchmarks/store.py),
+# rewritten about half as often: building is much faster (docs/storage.md, "Building"),
 # queries read a few more segments. Both settings are stored in the table's config.
 _V4 = """
 INSERT INTO item_search (item_search, rank) VALUES ('hashsize', 67108864);
 INSERT INTO item_search (item_search, rank) VALUES ('automerge', 8);
 """
 
-# Title fingerprints move from a B-tree index on items to a column of the search index.
-# Fingerprints are hashes: every new item landed on a random leaf of items_title_fp, so
-# each 33-item commit rewrote ~33 index pages in the WAL, as many bytes as the rows
-# themselves. At 1,000,000 items new items went 12,000 -> 18,000/s without it. FTS5
-# batches postings in memory and writes them as segments, so the index costs little
-# there; items not indexed yet are found through items_search_dirty (see
-# _reading.fingerprint_groups). The index is rebuilt in the background.
+# Title fingerprints in a column of the search index instead of a B-tree on items:
+# fingerprints are hashes, so a B-tree puts every new item on a random leaf and a
+# commit rewrites about an index page per new item, while FTS5 batches postings in
+# memory and writes them as segments. Migration 9 puts them back on items, for the
+# reads (see there). The index is rebuilt in the background.
 _V5 = """
 DROP INDEX items_title_fp;
 DROP TABLE item_search;
@@ -190,12 +188,12 @@ UPDATE items SET search_rowid = NULL, search_dirty = 1
     WHERE search_rowid IS NOT NULL OR search_dirty = 0;
 """
 
-# Two things moved into storage from elsewhere. Folders: a source's one folder was a
-# ``category`` key in its config; it is a column now, with a folders table so a folder
-# can be renamed in one statement (and exist before its first source). The lossy flag:
-# whether an item's stored text holds U+FFFD was worked out in SQL at every lookup;
-# identity decides it once when the item is written, and a lookup loads the body of
-# flagged items only.
+# Folders: a source's one folder is a column (taken from the ``category`` key of its
+# config), with a folders table so that a folder is renamed in one statement and may
+# exist before its first source. The lossy flag: whether an item's stored text holds
+# U+FFFD, which identity decides when the item is written (set here for the items
+# stored already), so that a lookup returns the bodies the lossy comparison needs
+# without searching any text.
 _FOLDERS_AND_LOSSY = """
 CREATE TABLE folders (
     name TEXT PRIMARY KEY,
@@ -215,9 +213,9 @@ UPDATE items SET lossy = 1 WHERE instr(title, char(65533)) OR instr(summary, cha
     OR instr(body, char(65533));
 """
 
-# The web reader's users, logged-in sessions and API tokens (R-API-6), which lived in a
-# JSON file beside the archive: in storage, a logout or a new password applies at once
-# in every process and on every machine that shares the archive. No secret is stored:
+# The web reader's users, logged-in sessions and API tokens (R-API-6) live in storage
+# so that a logout or a new password applies at once in every process and on every
+# machine that shares the archive. No secret is stored:
 # a session's id is the SHA-256 of its cookie, a token's digest that of the token.
 # Visitors who are not logged in have no row (their cookie only binds CSRF tokens).
 _WEB_ACCESS = """
@@ -268,13 +266,12 @@ CREATE TABLE paid_calls (
 CREATE INDEX paid_calls_time ON paid_calls (called_at, provider);
 """
 
-# Title fingerprints go back to a B-tree on items (migration 9), and the search index loses its
-# fingerprint column. Every list page folds reprints (fingerprint_groups for ~60
-# fingerprints): through FTS5 that was a MATCH of 60 terms plus a look-up of the
-# items not indexed yet; through the partial index it is one indexed IN (...).
-# What it costs new items (a hash puts each one on a random leaf of the index) is
-# measured in docs/benchmarks.md ("Web reader"). The search index is rebuilt
-# without the column in the background, as for migration 5.
+# Title fingerprints in a partial B-tree on items, and a search index without them.
+# Every list page folds reprints (fingerprint_groups for ~60 fingerprints): through
+# the index that is one indexed IN (...), where FTS5 needs a MATCH of 60 terms plus a
+# look-up of the items not indexed yet. What the index costs new items (a hash puts
+# each one on a random leaf) is in docs/storage.md ("Speed"). The search index is
+# rebuilt without the column in the background.
 _FINGERPRINTS_ON_ITEMS = """
 CREATE INDEX items_title_fp ON items (title_fp) WHERE title_fp != '';
 DROP TABLE item_search;

@@ -102,8 +102,8 @@ class SearchIndexMixin(Access):
                 unindex(conn, stale)
             rowids = _allocate(conn, [r[1] // US for r in rows])
             # ascending rowids: FTS5 flushes its in-memory postings whenever a rowid is
-            # not above the previous one, so unsorted input made a tiny segment per
-            # step back in time, and merging them was most of the indexing time
+            # not above the previous one, so unsorted input would make a tiny segment
+            # per step back in time, and merging those would be most of the indexing
             order = sorted(zip(rowids, rows, strict=True), key=operator.itemgetter(0))
             conn.executemany(
                 "INSERT INTO item_search (rowid, title, body, title_chars, body_chars) "

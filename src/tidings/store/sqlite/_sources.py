@@ -13,6 +13,7 @@ from tidings.errors import ConfigError, NotFoundError
 from tidings.model import CostClass, Health, IdentityMode, Source, SourceKind, Visibility
 from tidings.store.base import SourceUpdate
 from tidings.store.sqlite._db import Access, marks, opt_dt, opt_us, to_us
+from tidings.textutil import collapse_ws
 
 _COLUMNS = (
     "id, kind, url, title, config, visibility, interval_min, next_fetch_at, fail_count, "
@@ -20,6 +21,7 @@ _COLUMNS = (
     "last_success_at, last_error, site_url, folder"
 )
 _NAMES = tuple(name.strip() for name in _COLUMNS.split(","))  # the fields of Source, in order
+_FOLDER = _NAMES.index("folder")
 
 
 def source_from_row(row: Sequence[Any]) -> Source:
@@ -44,9 +46,16 @@ def _changed_params(changes: Mapping[str, Any]) -> dict[str, Any]:
     return {name: row[name] for name in _NAMES if name in changes}
 
 
+def _folder(name: str | None) -> str | None:
+    """A folder name as stored, whichever call names it: "News " and "News" are one
+    folder, and a blank name is no folder."""
+    return (collapse_ws(name) or None) if name else None
+
+
 def _folder_name(name: str) -> str:
-    clean = " ".join(name.split())
-    if not clean:
+    """A folder name that must not be blank (creating or renaming a folder)."""
+    clean = _folder(name)
+    if clean is None:
         raise ConfigError("a folder needs a name")
     return clean
 
@@ -65,7 +74,7 @@ def _source_params(s: Source) -> tuple[Any, ...]:
         str(Visibility(s.visibility)), s.interval_min, opt_us(s.next_fetch_at), s.fail_count,
         str(Health(s.health)), json.dumps(dict(s.cursor)), str(CostClass(s.cost_class)),
         str(IdentityMode(s.identity_mode)), s.priority, s.muted_reason, to_us(created),
-        opt_us(s.last_success_at), s.last_error, s.site_url, s.folder or None,
+        opt_us(s.last_success_at), s.last_error, s.site_url, _folder(s.folder),
     )
 
 
@@ -86,7 +95,7 @@ class SourcesMixin(Access):
         with self._write() as conn:
             _check_free(conn, source, None)
             params = _source_params(source)
-            _ensure_folder(conn, source.folder)
+            _ensure_folder(conn, params[_FOLDER])
             conn.execute(f"INSERT INTO sources ({_COLUMNS}) VALUES ({marks(len(params))})",  # noqa: S608
                          params)
             return self._get_source(conn, source.id)
@@ -140,7 +149,7 @@ class SourcesMixin(Access):
     def list_folders(self) -> list[str]:
         with self._read() as conn:
             return [r[0] for r in conn.execute(
-                "SELECT name FROM folders ORDER BY position, name COLLATE NOCASE")]
+                "SELECT name FROM folders ORDER BY name COLLATE NOCASE, name")]
 
     def add_folder(self, name: str) -> None:
         with self._write() as conn:

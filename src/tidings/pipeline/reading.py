@@ -193,10 +193,11 @@ async def plan_read(
     detail: Callable[[list[ItemData]], Awaitable[list[ItemData]]] | None = None,
 ) -> Listing:
     """A reader's answer planned for storage (what :func:`read_source` does after the
-    read; a batch read plans each source's answer with it)."""
+    read; a batch read plans each source's answer with it). ``detail`` is given only
+    for a source whose rule fetches pages (``detail.detail_step`` decides)."""
     if result.not_modified:
         return Listing(source, result)
-    if rules.config.detail is None or detail is None:
+    if detail is None:
         return await ctx.offload(plan_listing, settings, source, rules, result, ctx.now,
                                  listed=listed)
     chosen = await ctx.offload(select, settings, source, rules, result, ctx.now)

@@ -305,3 +305,19 @@ def test_the_cli_shows_and_changes_a_config(tmp_path: Path) -> None:
     _run(tmp_path, "config", "ingest", "--from-file", str(toml))
     assert json.loads(_run(tmp_path, "config", "ingest", "--json")) == {
         "proxy": False, "limits": {"later": 5}}
+
+
+@pytest.mark.parametrize(("name", "content", "reason"), [
+    ("latin1.toml", "user_agent = \"Caf\xe9\"\n".encode("latin-1"), "not UTF-8 text"),
+    ("c.json", b"\xff\xfe{}", "not UTF-8 text"),
+    ("broken.toml", b"proxy = \n", "not valid toml"),
+])
+def test_a_config_file_that_cannot_be_read_is_refused_in_one_line(
+    tmp_path: Path, name: str, content: bytes, reason: str,
+) -> None:
+    _run(tmp_path, "init", "--empty")
+    _run(tmp_path, "add", "ingest", "--kind", "external")
+    path = tmp_path / name
+    path.write_bytes(content)
+    out = _run(tmp_path, "config", "ingest", "--from-file", str(path), code=1)
+    assert out.startswith(f"tidings: {path}: {reason}") and out.count("\n") == 1

@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 
 from tidings.app import catalog
 from tidings.app.access import Access
+from tidings.app.paging import sort_time
 from tidings.errors import ConfigError, NotFoundError
 from tidings.model import (
     BodyState,
@@ -288,7 +289,7 @@ class Tidings:
             out.extend(i for i in page if not i.raw.get("summary_only"))
             if len(page) < 200:
                 break
-            before = (page[-1].published_at or page[-1].discovered_at, page[-1].id)
+            before = (sort_time(page[-1]), page[-1].id)
         return out[:limit]
 
     async def index_pending(self) -> int:
@@ -342,7 +343,7 @@ class Tidings:
 
     # ------------------------------------------------------- source lists
     async def add_default_sources(self) -> list[Source]:
-        """The 18 default sources of SPEC §13 (those not already present)."""
+        """The default sources of SPEC §13 (``data/default_sources.json``) not already present."""
         existing = self._store.list_sources()
         urls, taken = {s.url for s in existing}, {s.id for s in existing}
         return [await self.create_source(entry["url"], title=entry["title"],

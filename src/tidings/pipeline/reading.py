@@ -39,7 +39,9 @@ class Fate(StrEnum):
     """What became of a parsed entry before storage decided anything."""
 
     FILTERED = "filtered"  # an entry rule dropped it (R-SCHED-9)
-    OVER_LIMIT = "over limit"  # beyond the run's batch limit (first run: 30 / 12 months)
+    # beyond the run's batch limit: the source's config ``limits``, else the settings'
+    # initial_backfill_limit / _months (first run) or max_items_per_run
+    OVER_LIMIT = "over limit"
     BATCH = "batch"  # goes to upsert
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -19,7 +21,12 @@ from aiohttp import web
 from click.testing import CliRunner
 
 from farm import Farm, running_farm, serve_app
+from tidings.app import Tidings
 from tidings.cli import cli
+from tidings.cli.commands_items import _export_total
+from tidings.model import ItemData
+from tidings.pipeline.upsert import upsert_items
+from tidings.settings import load_settings
 
 ENV = {"TIDINGS_ALLOW_PRIVATE_HOSTS": "127.0.0.1", "TIDINGS_PER_HOST_DELAY": "0"}
 
@@ -257,3 +264,47 @@ def test_items_page_past_any_limit_and_export_streams_everything(
     streamed = [json.loads(line) for line in run(tmp_path, "export").splitlines()]
     assert len(streamed) == len(rows)
     assert not list(tmp_path.glob("*.partial"))
+
+
+def _archive_of_two_sources(data: Path) -> None:
+    """Three items of source a (one two days old), one of source b; no network."""
+    run(data, "init", "--empty")
+    now = datetime.now(UTC)
+    tidings = Tidings.open(load_settings(data, env={}))
+    try:
+        async def fill() -> None:
+            for sid in ("a", "b"):
+                await tidings.create_source(f"https://{sid}.example/feed", source_id=sid)
+            entries = {"a": [(1, 1), (2, 1), (3, 48)], "b": [(4, 1)]}
+            for sid, rows in entries.items():
+                source = tidings.source(sid)
+                batch = [ItemData(key=f"k{n}", title=f"t{n}", url=f"https://{sid}.example/{n}",
+                                  published_at=now - timedelta(hours=age)) for n, age in rows]
+                await tidings.write(lambda unit, s=source, b=batch: upsert_items(unit, s, b, now))
+
+        asyncio.run(fill())
+    finally:
+        tidings.close()
+
+
+def test_export_counts_only_for_a_bar_and_counts_what_it_exports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _archive_of_two_sources(tmp_path)
+
+    def no_count(*args: object) -> None:
+        raise AssertionError("counted for a bar nobody sees")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Tidings, "stats", no_count)
+        patch.setattr(Tidings, "source_stats", no_count)
+        out = tmp_path / "a.jsonl"
+        run(tmp_path, "export", "--source", "a", "--out", str(out))  # no terminal: no bar
+        assert len(out.read_text("utf-8").splitlines()) == 3
+    tidings = Tidings.open(load_settings(tmp_path, env={}))
+    try:
+        assert _export_total(tidings, None, None) == 4
+        assert _export_total(tidings, "a", None) == 3, "the source's items, not the archive's"
+        assert _export_total(tidings, "a", datetime.now(UTC) - timedelta(days=1)) is None
+    finally:
+        tidings.close()

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -16,8 +17,9 @@ from tidings.app import SourceUpdate, Tidings
 from tidings.errors import ConfigError
 from tidings.model import BodyState, Item, ItemData
 from tidings.net import Fetcher
+from tidings.pipeline import extraction
 from tidings.pipeline.env import PipelineEnv
-from tidings.pipeline.extraction import extract_pending
+from tidings.pipeline.extraction import extract_item, extract_pending
 from tidings.pipeline.round import run_round
 from tidings.pipeline.upsert import upsert_items
 from tidings.settings import Settings
@@ -300,3 +302,36 @@ async def test_an_entry_that_is_one_part_of_a_shared_page_is_not_given_the_page(
     assert item.body_state is BodyState.UNCONFIRMED
     assert "several entries share" in item.raw["extract_error"]
     assert world.site.requests["/a/1"] == 0 and report.tried == 0
+
+
+async def test_each_item_validates_its_source_config_once(
+    world: World, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Validation compiles every CSS selector of the config: once per item is enough."""
+    await world.tidings.update_source("gazette", SourceUpdate(config={
+        "extract": {"body_selector": "article", "remove_selectors": [".editor-note"]}}))
+    await run_round(world.env, extract=False)
+    validated: list[object] = []
+    real = extraction.parse_config
+
+    def counting(*args: Any) -> Any:
+        validated.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(extraction, "parse_config", counting)
+    report = await extract_item(world.env, world.item("/a/1"), world.tidings.source("gazette"))
+    assert report.ok == 1 and len(validated) == 1
+
+
+async def test_a_stored_config_that_no_longer_validates_fails_the_item_unfetched(
+    world: World,
+) -> None:
+    await run_round(world.env, extract=False)
+    await world.tidings.write(lambda unit: unit.update_source(
+        "gazette", SourceUpdate(config={"selector": "article"})))
+    report = await extract_item(world.env, world.item("/a/1"), world.tidings.source("gazette"))
+    item = world.item("/a/1")
+    assert (report.tried, report.failed) == (1, 1)
+    assert item.body_state is BodyState.UNCONFIRMED
+    assert "unknown config key 'selector'" in item.raw["extract_error"]
+    assert world.site.requests["/a/1"] == 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -24,6 +24,7 @@ from netservers import serve
 from tidings.app import ItemQuery, SourceUpdate, Tidings
 from tidings.errors import FetchError, TidingsError
 from tidings.model import Health, ItemData, RunOutcome, SourceKind
+from tidings.pipeline import batch
 from tidings.readers import get_reader, register
 from tidings.readers.base import ReadContext, ReadResult
 from tidings.readers.options import ReaderConfig
@@ -222,3 +223,28 @@ async def test_the_scheduler_groups_due_sources_the_same_way(
     assert sorted(map(sorted, api.searches)) == [["d1", "d2"], ["d3"]]
     assert runner.stats.finished == 3
     await runner.drain()
+
+
+async def test_a_batched_source_whose_pages_hang_fails_in_the_run_time(
+    world: tuple[Tidings, Api], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each source of a batch plans its part (detail pages included) within the time a
+    lone run has, like ``collect_source``: a hanging page cannot hold the round."""
+    t, _ = world
+    for handle in ("e1", "e2"):
+        await t.create_source(f"https://x.example/{handle}", kind=SourceKind.X,
+                              source_id=handle, config={"handle": handle, "detail": {}})
+
+    def hanging_pages(*args: object) -> Callable[[list[ItemData]], Awaitable[list[ItemData]]]:
+        async def never(batch: list[ItemData]) -> list[ItemData]:
+            await asyncio.Event().wait()
+            return batch
+
+        return never
+
+    monkeypatch.setattr(batch, "detail_step", hanging_pages)
+    monkeypatch.setattr(batch, "RUN_TIMEOUT_S", 2.0)
+    report = await asyncio.wait_for(t.collect(extract=False), 20)
+    assert {c.outcome for c in report.results.values()} == {RunOutcome.FAILED}
+    assert all("took longer than" in (c.error or "") for c in report.results.values())
+    assert all(t.source(sid).fail_count == 1 for sid in ("e1", "e2"))

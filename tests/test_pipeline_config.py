@@ -314,3 +314,19 @@ def test_the_cli_files_a_source_under_a_folder_as_storage_names_it(tmp_path: Pat
     assert _run(tmp_path, "config", "ingest").startswith("# folder: Daily news\n")
     _run(tmp_path, "config", "ingest", "--folder", " ")
     assert "# folder" not in _run(tmp_path, "config", "ingest")
+
+
+@pytest.mark.parametrize(("name", "content", "reason"), [
+    ("latin1.toml", "user_agent = \"Caf\xe9\"\n".encode("latin-1"), "not UTF-8 text"),
+    ("c.json", b"\xff\xfe{}", "not UTF-8 text"),
+    ("broken.toml", b"proxy = \n", "not valid toml"),
+])
+def test_a_config_file_that_cannot_be_read_is_refused_in_one_line(
+    tmp_path: Path, name: str, content: bytes, reason: str,
+) -> None:
+    _run(tmp_path, "init", "--empty")
+    _run(tmp_path, "add", "ingest", "--kind", "external")
+    path = tmp_path / name
+    path.write_bytes(content)
+    out = _run(tmp_path, "config", "ingest", "--from-file", str(path), code=1)
+    assert out.startswith(f"tidings: {path}: {reason}") and out.count("\n") == 1

@@ -54,23 +54,23 @@ async def test_a_started_source_finishes_before_another_starts() -> None:
     assert order == ["1a", "1b", "2a", "2b", "3a", "3b", "4a", "4b"]
 
 
-async def test_slots_run_side_by_side_and_a_cancelled_wait_frees_nothing() -> None:
+async def test_one_step_at_a_time_and_a_cancelled_wait_frees_nothing() -> None:
     running, peak = 0, 0
 
     async def pool(func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
-        nonlocal running, peak  # a process pool: a step awaits its worker
+        nonlocal running, peak  # an offload that awaits: the next turn waits for it
         running += 1
         peak = max(peak, running)
         await asyncio.sleep(0.05)
         running -= 1
         return func(*args, **kwargs)
 
-    cpu = FairCpu(pool, slots=2)
+    cpu = FairCpu(pool)
     waiting = [asyncio.ensure_future(cpu(abs, -n)) for n in range(5)]
     await asyncio.sleep(0.01)
     waiting[3].cancel()  # gave up while queued: must neither run nor leak a slot
     results = await asyncio.gather(*waiting, return_exceptions=True)
-    assert peak == 2
+    assert peak == 1
     assert results[:3] == [0, 1, 2] and results[4] == 4
     assert isinstance(results[3], asyncio.CancelledError)
     assert list(await asyncio.wait_for(asyncio.gather(cpu(abs, -5), cpu(abs, -6)), 1)) == [5, 6]

@@ -10,7 +10,7 @@ from tidings.errors import ConfigError
 from tidings.model import ItemData, SourceKind
 from tidings.pipeline.collect import run_warnings
 from tidings.pipeline.config import parse_config, parse_global_filters
-from tidings.pipeline.filters import EntryRules, apply_rules, compile_rules, limit_batch
+from tidings.pipeline.filters import EntryRules, compile_rules, judge, limit_batch
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 
@@ -19,6 +19,14 @@ def rules(config: dict, global_filters: dict | None = None) -> EntryRules:
     """Rules as collection compiles them: the source's config checked by its schema."""
     glob = parse_global_filters(global_filters) if global_filters is not None else None
     return compile_rules(parse_config(SourceKind.RSS, config), glob)
+
+
+def kept_and_dropped(items: list[ItemData], rules: EntryRules, now: datetime
+                ) -> tuple[list[ItemData], int]:
+    """The entries ``judge`` keeps (rewritten), and how many it drops."""
+    judged = judge(items, rules, now)
+    kept = [it for it in judged if it is not None]
+    return kept, len(judged) - len(kept)
 
 
 def item(title: str = "t", url: str = "https://a.example/x", days: float | None = 1,
@@ -42,21 +50,21 @@ def test_rules_keep_and_drop(config: dict, kept_titles: list[str]) -> None:
         item("sponsored b", url="https://a.example/ads/2", days=2),
         item("c", url="https://a.example/news/3", days=10, categories=("AI",), author="bot"),
     ]
-    kept, dropped = apply_rules(entries, rules(config), NOW)
+    kept, dropped = kept_and_dropped(entries, rules(config), NOW)
     assert [k.title for k in kept] == kept_titles
     assert dropped == len(entries) - len(kept_titles)
 
 
 def test_future_entries_dropped_only_when_asked() -> None:
     future = item("f", days=-2)
-    assert apply_rules([future], rules({}), NOW)[1] == 0
-    assert apply_rules([future], rules({"filters": {"drop_future": True}}), NOW)[1] == 1
+    assert kept_and_dropped([future], rules({}), NOW)[1] == 0
+    assert kept_and_dropped([future], rules({"filters": {"drop_future": True}}), NOW)[1] == 1
 
 
 def test_prefix_rewrite_happens_before_filters() -> None:
     rewrite = rules({"url_rewrite": [{"from": "http://old.example/", "to": "https://new.example/"}],
                      "url_allow": ["^https://new"]})
-    kept, dropped = apply_rules([item(url="http://old.example/p/1")], rewrite, NOW)
+    kept, dropped = kept_and_dropped([item(url="http://old.example/p/1")], rewrite, NOW)
     assert dropped == 0 and kept[0].url == "https://new.example/p/1"
 
 
@@ -82,12 +90,12 @@ def test_global_rules_apply_to_every_source_on_top_of_its_own() -> None:
     both = rules({"filters": {"keep": [{"field": "category", "pattern": "AI"}],
                               "max_age_days": 90}},
                  {"block": [{"field": "title", "pattern": "sponsored"}], "max_age_days": 30})
-    kept, dropped = apply_rules(entries, both, NOW)
+    kept, dropped = kept_and_dropped(entries, both, NOW)
     assert [k.title for k in kept] == ["AI news"] and dropped == 3
     # a keep rule at each level: an entry must pass both
     strict = rules({"filters": {"keep": [{"field": "title", "pattern": "news"}]}},
                    {"keep": [{"field": "category", "pattern": "home"}]})
-    assert apply_rules(entries, strict, NOW)[0] == []
+    assert kept_and_dropped(entries, strict, NOW)[0] == []
 
 
 def test_bad_global_rules_name_the_setting() -> None:

@@ -52,7 +52,7 @@ def host_of(url: str) -> str:
 
 
 def default_sources() -> list[dict[str, Any]]:
-    """The 18 default sources of SPEC §13, as shipped in ``data/default_sources.json``."""
+    """The default sources of SPEC §13, as shipped in ``data/default_sources.json``."""
     data: list[dict[str, Any]] = json.loads(resources.files("tidings").joinpath(
         "data/default_sources.json").read_text("utf-8"))
     return data

@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 
 from tidings.app import catalog
 from tidings.app.access import Access
+from tidings.app.paging import sort_time
 from tidings.errors import ConfigError, NotFoundError
 from tidings.model import (
     BodyState,
@@ -45,7 +46,7 @@ from tidings.pipeline.reparse import ReparseReport, reparse
 from tidings.pipeline.round import RoundProgress, RoundReport, run_round
 from tidings.pipeline.spend import Ledger, parse_providers
 from tidings.pipeline.timing import local_zone
-from tidings.schedule import ops
+from tidings.schedule import jobs, ops
 from tidings.schedule.ops import DiversityReport, HealthReport, SourceOverview
 from tidings.schedule.runner import Runner, StopReason
 from tidings.schedule.watchdog import restart_in_place
@@ -65,10 +66,6 @@ from tidings.store.query_syntax import parse_search
 from tidings.store.writer import Writer
 
 Clock = Callable[[], datetime]
-#: items indexed per write step when a command brings the index up to date
-INDEX_STEP = 1000
-#: items a search indexes first at most (the rest is the scheduler's to catch up)
-SEARCH_CATCH_UP = 2000
 
 
 def utcnow() -> datetime:
@@ -248,7 +245,7 @@ class Tidings:
         search does first, so that a search never waits long behind a big backlog."""
         if not self._store.unindexed_count():
             return 0
-        indexed: int = await self._writer(_index, SEARCH_CATCH_UP)
+        indexed: int = await self._writer(jobs.index_step)
         return indexed
 
     async def mark_read(self, item_ids: Sequence[int], read: bool = True) -> int:
@@ -292,15 +289,12 @@ class Tidings:
             out.extend(i for i in page if not i.raw.get("summary_only"))
             if len(page) < 200:
                 break
-            before = (page[-1].published_at or page[-1].discovered_at, page[-1].id)
+            before = (sort_time(page[-1]), page[-1].id)
         return out[:limit]
 
     async def index_pending(self) -> int:
         """Bring the search index up to date; returns how many items were indexed."""
-        total = 0
-        while (n := await self._writer(_index, INDEX_STEP)) > 0:  # bounded memory per step
-            total += n
-        return total
+        return await jobs.index_pending(self._writer)
 
     # ----------------------------------------------------------- collection
     async def collect(
@@ -349,7 +343,7 @@ class Tidings:
 
     # ------------------------------------------------------- source lists
     async def add_default_sources(self) -> list[Source]:
-        """The 18 default sources of SPEC §13 (those not already present)."""
+        """The default sources of SPEC §13 (``data/default_sources.json``) not already present."""
         existing = self._store.list_sources()
         urls, taken = {s.url for s in existing}, {s.id for s in existing}
         return [await self.create_source(entry["url"], title=entry["title"],
@@ -467,7 +461,3 @@ def _set_read(unit: Unit, item_ids: list[int], read: bool) -> int:
 
 def _set_starred(unit: Unit, item_ids: list[int], starred: bool) -> int:
     return unit.set_starred(item_ids, starred)
-
-
-def _index(unit: Unit, limit: int) -> int:
-    return unit.index_pending(limit)

@@ -13,7 +13,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import asdict, is_dataclass
 from datetime import date, datetime
 from enum import Enum
@@ -114,13 +114,6 @@ def run_async(tidings: Tidings, coro: Coroutine[Any, Any, T]) -> T:
             return await coro
         finally:
             await tidings.aclose()
-
-    return asyncio.run(main())
-
-
-def run_plain(coro: Awaitable[T]) -> T:
-    async def main() -> T:
-        return await coro
 
     return asyncio.run(main())
 

@@ -46,12 +46,16 @@ def _summary(report: RoundReport, indexed: int, index_s: float) -> dict[str, obj
 
 
 async def _collect(tidings: Tidings, source_ids: tuple[str, ...], show: bool,
-                   extract: bool = True) -> RoundReport:
+                   extract: bool = True) -> tuple[RoundReport, int, float]:
+    """The round, then the search index brought up to date (how many, in how long)."""
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
     with Progress(*columns, transient=True, disable=not show) as bar:
-        return await tidings.collect(source_ids or None, progress=BarProgress(bar),
-                                     extract=extract)
+        report = await tidings.collect(source_ids or None, progress=BarProgress(bar),
+                                       extract=extract)
+    started = time.perf_counter()
+    indexed = await tidings.index_pending()
+    return report, indexed, time.perf_counter() - started
 
 
 @cli.command()
@@ -73,11 +77,8 @@ def collect(ctx: Context, source_ids: tuple[str, ...], once: bool, every: bool,
     if every:
         source_ids = tuple(s.id for s in tidings.sources())
     show = sys.stderr.isatty() and not as_json
-    report = run_async(tidings, _collect(tidings, source_ids, show, not no_extract))
-    tidings = ctx.open()
-    started = time.perf_counter()
-    indexed = run_async(tidings, tidings.index_pending())
-    index_s = time.perf_counter() - started
+    report, indexed, index_s = run_async(tidings, _collect(tidings, source_ids, show,
+                                                           not no_extract))
     summary = _summary(report, indexed, index_s)
     if as_json:
         print_json(summary)

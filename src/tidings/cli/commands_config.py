@@ -9,6 +9,7 @@ API check it, and a refusal names the key.
 
 from __future__ import annotations
 
+import copy
 import json
 import tomllib
 from collections.abc import Mapping
@@ -43,7 +44,7 @@ def assignment(text: str) -> tuple[list[str], Any]:
 def changed(config: Mapping[str, Any], sets: tuple[str, ...], unsets: tuple[str, ...]
             ) -> dict[str, Any]:
     """``config`` with the assignments and removals applied (nested tables by dots)."""
-    out: dict[str, Any] = json.loads(json.dumps(dict(config)))  # a deep, plain copy
+    out: dict[str, Any] = copy.deepcopy(dict(config))  # nested tables are edited in place
     for text in sets:
         path, value = assignment(text)
         table = out
@@ -64,7 +65,10 @@ def changed(config: Mapping[str, Any], sets: tuple[str, ...], unsets: tuple[str,
 
 
 def _from_file(path: Path) -> dict[str, Any]:
-    text = path.read_text("utf-8")
+    try:
+        text = path.read_text("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     try:
         data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
     except (ValueError, tomllib.TOMLDecodeError) as exc:

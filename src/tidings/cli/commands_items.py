@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from tidings.app import ItemQuery
+from tidings.app import ItemQuery, Tidings
 from tidings.app.paging import decode_cursor, encode_cursor, sort_time
 from tidings.cli import Context, cli, handle_errors, print_json, run_async, to_jsonable
 from tidings.errors import ConfigError
@@ -98,6 +98,17 @@ def items(ctx: Context, source_id: str | None, since: str | None, cursor: str | 
 EXPORT_PAGE = 500
 
 
+def _export_total(tidings: Tidings, source_id: str | None, since: datetime | None
+                  ) -> int | None:
+    """How many items an export writes, when a count says so: the archive's, or the
+    source's; None (an indeterminate bar) with ``--since``, which no count matches."""
+    if since is not None:
+        return None
+    if source_id:
+        return tidings.source_stats(source_id).items_total
+    return tidings.stats().items
+
+
 @cli.command()
 @click.option("--source", "source_id", help="Only this source's items.")
 @click.option("--since", help="Only items newer than this (2024-05-01, 3d, 12h).")
@@ -107,15 +118,17 @@ EXPORT_PAGE = 500
 @handle_errors
 def export(ctx: Context, source_id: str | None, since: str | None, out: Path | None) -> None:
     """Every item, newest first, as JSON lines (one object per line, bodies included)."""
+    newer = parse_since(since)
+    show = out is not None and sys.stderr.isatty()
     tidings = ctx.open()
     try:
         if source_id:
             tidings.source(source_id)
-        query = ItemQuery(source_id=source_id, since=parse_since(since), limit=EXPORT_PAGE)
-        with _output(out) as sink, Progress(transient=True,
-                                            disable=out is None or not sys.stderr.isatty()
-                                            ) as bar:
-            task = bar.add_task("exporting", total=tidings.stats().items)
+        query = ItemQuery(source_id=source_id, since=newer, limit=EXPORT_PAGE)
+        with _output(out) as sink, Progress(transient=True, disable=not show) as bar:
+            # counting costs queries: only for a bar someone sees
+            total = _export_total(tidings, source_id, newer) if show else None
+            task = bar.add_task("exporting", total=total)
             written = 0
             while page := tidings.items(query):
                 for item in page:

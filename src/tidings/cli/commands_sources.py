@@ -17,7 +17,7 @@ from tidings.model import SourceKind
 
 
 @cli.command()
-@click.option("--empty", is_flag=True, help="Do not add the 18 default sources.")
+@click.option("--empty", is_flag=True, help="Do not add the default sources.")
 @click.pass_obj
 @handle_errors
 def init(ctx: Context, empty: bool) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from tidings.errors import TidingsError
 from tidings.model import RunCounts, Source
@@ -22,12 +23,23 @@ from tidings.pipeline.collect import (
     collect_source,
     conclude,
 )
+from tidings.pipeline.config import parse_config
 from tidings.pipeline.detail import detail_step
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.listing import remembered
 from tidings.pipeline.reading import Listing, SourceRules, plan_read
 from tidings.readers import get_reader
 from tidings.readers.base import BatchReader, ReadContext, ReadResult
+
+#: what sources share to be read in one call: their kind and the reader's batch key
+BatchKey = tuple[str, str]
+
+
+class Group(NamedTuple):
+    """Sources read in one go: ``key`` None for a source read alone (``collect_source``)."""
+
+    key: BatchKey | None
+    sources: list[Source]
 
 
 def _batching(source: Source) -> BatchReader | None:
@@ -38,44 +50,46 @@ def _batching(source: Source) -> BatchReader | None:
     return reader if isinstance(reader, BatchReader) else None
 
 
-def _key(source: Source) -> tuple[str, str] | None:
-    """The group a source is read with, or None when it is read alone."""
+def _key(source: Source) -> tuple[BatchKey, BatchReader] | None:
+    """The group a source is read with and its reader, or None when it is read alone.
+    Only the config is needed here, not the compiled entry rules."""
     reader = _batching(source)
     if reader is None:
         return None
     try:
-        key = reader.batch_key(source, SourceRules.of(source).config)
+        key = reader.batch_key(source, parse_config(source.kind, source.config))
     except TidingsError:  # a config that no longer validates fails its own run, alone
         return None
-    return None if key is None else (source.kind.value, key)
+    return None if key is None else ((source.kind.value, key), reader)
 
 
-def groups(sources: Sequence[Source]) -> list[list[Source]]:
+def groups(sources: Sequence[Source]) -> list[Group]:
     """``sources`` in the groups they are read in: those sharing a batch key together
     (stable order by source id, so adding one source only changes the groups after
     it; at most the reader's ``max_batch`` each), every other source alone."""
-    batched: dict[tuple[str, str], list[Source]] = {}
-    out: list[list[Source]] = []
+    batched: dict[BatchKey, tuple[BatchReader, list[Source]]] = {}
+    out: list[Group] = []
     for source in sources:
-        key = _key(source)
-        if key is None:
-            out.append([source])
+        found = _key(source)
+        if found is None:
+            out.append(Group(None, [source]))
         else:
-            batched.setdefault(key, []).append(source)
-    for members in batched.values():
+            key, reader = found
+            batched.setdefault(key, (reader, []))[1].append(source)
+    for key, (reader, members) in batched.items():
         members.sort(key=lambda s: s.id)
-        reader = _batching(members[0])
-        size = max(1, reader.max_batch if reader is not None else 1)
-        out.extend(members[i:i + size] for i in range(0, len(members), size))
+        size = max(1, reader.max_batch)
+        out.extend(Group(key, members[i:i + size]) for i in range(0, len(members), size))
     return out
 
 
-async def collect_group(env: PipelineEnv, group: Sequence[Source]) -> dict[str, RunCounts]:
+async def collect_group(env: PipelineEnv, group: Group) -> dict[str, RunCounts]:
     """Run a group once (a lone source through ``collect_source``); never raises for the
     sources' own faults."""
-    if len(group) == 1 and _key(group[0]) is None:
-        return {group[0].id: await collect_source(env, group[0])}
-    return await collect_batch(env, group)
+    if group.key is None:
+        (source,) = group.sources
+        return {source.id: await collect_source(env, source)}
+    return await collect_batch(env, group.sources)
 
 
 async def collect_batch(env: PipelineEnv, sources: Sequence[Source]) -> dict[str, RunCounts]:
@@ -93,21 +107,24 @@ async def collect_batch(env: PipelineEnv, sources: Sequence[Source]) -> dict[str
             continue
         ctx = rules.context(source, env.fetcher, now, env.offload, env.paid)
         ready.append((source, rules, ctx, run_id))
-    answers = await _read_batch(reader, [ctx for _, _, ctx, _ in ready])
-    done = await asyncio.gather(*(_one(env, source, rules, ctx, run_id, answer)
+    # each source's run (the shared call, then its own planning and detail pages) gets
+    # the time a lone run gets, so a batched source can hang no longer than a lone one
+    deadline = asyncio.get_running_loop().time() + RUN_TIMEOUT_S
+    answers = await _read_batch(reader, [ctx for _, _, ctx, _ in ready], deadline)
+    done = await asyncio.gather(*(_one(env, source, rules, ctx, run_id, answer, deadline)
                                   for (source, rules, ctx, run_id), answer
                                   in zip(ready, answers, strict=True)))
     counts.update((s.id, c) for (s, _, _, _), c in zip(ready, done, strict=True))
     return counts
 
 
-async def _read_batch(reader: BatchReader, contexts: Sequence[ReadContext]
+async def _read_batch(reader: BatchReader, contexts: Sequence[ReadContext], deadline: float
                       ) -> Sequence[ReadResult | BaseException]:
     """One answer per context: the reader's, or the whole call's error for each."""
     if not contexts:
         return []
     try:
-        async with asyncio.timeout(RUN_TIMEOUT_S):
+        async with asyncio.timeout_at(deadline):
             answers = await reader.read_batch(contexts)
         if len(answers) != len(contexts):
             raise RuntimeError(f"{type(reader).__name__}.read_batch answered "
@@ -118,15 +135,17 @@ async def _read_batch(reader: BatchReader, contexts: Sequence[ReadContext]
 
 
 async def _one(env: PipelineEnv, source: Source, rules: SourceRules, ctx: ReadContext,
-               run_id: int, answer: ReadResult | BaseException) -> RunCounts:
+               run_id: int, answer: ReadResult | BaseException, deadline: float
+               ) -> RunCounts:
     """One source's part of a batch, planned and stored as its own run."""
     if isinstance(answer, BaseException):
         return await conclude(env, source, run_id, ctx.now, answer, ())
     planned: Listing | BaseException
     try:
-        planned = await plan_read(env.settings, source, rules, ctx, answer,
-                                  listed=remembered(source.cursor),
-                                  detail=detail_step(env, source, rules))
+        async with asyncio.timeout_at(deadline):
+            planned = await plan_read(env.settings, source, rules, ctx, answer,
+                                      listed=remembered(source.cursor),
+                                      detail=detail_step(env, source, rules))
     except Exception as exc:  # stored as this source's failure
         planned = exc
     return await conclude(env, source, run_id, ctx.now, planned, answer.raw)

@@ -28,27 +28,26 @@ from tidings.model import ItemData, Source
 from tidings.net import decode_body
 from tidings.pipeline.config import CommonConfig, Detail
 from tidings.pipeline.env import PipelineEnv
+from tidings.pipeline.extraction import PAGE_ACCEPT
 from tidings.pipeline.reading import SourceRules
 from tidings.pipeline.upsert import DETAIL_KEY
-
-PAGE_ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
 
 
 def detail_step(env: PipelineEnv, source: Source, rules: SourceRules
                 ) -> Callable[[list[ItemData]], Awaitable[list[ItemData]]] | None:
-    """The reading path's detail step for ``source``, or None when it has no rule."""
+    """The reading path's detail step for ``source``, or None when its rule fetches no
+    page (none set, or ``max_fetches`` 0). The only place that decides: the reading
+    path and ``fill_details`` take its word."""
     config = rules.config
-    if config.detail is None:
-        return None
-    return lambda batch: fill_details(env, source, config, batch)
-
-
-async def fill_details(env: PipelineEnv, source: Source, config: CommonConfig,
-                       batch: list[ItemData]) -> list[ItemData]:
-    """``batch`` with the entries not stored yet filled from their pages."""
     rule = config.detail
     if rule is None or rule.max_fetches <= 0:
-        return batch
+        return None
+    return lambda batch: fill_details(env, source, config, rule, batch)
+
+
+async def fill_details(env: PipelineEnv, source: Source, config: CommonConfig, rule: Detail,
+                       batch: list[ItemData]) -> list[ItemData]:
+    """``batch`` with the entries not stored yet filled from their pages."""
     tracking = env.settings.tracking_params
     urls = {n: normalize_url(item.url, tracking) for n, item in enumerate(batch)
             if item.url and is_http_url(item.url)}

@@ -199,11 +199,7 @@ async def _fetch_and_extract(env: PipelineEnv, item: Item, url: str, source: Sou
 
 
 async def _attempt(env: PipelineEnv, item: Item, url: str, source: Source,
-                   now: datetime) -> _Result:
-    try:
-        config = parse_config(source.kind, source.config)
-    except ConfigError as exc:  # the source's stored config no longer validates
-        return _failed(str(exc))
+                   config: CommonConfig, now: datetime) -> _Result:
     try:
         async with asyncio.timeout(ITEM_TIMEOUT_S):
             return await _fetch_and_extract(env, item, url, source, config, now)
@@ -216,13 +212,14 @@ async def _attempt(env: PipelineEnv, item: Item, url: str, source: Source,
         return _failed(f"internal error: {type(exc).__name__}: {exc}")
 
 
-def _config_or_default(source: Source) -> CommonConfig:
-    """The source's config; the defaults when it no longer validates (the fetch then
-    fails with the reason, see ``_attempt``)."""
+def _config(source: Source) -> tuple[CommonConfig, ConfigError | None]:
+    """The source's config, validated once per item (selectors compile on validation);
+    the defaults and the reason when it no longer validates (the item then fails with
+    that reason, unless it is recorded without a fetch anyway)."""
     try:
-        return parse_config(source.kind, source.config)
-    except ConfigError:
-        return CommonConfig()
+        return parse_config(source.kind, source.config), None
+    except ConfigError as exc:
+        return CommonConfig(), exc
 
 
 def _archive(unit: Unit, page: RawResponse) -> int:
@@ -244,7 +241,8 @@ async def extract_item(env: PipelineEnv, item: Item, source: Source | None) -> E
     if source is None or leave_pending(item, source):
         report.skipped += 1
         return report
-    marks = _no_fetch_record(item, _config_or_default(source))
+    config, broken = _config(source)
+    marks = _no_fetch_record(item, config)
     if marks is not None:
         report.skipped += 1
         if item.body_state is BodyState.PENDING:
@@ -253,7 +251,8 @@ async def extract_item(env: PipelineEnv, item: Item, source: Source | None) -> E
             report.item_ids.append(item.id)
         return report
     assert item.url is not None
-    result = await _attempt(env, item, item.url, source, now)
+    result = (_failed(str(broken)) if broken is not None
+              else await _attempt(env, item, item.url, source, config, now))
     current = _fresh(env.store, item.key)
     if result.kind == "skipped" or current is None:
         report.skipped += 1

@@ -7,11 +7,10 @@ dozen feeds waiting to be parsed the sockets are looked at a fraction of a
 second apart: requests crawl, a server that will never answer is only asked
 late in the round, and the round ends its whole timeout after that.
 
-:class:`FairCpu` wraps a round's offload: steps run ``slots`` at a time (one
-in the loop itself, one per worker with a process pool), the next step is
-handed over through the loop (so sockets are served between any two steps),
-and a source that already had a step goes before sources that have had none,
-so a feed is finished (and its parsed items freed) before another is started.
+:class:`FairCpu` wraps a round's offload: steps run one at a time, the next
+step is handed over through the loop (so sockets are served between any two
+steps), and a source that already had a step goes before sources that have had
+none, so a feed is finished (and its parsed items freed) before another is started.
 Many runs at once also hold the turns while too many finished runs wait for
 the writer thread: each holds its parsed feed, so parsing ahead of the writer
 only piles them up in memory.
@@ -60,10 +59,9 @@ class FairCpu:
     after parse) is already waiting when the turn is given, so it goes first.
     """
 
-    def __init__(self, offload: Offload, slots: int = 1,
-                 hold: Callable[[], bool] | None = None) -> None:
+    def __init__(self, offload: Offload, hold: Callable[[], bool] | None = None) -> None:
         self._offload = offload
-        self._free = max(1, slots)
+        self._free = 1  # the loop's own thread runs the steps: one at a time
         #: while it says so, no turn is given (a backlog elsewhere); looked at again soon
         self._hold = hold
         self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []

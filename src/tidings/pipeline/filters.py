@@ -116,14 +116,6 @@ def judge(items: Sequence[ItemData], rules: EntryRules, now: datetime
     return out
 
 
-def apply_rules(
-    items: Sequence[ItemData], rules: EntryRules, now: datetime,
-) -> tuple[list[ItemData], int]:
-    """Rewrite then filter; returns the kept entries and how many were dropped."""
-    kept = [item for item in judge(items, rules, now) if item is not None]
-    return kept, len(items) - len(kept)
-
-
 def limit_batch(
     items: Sequence[ItemData], *, first_run: bool, now: datetime,
     first_limit: int, first_months: int, later_limit: int,

@@ -39,7 +39,9 @@ class Fate(StrEnum):
     """What became of a parsed entry before storage decided anything."""
 
     FILTERED = "filtered"  # an entry rule dropped it (R-SCHED-9)
-    OVER_LIMIT = "over limit"  # beyond the run's batch limit (first run: 30 / 12 months)
+    # beyond the run's batch limit: the source's config ``limits``, else the settings'
+    # initial_backfill_limit / _months (first run) or max_items_per_run
+    OVER_LIMIT = "over limit"
     BATCH = "batch"  # goes to upsert
 
 
@@ -193,10 +195,11 @@ async def plan_read(
     detail: Callable[[list[ItemData]], Awaitable[list[ItemData]]] | None = None,
 ) -> Listing:
     """A reader's answer planned for storage (what :func:`read_source` does after the
-    read; a batch read plans each source's answer with it)."""
+    read; a batch read plans each source's answer with it). ``detail`` is given only
+    for a source whose rule fetches pages (``detail.detail_step`` decides)."""
     if result.not_modified:
         return Listing(source, result)
-    if rules.config.detail is None or detail is None:
+    if detail is None:
         return await ctx.offload(plan_listing, settings, source, rules, result, ctx.now,
                                  listed=listed)
     chosen = await ctx.offload(select, settings, source, rules, result, ctx.now)

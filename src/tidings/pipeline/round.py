@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from tidings.model import RunCounts, RunOutcome, Source
 from tidings.pipeline import timing
-from tidings.pipeline.batch import collect_group, groups
+from tidings.pipeline.batch import Group, collect_group, groups
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.extraction import ExtractReport, extract_pending
 from tidings.pipeline.fair import taking_turns
@@ -107,10 +107,10 @@ async def run_round(
     per_host = HOST_ADMISSION * max(1, env.settings.per_host_concurrency)
     hosts = {host: asyncio.Semaphore(per_host) for host in map(_host, sources)}
 
-    async def one(group: list[Source]) -> None:
-        async with hosts[_host(group[0])], gate:
+    async def one(group: Group) -> None:
+        async with hosts[_host(group.sources[0])], gate:
             counts = await collect_group(round_env, group)
-        for source in group:
+        for source in group.sources:
             report.results[source.id] = counts[source.id]
             if progress is not None:
                 progress.finished(source, counts[source.id])

@@ -23,7 +23,7 @@ from datetime import datetime
 
 from tidings.model import RunCounts, Source
 from tidings.pipeline import timing
-from tidings.pipeline.batch import collect_group, groups
+from tidings.pipeline.batch import Group, collect_group, groups
 from tidings.pipeline.env import PipelineEnv
 from tidings.schedule import plan
 from tidings.store.base import Unit
@@ -78,7 +78,7 @@ class Collector:
                                        self.concurrency, self.per_tick)
         fresh = [s for s in picked if s.id not in self.in_flight]  # a lease ran out meanwhile
         for group in groups(fresh):
-            ids = [s.id for s in group]
+            ids = [s.id for s in group.sources]
             task = asyncio.create_task(self._collect(group), name=f"collect {', '.join(ids)}")
             for source_id in ids:
                 self.in_flight[source_id] = task
@@ -86,13 +86,13 @@ class Collector:
         self.stats.started += len(picked)
         return picked
 
-    async def _collect(self, group: list[Source]) -> None:
-        ids = [s.id for s in group]
+    async def _collect(self, group: Group) -> None:
+        ids = [s.id for s in group.sources]
         try:
             counts = await collect_group(self.env, group)
         except asyncio.CancelledError:
             await asyncio.shield(self.env.writer(_release, ids, self.env.clock()))
-            self.stats.abandoned += len(group)
+            self.stats.abandoned += len(ids)
             raise
         except Exception:  # a bug must not take the scheduler down; the lease retries it
             log.exception("collecting %s crashed", ", ".join(ids))

@@ -1,4 +1,5 @@
-"""The runner's periodic jobs: adaptive intervals, webhook items, the weekly report.
+"""The runner's periodic jobs: adaptive intervals, webhook items, the weekly report, the
+search index.
 
 Each is safe to run from several runners on one database: bookmarks are
 swapped atomically (``swap_mark``) inside the job's own write step, so the
@@ -28,6 +29,9 @@ ITEMS_MARK = "webhook-items"
 REPORT_MARK = "weekly-report"
 ADAPT_MARK = "adapt-intervals"
 ITEMS_PER_EVENT = 200
+#: items indexed per write step: a short transaction of the writer, bounded memory;
+#: a search's catch-up is one such step, so a search never waits long on a backlog
+INDEX_BATCH = 2000
 
 
 def adapt_intervals(unit: Unit, now: datetime) -> dict[str, int]:
@@ -50,6 +54,19 @@ def daily_maintenance(unit: Unit, settings: Settings, now: datetime, tz: tzinfo)
     unit.abandon_stale_runs(timing.stale_runs_before(now), now)
     prune_archive(unit, settings, now)
     return True
+
+
+def index_step(unit: Unit) -> int:
+    return unit.index_pending(INDEX_BATCH)
+
+
+async def index_pending(writer: Writer) -> int:
+    """Bring the search index up to date, a bounded step at a time (the runner's job and
+    the commands'); returns how many items were indexed."""
+    total = 0
+    while (n := await writer(index_step)) > 0:
+        total += n
+    return total
 
 
 def start_item_watermark(unit: Unit) -> None:

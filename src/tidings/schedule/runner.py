@@ -43,9 +43,6 @@ from tidings.schedule.webhooks import WebhookSender
 from tidings.settings import Settings
 from tidings.store.base import Unit
 
-#: items indexed per write step; each is one short transaction of the writer
-INDEX_BATCH = 2000
-
 log = logging.getLogger(__name__)
 
 
@@ -79,10 +76,6 @@ class RunnerOptions:
 
 def _abandon_stale(unit: Unit, now: datetime) -> int:
     return unit.abandon_stale_runs(timing.stale_runs_before(now), now)
-
-
-def _index(unit: Unit, limit: int) -> int:
-    return unit.index_pending(limit)
 
 
 class Runner:
@@ -190,8 +183,7 @@ class Runner:
         self._wake.clear()
 
     async def _index(self) -> None:
-        while await self.env.writer(_index, INDEX_BATCH) > 0:
-            pass
+        await jobs.index_pending(self.env.writer)
 
     async def _extract(self) -> None:
         report = await extract_pending(self.env)

@@ -16,19 +16,19 @@ from click.testing import CliRunner
 
 from test_web_auth import PASSWORD, csrf_of
 from test_web_support import (
-    ServerThread,
     Spec,
     add_items,
     add_source,
     open_archive,
     run,
+    serve_web,
     store_password,
 )
 from tidings.app import Tidings
 from tidings.cli import cli
 from tidings.errors import ConfigError
 from tidings.settings import Settings
-from tidings.web import auth, check_listen, create_app
+from tidings.web import auth, check_listen
 from tidings.web.access import IMPORTED_SUFFIX, LEGACY_FILE, import_legacy
 
 COOKIE = auth.SESSION_COOKIE
@@ -64,10 +64,6 @@ class Site:
                             cookies=None if cookie is None else {COOKIE: cookie})
 
 
-def serve(tid: Tidings, settings: Settings) -> ServerThread:
-    return ServerThread(create_app(tid, settings, page_ttl=0)).start()
-
-
 @pytest.fixture
 def site(settings: Settings) -> Iterator[Site]:
     clock = Clock()
@@ -75,7 +71,7 @@ def site(settings: Settings) -> Iterator[Site]:
     add_source(tid, "alpha", "Alpha")
     add_items(tid, [Spec("A story", source_id="alpha")])
     store_password(tid, PASSWORD)
-    server = serve(tid, settings)
+    server = serve_web(tid, settings)
     yield Site(tid, server.url, clock, settings)
     server.stop()
     tid.close()
@@ -240,7 +236,7 @@ def test_an_old_web_auth_file_is_imported_once(settings: Settings) -> None:
     value = "tdg_" + "k" * 40
     legacy = write_legacy(settings.data_dir, auth.hash_password(PASSWORD), value)
     tid = open_archive(settings)
-    server = serve(tid, settings)
+    server = serve_web(tid, settings)
     try:
         with httpx.Client(base_url=server.url) as c:
             assert c.get("/api/v1/items",  # the first request takes the file in
@@ -281,7 +277,7 @@ def test_an_unreadable_old_file_is_one_line_not_a_traceback(settings: Settings) 
     settings.data_dir.mkdir(parents=True)
     (settings.data_dir / LEGACY_FILE).write_text("{not json")
     tid = open_archive(settings)
-    server = serve(tid, settings)
+    server = serve_web(tid, settings)
     try:
         with pytest.raises(ConfigError, match="unreadable auth file"):
             run(lambda: import_legacy(tid))

@@ -26,7 +26,7 @@ from tidings.identity import title_fingerprint
 from tidings.model import BodyState, Source, SourceKind, Visibility
 from tidings.settings import Settings
 from tidings.store.base import ItemFields, NewItem, Unit, UpsertBatch
-from tidings.web import auth, set_password
+from tidings.web import auth, create_app, set_password
 
 T = TypeVar("T")
 
@@ -38,20 +38,17 @@ def open_archive(settings: Settings) -> Tidings:
     return Tidings.open(settings, create=True)
 
 
-def write(tid: Tidings, step: Callable[[Unit], T]) -> T:
-    """One write step through the archive's writer, from a plain test function (which may
-    run inside Playwright's own event loop, hence a loop on a thread of its own)."""
-    with ThreadPoolExecutor(1) as pool:
-        result: T = pool.submit(asyncio.run, tid.write(step)).result()
-    return result
-
-
 def run(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run a coroutine of the facade to its end from a plain test function (on a loop of
-    its own, like ``write``)."""
+    """Run a coroutine of the facade to its end from a plain test function (which may run
+    inside Playwright's own event loop, hence a loop on a thread of its own)."""
     with ThreadPoolExecutor(1) as pool:
         result: T = pool.submit(lambda: asyncio.run(make())).result()
     return result
+
+
+def write(tid: Tidings, step: Callable[[Unit], T]) -> T:
+    """One write step through the archive's writer, from a plain test function."""
+    return run(lambda: tid.write(step))
 
 
 def store_password(tid: Tidings, password: str) -> None:
@@ -144,3 +141,8 @@ class ServerThread:
             self._server.should_exit = True
             self._thread.join(10)
             self._server = None
+
+
+def serve_web(tid: Tidings, settings: Settings, port: int | None = None) -> ServerThread:
+    """The reader of ``tid`` served on 127.0.0.1, its page cache off (every answer fresh)."""
+    return ServerThread(create_app(tid, settings, page_ttl=0), port).start()

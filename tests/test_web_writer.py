@@ -18,11 +18,18 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from test_web_support import ServerThread, Spec, add_items, add_source, open_archive, write
+from test_web_support import (
+    ServerThread,
+    Spec,
+    add_items,
+    add_source,
+    open_archive,
+    serve_web,
+    write,
+)
 from tidings.app import Tidings
 from tidings.settings import Settings
 from tidings.store.base import Unit
-from tidings.web.server import create_app
 
 HOLD_S = 2.0
 
@@ -33,7 +40,7 @@ def served(settings: Settings) -> Iterator[tuple[Tidings, ServerThread, list[int
     add_source(tid, "alpha", "Alpha News")
     ids = add_items(tid, [Spec(f"Story {n}") for n in range(30)])
     write(tid, lambda unit: unit.index_pending(1000))  # a search then needs no write first
-    server = ServerThread(create_app(tid, settings, page_ttl=0)).start()
+    server = serve_web(tid, settings)
     yield tid, server, ids
     server.stop()
     tid.close()

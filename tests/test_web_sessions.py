@@ -7,7 +7,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from test_web_auth import PASSWORD, csrf_of
 from test_web_support import (
+    Clock,
     Spec,
     add_items,
     add_source,
@@ -23,6 +24,7 @@ from test_web_support import (
     run,
     serve_web,
     store_password,
+    wait_until,
 )
 from tidings.app import Tidings
 from tidings.cli import cli
@@ -33,19 +35,6 @@ from tidings.web.access import IMPORTED_SUFFIX, LEGACY_FILE, import_legacy
 
 COOKIE = auth.SESSION_COOKIE
 NEW_PASSWORD = "a brand new passphrase"
-
-
-class Clock:
-    """The archive's clock, moved by the test (sessions expire by it)."""
-
-    def __init__(self) -> None:
-        self.now = datetime.now(UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> None:
-        self.now += timedelta(**delta)
 
 
 @dataclass
@@ -151,6 +140,7 @@ def test_tokens_from_the_settings_page_work_until_revoked(site: Site) -> None:
         value = match.group(1)
         with site.client(token=value) as api:
             assert reads(api)
+            wait_until(lambda: site.tid.access.api_tokens()[0].last_used_at is not None)
             (token,) = site.tid.access.api_tokens()
             assert token.name == "phone" and token.last_used_at == site.clock.now
             page = c.get("/settings").text
@@ -168,6 +158,7 @@ def test_expired_sessions_are_refused(site: Site) -> None:
         log_in(c)
         site.clock.advance(days=29)
         assert reads(c)  # seen again: it lives 30 days from now
+        wait_until(lambda: site.tid.access.sessions()[0].last_seen_at == site.clock.now)
         site.clock.advance(days=29)
         assert reads(c)
         site.clock.advance(days=30, seconds=1)
@@ -189,6 +180,7 @@ def test_last_seen_is_written_every_few_minutes_not_every_request(site: Site) ->
         site.clock.advance(minutes=auth.TOUCH_EVERY.total_seconds() / 60)
         page = c.get("/all")
         assert page.cookies.get(COOKIE) == c.cookies[COOKIE]  # the browser's copy slides too
+        wait_until(lambda: site.tid.access.sessions()[0].last_seen_at == site.clock.now)
         (seen,) = site.tid.access.sessions()
         assert seen.last_seen_at == site.clock.now
         assert seen.expires_at == site.clock.now + auth.SESSION_LIFETIME

@@ -34,6 +34,19 @@ NOW = datetime.now(UTC).replace(microsecond=0)
 _keys = itertools.count(1)
 
 
+class Clock:
+    """The archive's clock, moved by the test (sessions expire by it)."""
+
+    def __init__(self) -> None:
+        self.now = datetime.now(UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+
 def open_archive(settings: Settings) -> Tidings:
     return Tidings.open(settings, create=True)
 
@@ -141,6 +154,16 @@ class ServerThread:
             self._server.should_exit = True
             self._thread.join(10)
             self._server = None
+
+
+def wait_until(check: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Return once ``check()`` holds, or after ``timeout`` seconds (the caller asserts).
+
+    For what the server writes after it has answered, such as a session's "last seen".
+    """
+    deadline = time.monotonic() + timeout
+    while not check() and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def serve_web(tid: Tidings, settings: Settings, port: int | None = None) -> ServerThread:

@@ -124,9 +124,12 @@ def test_sessions_are_listed_and_logged_out_everywhere(site: Site) -> None:
         assert ended.status_code == 303 and ended.headers["location"] == "/login"
         assert not reads(a) and not reads(b)
         assert site.tid.access.sessions() == []
-        assert "Nobody is logged in" not in a.get("/settings").text  # to the login page
+        gone = a.get("/settings")  # to the login page, and back here after it
+        assert gone.status_code == 303 and gone.headers["location"] == "/login?next=/settings"
         log_in(a)
-        assert "Nobody is logged in" not in a.get("/settings").text
+        again = a.get("/settings").text
+        listed = re.findall(r'<li( class="this-session")?><span>([^<]*)</span>', again)
+        assert listed == [(' class="this-session"', "Agent A")]  # Agent B stays logged out
         assert len(site.tid.access.sessions()) == 1
 
 

@@ -49,7 +49,7 @@ CJK = [
 
 
 #: what ``build`` makes; a kept archive made by another version is built again
-ARCHIVE_VERSION = "2"  # 2: reprints really share their title (1 drew new words for them)
+ARCHIVE_VERSION = "2"  # raise it whenever ``build`` makes a different archive
 #: seconds after which a kept archive is built again (its last 24 hours thin out)
 MAX_AGE = 6 * 3600
 

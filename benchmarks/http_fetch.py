@@ -73,23 +73,74 @@ def _serve(port_out: multiprocessing.SimpleQueue[int]) -> None:
     asyncio.run(main())
 
 
-async def _drive(
-    get: Callable[[], Awaitable[bytes]], requests: int, concurrency: int
-) -> tuple[float, float]:
+Get = Callable[[str], Awaitable[bytes]]
+#: the URL worker ``i`` asks for as the run's ``n``th request
+Pick = Callable[[int, int], str]
+
+
+async def _drive(get: Get, pick: Pick, requests: int, concurrency: int) -> tuple[float, float]:
     """Requests per wall second, and client CPU ms per request, for ``requests`` calls."""
     remaining = requests
 
-    async def worker() -> None:
+    async def worker(i: int) -> None:
         nonlocal remaining
         while remaining > 0:
             remaining -= 1
-            body = await get()
+            body = await get(pick(i, requests - remaining))
             assert body == BODY
 
     start, cpu = time.perf_counter(), time.process_time()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    await asyncio.gather(*(worker(i) for i in range(concurrency)))
     wall = time.perf_counter() - start
     return requests / wall, (time.process_time() - cpu) * 1000 / requests
+
+
+def _tidings_get(fetcher: Fetcher) -> Get:
+    async def get(url: str) -> bytes:
+        return (await fetcher.fetch(url)).content
+
+    return get
+
+
+def _aiohttp_get(session: aiohttp.ClientSession) -> Get:
+    async def get(url: str) -> bytes:
+        async with session.get(url) as response:
+            response.raise_for_status()
+            return await response.read()
+
+    return get
+
+
+def _httpx_get(client: httpx.AsyncClient) -> Get:
+    async def get(url: str) -> bytes:
+        response = await client.get(url)
+        response.raise_for_status()
+        return response.content
+
+    return get
+
+
+async def _compare(pick: Pick, settings: Settings, args: argparse.Namespace, *,
+                   limits: httpx.Limits, warm_up: int) -> dict[str, list[tuple[float, float]]]:
+    """The three clients, each warmed up, then ``args.reps`` runs of each; the peers' pools
+    are sized by ``limits`` (tidings sizes its own from ``settings``)."""
+    runs: dict[str, list[tuple[float, float]]] = {"tidings": [], "aiohttp": [], "httpx": []}
+    connector = aiohttp.TCPConnector(limit=limits.max_connections or 0, limit_per_host=0)
+    async with (
+        Fetcher(settings) as fetcher,
+        aiohttp.ClientSession(connector=connector) as session,
+        httpx.AsyncClient(limits=limits, trust_env=False) as client,
+    ):
+        getters = {"tidings": _tidings_get(fetcher), "aiohttp": _aiohttp_get(session),
+                   "httpx": _httpx_get(client)}
+        for get in getters.values():  # warm every pool
+            await _drive(get, pick, warm_up, args.concurrency)
+        order = list(getters)
+        for rep in range(args.reps):
+            for name in order[rep % 3 :] + order[: rep % 3]:  # rotate who goes first
+                runs[name].append(await _drive(getters[name], pick, args.requests,
+                                               args.concurrency))
+    return runs
 
 
 #: plain httpx's pool in the single-host run (32 in flight)
@@ -97,34 +148,7 @@ LIMITS = httpx.Limits(max_connections=256, max_keepalive_connections=64, keepali
 
 
 async def _run(url: str, settings: Settings, args: argparse.Namespace) -> None:
-    runs: dict[str, list[tuple[float, float]]] = {"tidings": [], "aiohttp": [], "httpx": []}
-    connector = aiohttp.TCPConnector(limit=256, limit_per_host=0)
-    async with (
-        Fetcher(settings) as fetcher,
-        aiohttp.ClientSession(connector=connector) as session,
-        httpx.AsyncClient(limits=LIMITS, trust_env=False) as client,
-    ):
-
-        async def tidings_get() -> bytes:
-            return (await fetcher.fetch(url)).content
-
-        async def aiohttp_get() -> bytes:
-            async with session.get(url) as response:
-                response.raise_for_status()
-                return await response.read()
-
-        async def httpx_get() -> bytes:
-            response = await client.get(url)
-            response.raise_for_status()
-            return response.content
-
-        getters = {"tidings": tidings_get, "aiohttp": aiohttp_get, "httpx": httpx_get}
-        for get in getters.values():  # warm every pool
-            await _drive(get, 200, args.concurrency)
-        order = list(getters)
-        for rep in range(args.reps):
-            for name in order[rep % 3 :] + order[: rep % 3]:  # rotate who goes first
-                runs[name].append(await _drive(getters[name], args.requests, args.concurrency))
+    runs = await _compare(lambda i, n: url, settings, args, limits=LIMITS, warm_up=200)
     print(f"{args.requests} requests x {args.reps} reps, concurrency {args.concurrency}, "
           f"politeness off (per_host_concurrency={settings.per_host_concurrency}, delay 0), "
           f"load average {os.getloadavg()[0]:.2f}")
@@ -151,14 +175,10 @@ def _report(name: str, runs: list[tuple[float, float]]) -> tuple[float, float]:
 
 async def _polite(url: str, settings: Settings) -> None:
     async with Fetcher(settings) as fetcher:
-        rate, _ = await _drive(lambda: _content(fetcher, url), 20, 8)
+        rate, _ = await _drive(_tidings_get(fetcher), lambda i, n: url, 20, 8)
     print(f"  default politeness ({settings.per_host_concurrency} per host, "
           f"{settings.per_host_delay} s spacing + jitter), one host: {rate:.1f} req/s "
           "(information: this is the intended ceiling)")
-
-
-async def _content(fetcher: Fetcher, url: str) -> bytes:
-    return (await fetcher.fetch(url)).content
 
 
 # --- many hosts: tidings vs plain httpx vs aiohttp -------------------------------------
@@ -186,60 +206,13 @@ def _serve_hosts(hosts: int, port_out: multiprocessing.SimpleQueue[int]) -> None
     asyncio.run(main())
 
 
-async def _drive_hosts(
-    get: Callable[[str], Awaitable[bytes]], urls: list[str], requests: int, concurrency: int
-) -> tuple[float, float]:
-    """Like ``_drive``, worker ``i`` sticking to host ``i % hosts`` (hosts share the load)."""
-    remaining = requests
-    served = 0
-
-    async def worker(base: str) -> None:
-        nonlocal remaining, served
-        while remaining > 0:
-            remaining -= 1
-            served += 1
-            body = await get(f"{base}/feed/{served}")
-            assert body == BODY
-
-    start, cpu = time.perf_counter(), time.process_time()
-    await asyncio.gather(*(worker(urls[i % len(urls)]) for i in range(concurrency)))
-    wall = time.perf_counter() - start
-    return requests / wall, (time.process_time() - cpu) * 1000 / requests
-
-
 async def _run_hosts(urls: list[str], settings: Settings, args: argparse.Namespace) -> None:
-    runs: dict[str, list[tuple[float, float]]] = {"tidings": [], "httpx": [], "aiohttp": []}
-    generous = httpx.Limits(max_connections=4 * args.concurrency,
-                            max_keepalive_connections=4 * args.concurrency)
-    connector = aiohttp.TCPConnector(limit=4 * args.concurrency, limit_per_host=0)
-    async with (
-        Fetcher(settings) as fetcher,
-        httpx.AsyncClient(limits=generous, trust_env=False) as client,
-        aiohttp.ClientSession(connector=connector) as session,
-    ):
-
-        async def tidings_get(url: str) -> bytes:
-            return (await fetcher.fetch(url)).content
-
-        async def httpx_get(url: str) -> bytes:
-            response = await client.get(url)
-            response.raise_for_status()
-            return response.content
-
-        async def aiohttp_get(url: str) -> bytes:
-            async with session.get(url) as response:
-                response.raise_for_status()
-                return await response.read()
-
-        getters = {"tidings": tidings_get, "httpx": httpx_get, "aiohttp": aiohttp_get}
-        for get in getters.values():  # warm every pool: one connection per host and slot
-            await _drive_hosts(get, urls, 4 * args.concurrency, args.concurrency)
-        order = list(getters)
-        for rep in range(args.reps):
-            for name in order[rep % 3 :] + order[: rep % 3]:  # rotate who goes first
-                runs[name].append(
-                    await _drive_hosts(getters[name], urls, args.requests, args.concurrency)
-                )
+    """Worker ``i`` sticks to host ``i % hosts`` (the hosts share the load)."""
+    pool = 4 * args.concurrency
+    runs = await _compare(lambda i, n: f"{urls[i % len(urls)]}/feed/{n}", settings, args,
+                          limits=httpx.Limits(max_connections=pool,
+                                              max_keepalive_connections=pool),
+                          warm_up=pool)  # one connection per host and slot
     print(f"{args.requests} requests x {args.reps} reps over {len(urls)} hosts "
           f"({urls[0]} ..), concurrency {args.concurrency}, "
           f"per_host_concurrency={settings.per_host_concurrency}, delay 0, "

@@ -21,8 +21,6 @@ import argparse
 import asyncio
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
@@ -30,6 +28,7 @@ from pathlib import Path
 
 import httpx
 
+from sharedfarm import start_farm
 from tidings.app import SourceUpdate, Tidings
 from tidings.model import RunOutcome, Source, SourceKind
 from tidings.pipeline import timing
@@ -39,8 +38,6 @@ from tidings.schedule.runner import Runner, RunnerOptions
 from tidings.schedule.watchdog import resident_mb
 from tidings.settings import load_settings
 from tidings.store.sqlite import SqliteStorage
-
-FARM = Path(__file__).resolve().parents[2] / "shared" / "bench" / "feedfarm.py"
 
 
 def bench_plan(n: int, reps: int = 11) -> None:
@@ -69,19 +66,6 @@ def bench_plan(n: int, reps: int = 11) -> None:
               f"  | peer: list_sources + pick_due in Python: {ms_py:8.1f} ms"
               f"  | ratio {ms_py / ms_sql:6.1f}x"
               f"  (setup {setup:.0f} s, load {os.getloadavg()[0]:.1f})")
-
-
-def start_farm(feeds: int, hosts: int, port_file: Path) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(
-        [sys.executable, str(FARM), "--feeds", str(feeds), "--hosts", str(hosts),
-         "--latency", "fast", "--port-file", str(port_file)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(6000):  # building 1,000 feeds (~180 MB of XML) takes a while
-        if port_file.exists() and port_file.read_text().strip():
-            return proc
-        time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("the feed farm did not start")
 
 
 async def farm_run(base: str, data: Path, minutes: float, speed: float) -> None:
@@ -145,9 +129,8 @@ def main() -> None:
             bench_plan(n)
         return
     with tempfile.TemporaryDirectory() as d:
-        proc = start_farm(args.feeds, args.hosts, Path(d) / "farm.url")
+        proc, base = start_farm(args.feeds, args.hosts, Path(d) / "farm.url")
         try:
-            base = (Path(d) / "farm.url").read_text().strip()
             asyncio.run(farm_run(base, Path(d) / "data", args.minutes, args.speed))
         finally:
             proc.terminate()

@@ -2,7 +2,8 @@
 
 A search page makes 50 snippets. ``html_snippet`` converts the first 2 KB of a
 body's markup and converts the whole only when the window around the first
-match does not fit in that; the old way converted every body whole. Bodies are
+match does not fit in that; it is measured against converting every body
+whole, which it must match snippet for snippet. Bodies are
 the entries of the public evaluation feeds (``../shared/eval/feeds``, parsed
 with tidings' own feed parser), and the queries are a common word, a rare one
 (most bodies lack it: the worst case, the first try is wasted) and none (a

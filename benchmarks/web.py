@@ -23,7 +23,6 @@ import argparse
 import asyncio
 import os
 import random
-import re
 import shutil
 import subprocess
 import sys
@@ -34,7 +33,8 @@ import urllib.request
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from webload import Load, free_port, rotation, wait_healthy, wrk
+
 WORDS = [
     "model", "agent", "data", "training", "release", "open", "source", "paper", "benchmark",
     "chip", "cloud", "robot", "vision", "language", "reasoning", "safety", "policy", "startup",
@@ -49,7 +49,7 @@ CJK = [
 
 
 #: what ``build`` makes; a kept archive made by another version is built again
-ARCHIVE_VERSION = "2"  # 2: reprints really share their title (1 drew new words for them)
+ARCHIVE_VERSION = "2"  # raise it whenever ``build`` makes a different archive
 #: seconds after which a kept archive is built again (its last 24 hours thin out)
 MAX_AGE = 6 * 3600
 
@@ -114,30 +114,13 @@ def serve(data: Path, port: int, page_ttl: float) -> None:
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _start(data: Path, page_ttl: float) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, __file__, "--serve", str(data), "--port", str(port),
                              "--page-ttl", str(page_ttl)])
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            with urllib.request.urlopen(url + "/healthz", timeout=1) as r:
-                if r.status == 200:
-                    return proc, url
-        except OSError:
-            if time.monotonic() > deadline:
-                proc.kill()
-                raise
-            time.sleep(0.1)
+    wait_healthy(proc, url, timeout=30)
+    return proc, url
 
 
 def _cookie(url: str) -> str:
@@ -145,31 +128,10 @@ def _cookie(url: str) -> str:
         return str(r.headers["set-cookie"]).split(";")[0]
 
 
-def _lua(paths: list[str], folder: Path) -> Path:
-    script = folder / "paths.lua"
-    quoted = ",".join('"' + p.replace('"', "") + '"' for p in paths)
-    script.write_text("local paths = {" + quoted + "}\nlocal i = 0\n"
-                      "request = function()\n  i = i % #paths + 1\n"
-                      "  return wrk.format(nil, paths[i])\nend\n")
-    return script
-
-
 def _wrk(url: str, paths: list[str], args: argparse.Namespace, cookie: str,
-         folder: Path) -> tuple[float, float, float]:
-    cmd = ["wrk", f"-t{args.threads}", f"-c{args.connections}", f"-d{args.duration}s",
-           "--latency", "-H", f"Cookie: {cookie}", "-s", str(_lua(paths, folder)), url]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    if "Non-2xx" in out:
-        raise SystemExit(f"errors while loading {paths[0]}:\n{out}")
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
-    return rps, _pct(out, "50%"), _pct(out, "99%")
-
-
-def _pct(out: str, label: str) -> float:
-    match = re.search(rf"^\s+{label}\s+([\d.]+)(us|ms|s)\s*$", out, re.MULTILINE)
-    assert match, out
-    scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[match.group(2)]
-    return float(match.group(1)) * scale
+         folder: Path) -> Load:
+    return wrk(url, args.duration, connections=args.connections, threads=args.threads,
+               cookie=cookie, script=rotation(paths, folder))
 
 
 def prepare(data: Path, items: int) -> None:
@@ -206,7 +168,7 @@ def run(args: argparse.Namespace) -> None:
                  "\"language model\"", "开源", "robot -cloud")]
     endpoints = {"healthz (trivial)": ["/healthz"], "Today list": ["/"], "article": articles,
                  "search": searches}
-    results: dict[str, tuple[float, float, float]] = {}
+    results: dict[str, Load] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for ttl, label, names in ((0.0, "no page cache", list(endpoints)),
                                   (2.0, "cached 2 s", ["healthz (trivial)", "Today list"])):
@@ -231,7 +193,7 @@ def run(args: argparse.Namespace) -> None:
 TARGETS = {"Today list": (100.0, 0.30), "article": (100.0, 0.15), "search": (300.0, 0.15)}
 
 
-def _report(results: dict[str, tuple[float, float, float]], args: argparse.Namespace) -> None:
+def _report(results: dict[str, Load], args: argparse.Namespace) -> None:
     print(f"\n{args.items} items, {args.connections} connections, {args.duration}s per endpoint,"
           f" wrk -t{args.threads}, load average {os.getloadavg()[0]:.1f}")
     print(f"{'endpoint':34} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'vs trivial':>10}")

@@ -14,7 +14,6 @@ pages when nothing runs:
    loads the list (``/all``) and ``/healthz`` during the round, 32 connections;
 4. when the round has ended, the same loads again.
 
-    .venv/bin/pip install -e '.[bench]'      # aiohttp for the farm
     apt-get install wrk
     .venv/bin/python benchmarks/web_round.py [--feeds 1000] [--duration 8]
 
@@ -27,19 +26,18 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.request
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from sharedfarm import start_farm
+from webload import Load, free_port, wait_healthy, wrk
+
 ROOT = Path(__file__).resolve().parent.parent
-FARM = ROOT.parent / "shared" / "bench" / "feedfarm.py"
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
 TIDINGS = str(ROOT / ".venv" / "bin" / "tidings")
 ENV = {**os.environ, "TIDINGS_ALLOW_PRIVATE_HOSTS": "127.0.0.0/8",
@@ -62,16 +60,8 @@ asyncio.run(_run(uvicorn.Server(config), tidings))
 """
 
 
-@dataclass
-class Load:
-    rate: float
-    p50: float
-    p99: float
-
-
 def prepare(data: Path, feeds_url: str, items: int) -> None:
     """An archive with ``items`` items of 200 other sources, plus the farm's feeds."""
-    sys.path.insert(0, str(ROOT / "src"))
     from tidings.identity import title_fingerprint
     from tidings.model import BodyState, Source, SourceKind
     from tidings.settings import load_settings
@@ -114,18 +104,6 @@ def run(cmd: list[str]) -> None:
     subprocess.run(cmd, check=True, env=ENV, stdout=subprocess.DEVNULL)
 
 
-def wrk(url: str, seconds: int) -> Load:
-    out = subprocess.run(["wrk", "-t1", "-c32", f"-d{seconds}s", "--latency", url],
-                         check=True, capture_output=True, text=True).stdout
-    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
-    return Load(rate, _ms(out, "50%"), _ms(out, "99%"))
-
-
-def _ms(out: str, label: str) -> float:
-    value, unit = re.search(rf"{label}\s+([\d.]+)(\w+)", out).groups()  # type: ignore[union-attr]
-    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
-
-
 def round_state(data: Path, feeds: int) -> tuple[bool, int]:
     """Whether every farm feed has a finished run, and the items created so far."""
     from tidings.settings import load_settings
@@ -150,13 +128,9 @@ def main() -> None:
         raise SystemExit("wrk is needed for the load: apt-get install wrk")
     with tempfile.TemporaryDirectory(prefix="tidings-web-round-") as tmp:
         data = Path(tmp) / "data"
-        port_file = Path(tmp) / "farm.url"
-        farm = subprocess.Popen([PYTHON, str(FARM), "--feeds", str(args.feeds), "--hosts", "32",
-                                 "--latency", "none", "--port-file", str(port_file)])
+        farm, farm_url = start_farm(args.feeds, 32, Path(tmp) / "farm.url", latency="none")
         try:
-            while not port_file.exists():
-                time.sleep(0.1)
-            prepare(data, port_file.read_text().strip(), args.items)
+            prepare(data, farm_url, args.items)
             measure(data, args)
         finally:
             farm.terminate()
@@ -164,19 +138,11 @@ def main() -> None:
 
 
 def measure(data: Path, args: argparse.Namespace) -> None:
-    port = 18000 + random.randrange(1000)
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = subprocess.Popen([PYTHON, "-c", CHILD, str(data), str(port)], env=ENV)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                get(base + "/healthz")
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
+        wait_healthy(server, base)
         started = time.monotonic()
         during = {"list": wrk(base + "/all", args.duration),
                   "healthz": wrk(base + "/healthz", 2)}

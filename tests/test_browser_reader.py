@@ -25,10 +25,10 @@ from test_web_support import (
     add_source,
     free_port,
     open_archive,
+    serve_web,
 )
 from tidings.app import Tidings
 from tidings.settings import Settings, load_settings
-from tidings.web import create_app
 
 pytestmark = pytest.mark.browser
 
@@ -131,7 +131,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     tid = open_archive(settings)
     port = free_port()
     ids = _populate(tid, f"http://127.0.0.1:{port}")
-    server = ServerThread(create_app(tid, settings, page_ttl=0), port).start()
+    server = serve_web(tid, settings, port)
     yield Site(tid, server, ids)
     server.stop()
     tid.close()
@@ -367,7 +367,7 @@ def test_offline_reading_and_queued_changes(playwright_: Any, tmp_path: Path) ->
         Spec("Offline article two", source_id="wire", age=timedelta(minutes=2)),
         Spec("Never opened", source_id="wire", age=timedelta(minutes=3)),
     ])
-    server = ServerThread(create_app(tid, settings, page_ttl=0)).start()
+    server = serve_web(tid, settings)
     ctx = _context(playwright_, tmp_path / "profile", viewport={"width": 1000, "height": 800})
     try:
         page = ctx.new_page()

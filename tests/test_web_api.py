@@ -14,12 +14,12 @@ import pytest
 import schemathesis
 
 from test_web_support import (
-    ServerThread,
     Spec,
     add_items,
     add_source,
     new_token,
     open_archive,
+    serve_web,
     store_password,
 )
 from tidings.app import Tidings
@@ -37,7 +37,7 @@ def api(settings: Settings) -> Iterator[tuple[Tidings, httpx.Client]]:
                     for i in range(7)])
     add_items(tid, [Spec("过去的历史", backfill=True, age=timedelta(days=400))])
     token = new_token(tid, "tests")
-    server = ServerThread(create_app(tid, settings, page_ttl=0)).start()
+    server = serve_web(tid, settings)
     with httpx.Client(base_url=server.url + "/api/v1",
                       headers={"Authorization": f"Bearer {token}"}) as client:
         yield tid, client

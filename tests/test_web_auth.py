@@ -11,13 +11,13 @@ import httpx
 import pytest
 
 from test_web_support import (
-    ServerThread,
     Spec,
     add_items,
     add_source,
     new_token,
     open_archive,
     run,
+    serve_web,
     store_password,
 )
 from tidings.app import Tidings
@@ -45,10 +45,6 @@ def tid(settings: Settings) -> Iterator[Tidings]:
                         Spec("Secret story", source_id="hidden")])
     yield archive
     archive.close()
-
-
-def serve_app(tid: Tidings, settings: Settings) -> ServerThread:
-    return ServerThread(create_app(tid, settings, page_ttl=0)).start()
 
 
 def asgi_get(app: object, path: str, client: tuple[str, int], host: str = "127.0.0.1"
@@ -100,7 +96,7 @@ def test_password_is_stored_as_a_slow_hash(tid: Tidings, settings: Settings) -> 
 
 def test_private_mode_login_session_and_csrf(tid: Tidings, settings: Settings) -> None:
     store_password(tid, PASSWORD)
-    server = serve_app(tid, settings)
+    server = serve_web(tid, settings)
     try:
         with httpx.Client(base_url=server.url) as c:
             gate = c.get("/all")
@@ -149,7 +145,7 @@ def test_api_tokens(tid: Tidings, settings: Settings) -> None:
     (stored,) = tid.access.api_tokens()
     assert value.startswith("tdg_") and stored.digest == auth.digest(value)
     assert value not in repr(stored)  # only its hash is kept
-    server = serve_app(tid, settings)
+    server = serve_web(tid, settings)
     try:
         with httpx.Client(base_url=server.url) as c:
             good = {"Authorization": f"Bearer {value}"}
@@ -173,7 +169,7 @@ def test_public_reading_is_read_only_and_hides_isolated_sources(
 ) -> None:
     settings = replace(settings, public_reading=True)
     store_password(tid, PASSWORD)
-    server = serve_app(tid, settings)
+    server = serve_web(tid, settings)
     try:
         with httpx.Client(base_url=server.url) as c:
             page = c.get("/all")
@@ -199,7 +195,7 @@ def test_public_reading_is_read_only_and_hides_isolated_sources(
 
 def test_login_failures_are_rate_limited(tid: Tidings, settings: Settings) -> None:
     store_password(tid, PASSWORD)
-    server = serve_app(tid, settings)
+    server = serve_web(tid, settings)
     try:
         with httpx.Client(base_url=server.url) as c:
             token = csrf_of(c.get("/login").text)

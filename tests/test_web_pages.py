@@ -10,11 +10,18 @@ from datetime import timedelta
 import httpx
 import pytest
 
-from test_web_support import ServerThread, Spec, add_items, add_source, open_archive, write
+from test_web_support import (
+    ServerThread,
+    Spec,
+    add_items,
+    add_source,
+    open_archive,
+    serve_web,
+    write,
+)
 from tidings.app import Tidings
 from tidings.model import BodyState, RawResponse
 from tidings.settings import Settings
-from tidings.web import create_app
 from tidings.web.body import render_snippet
 from tidings.web.server import CSP
 
@@ -32,7 +39,7 @@ def web(settings: Settings) -> Iterator[Web]:
     add_source(tid, "alpha", "Alpha News")
     add_source(tid, "beta", "Beta Blog")
     add_source(tid, "gamma", "Gamma Daily")
-    server = ServerThread(create_app(tid, settings, page_ttl=0)).start()
+    server = serve_web(tid, settings)
     with httpx.Client(base_url=server.url, timeout=10) as client:
         yield Web(tid, client, server)
     server.stop()

@@ -7,7 +7,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -16,36 +16,25 @@ from click.testing import CliRunner
 
 from test_web_auth import PASSWORD, csrf_of
 from test_web_support import (
-    ServerThread,
+    Clock,
     Spec,
     add_items,
     add_source,
     open_archive,
     run,
+    serve_web,
     store_password,
+    wait_until,
 )
 from tidings.app import Tidings
 from tidings.cli import cli
 from tidings.errors import ConfigError
 from tidings.settings import Settings
-from tidings.web import auth, check_listen, create_app
+from tidings.web import auth, check_listen
 from tidings.web.access import IMPORTED_SUFFIX, LEGACY_FILE, import_legacy
 
 COOKIE = auth.SESSION_COOKIE
 NEW_PASSWORD = "a brand new passphrase"
-
-
-class Clock:
-    """The archive's clock, moved by the test (sessions expire by it)."""
-
-    def __init__(self) -> None:
-        self.now = datetime.now(UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> None:
-        self.now += timedelta(**delta)
 
 
 @dataclass
@@ -64,10 +53,6 @@ class Site:
                             cookies=None if cookie is None else {COOKIE: cookie})
 
 
-def serve(tid: Tidings, settings: Settings) -> ServerThread:
-    return ServerThread(create_app(tid, settings, page_ttl=0)).start()
-
-
 @pytest.fixture
 def site(settings: Settings) -> Iterator[Site]:
     clock = Clock()
@@ -75,7 +60,7 @@ def site(settings: Settings) -> Iterator[Site]:
     add_source(tid, "alpha", "Alpha")
     add_items(tid, [Spec("A story", source_id="alpha")])
     store_password(tid, PASSWORD)
-    server = serve(tid, settings)
+    server = serve_web(tid, settings)
     yield Site(tid, server.url, clock, settings)
     server.stop()
     tid.close()
@@ -139,9 +124,12 @@ def test_sessions_are_listed_and_logged_out_everywhere(site: Site) -> None:
         assert ended.status_code == 303 and ended.headers["location"] == "/login"
         assert not reads(a) and not reads(b)
         assert site.tid.access.sessions() == []
-        assert "Nobody is logged in" not in a.get("/settings").text  # to the login page
+        gone = a.get("/settings")  # to the login page, and back here after it
+        assert gone.status_code == 303 and gone.headers["location"] == "/login?next=/settings"
         log_in(a)
-        assert "Nobody is logged in" not in a.get("/settings").text
+        again = a.get("/settings").text
+        listed = re.findall(r'<li( class="this-session")?><span>([^<]*)</span>', again)
+        assert listed == [(' class="this-session"', "Agent A")]  # Agent B stays logged out
         assert len(site.tid.access.sessions()) == 1
 
 
@@ -155,6 +143,7 @@ def test_tokens_from_the_settings_page_work_until_revoked(site: Site) -> None:
         value = match.group(1)
         with site.client(token=value) as api:
             assert reads(api)
+            wait_until(lambda: site.tid.access.api_tokens()[0].last_used_at is not None)
             (token,) = site.tid.access.api_tokens()
             assert token.name == "phone" and token.last_used_at == site.clock.now
             page = c.get("/settings").text
@@ -172,6 +161,7 @@ def test_expired_sessions_are_refused(site: Site) -> None:
         log_in(c)
         site.clock.advance(days=29)
         assert reads(c)  # seen again: it lives 30 days from now
+        wait_until(lambda: site.tid.access.sessions()[0].last_seen_at == site.clock.now)
         site.clock.advance(days=29)
         assert reads(c)
         site.clock.advance(days=30, seconds=1)
@@ -193,6 +183,7 @@ def test_last_seen_is_written_every_few_minutes_not_every_request(site: Site) ->
         site.clock.advance(minutes=auth.TOUCH_EVERY.total_seconds() / 60)
         page = c.get("/all")
         assert page.cookies.get(COOKIE) == c.cookies[COOKIE]  # the browser's copy slides too
+        wait_until(lambda: site.tid.access.sessions()[0].last_seen_at == site.clock.now)
         (seen,) = site.tid.access.sessions()
         assert seen.last_seen_at == site.clock.now
         assert seen.expires_at == site.clock.now + auth.SESSION_LIFETIME
@@ -240,7 +231,7 @@ def test_an_old_web_auth_file_is_imported_once(settings: Settings) -> None:
     value = "tdg_" + "k" * 40
     legacy = write_legacy(settings.data_dir, auth.hash_password(PASSWORD), value)
     tid = open_archive(settings)
-    server = serve(tid, settings)
+    server = serve_web(tid, settings)
     try:
         with httpx.Client(base_url=server.url) as c:
             assert c.get("/api/v1/items",  # the first request takes the file in
@@ -281,7 +272,7 @@ def test_an_unreadable_old_file_is_one_line_not_a_traceback(settings: Settings) 
     settings.data_dir.mkdir(parents=True)
     (settings.data_dir / LEGACY_FILE).write_text("{not json")
     tid = open_archive(settings)
-    server = serve(tid, settings)
+    server = serve_web(tid, settings)
     try:
         with pytest.raises(ConfigError, match="unreadable auth file"):
             run(lambda: import_legacy(tid))

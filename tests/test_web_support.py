@@ -26,7 +26,7 @@ from tidings.identity import title_fingerprint
 from tidings.model import BodyState, Source, SourceKind, Visibility
 from tidings.settings import Settings
 from tidings.store.base import ItemFields, NewItem, Unit, UpsertBatch
-from tidings.web import auth, set_password
+from tidings.web import auth, create_app, set_password
 
 T = TypeVar("T")
 
@@ -34,24 +34,34 @@ NOW = datetime.now(UTC).replace(microsecond=0)
 _keys = itertools.count(1)
 
 
+class Clock:
+    """The archive's clock, moved by the test (sessions expire by it)."""
+
+    def __init__(self) -> None:
+        self.now = datetime.now(UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+
 def open_archive(settings: Settings) -> Tidings:
     return Tidings.open(settings, create=True)
 
 
-def write(tid: Tidings, step: Callable[[Unit], T]) -> T:
-    """One write step through the archive's writer, from a plain test function (which may
-    run inside Playwright's own event loop, hence a loop on a thread of its own)."""
-    with ThreadPoolExecutor(1) as pool:
-        result: T = pool.submit(asyncio.run, tid.write(step)).result()
-    return result
-
-
 def run(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run a coroutine of the facade to its end from a plain test function (on a loop of
-    its own, like ``write``)."""
+    """Run a coroutine of the facade to its end from a plain test function (which may run
+    inside Playwright's own event loop, hence a loop on a thread of its own)."""
     with ThreadPoolExecutor(1) as pool:
         result: T = pool.submit(lambda: asyncio.run(make())).result()
     return result
+
+
+def write(tid: Tidings, step: Callable[[Unit], T]) -> T:
+    """One write step through the archive's writer, from a plain test function."""
+    return run(lambda: tid.write(step))
 
 
 def store_password(tid: Tidings, password: str) -> None:
@@ -144,3 +154,18 @@ class ServerThread:
             self._server.should_exit = True
             self._thread.join(10)
             self._server = None
+
+
+def wait_until(check: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Return once ``check()`` holds, or after ``timeout`` seconds (the caller asserts).
+
+    For what the server writes after it has answered, such as a session's "last seen".
+    """
+    deadline = time.monotonic() + timeout
+    while not check() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def serve_web(tid: Tidings, settings: Settings, port: int | None = None) -> ServerThread:
+    """The reader of ``tid`` served on 127.0.0.1, its page cache off (every answer fresh)."""
+    return ServerThread(create_app(tid, settings, page_ttl=0), port).start()

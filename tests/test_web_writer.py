@@ -18,11 +18,24 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from test_web_support import ServerThread, Spec, add_items, add_source, open_archive, write
+from test_web_auth import PASSWORD
+from test_web_sessions import log_in
+from test_web_support import (
+    Clock,
+    ServerThread,
+    Spec,
+    add_items,
+    add_source,
+    open_archive,
+    serve_web,
+    store_password,
+    wait_until,
+    write,
+)
 from tidings.app import Tidings
 from tidings.settings import Settings
 from tidings.store.base import Unit
-from tidings.web.server import create_app
+from tidings.web import auth
 
 HOLD_S = 2.0
 
@@ -33,7 +46,7 @@ def served(settings: Settings) -> Iterator[tuple[Tidings, ServerThread, list[int
     add_source(tid, "alpha", "Alpha News")
     ids = add_items(tid, [Spec(f"Story {n}") for n in range(30)])
     write(tid, lambda unit: unit.index_pending(1000))  # a search then needs no write first
-    server = ServerThread(create_app(tid, settings, page_ttl=0)).start()
+    server = serve_web(tid, settings)
     yield tid, server, ids
     server.stop()
     tid.close()
@@ -76,3 +89,39 @@ def test_pages_answer_while_a_write_holds_the_writer(
         assert click.result(timeout=10).status_code == 303
         blocker.result(timeout=10)
     assert tid.item(ids[0]).read
+
+
+def test_a_session_due_for_its_touch_does_not_wait_for_the_writer(settings: Settings) -> None:
+    """Every few minutes a reader's session is written as seen: the page does not wait."""
+    clock = Clock()
+    tid = Tidings.open(settings, create=True, clock=clock)
+    add_source(tid, "alpha", "Alpha News")
+    add_items(tid, [Spec(f"Story {n}") for n in range(30)])
+    store_password(tid, PASSWORD)
+    server = serve_web(tid, settings)
+    gate, held = threading.Event(), threading.Event()
+    try:
+        with httpx.Client(base_url=server.url, timeout=10) as client, \
+                ThreadPoolExecutor(1) as pool:
+            log_in(client)
+            (session,) = tid.access.sessions()
+            clock.advance(minutes=auth.TOUCH_EVERY.total_seconds() / 60)
+            blocker = pool.submit(write, tid, _hold(gate, held))
+            assert held.wait(5), "the writer thread runs the long step"
+            started = time.perf_counter()
+            page = client.get("/all")
+            took = time.perf_counter() - started
+            assert page.status_code == 200 and "Story 29" in page.text
+            assert page.cookies.get(auth.SESSION_COOKIE) == client.cookies[auth.SESSION_COOKIE]
+            assert took < 0.5, f"the page waited {took:.2f} s for the writer"
+            assert tid.access.sessions() == [session], "the touch waits for the writer"
+            gate.set()
+            blocker.result(timeout=10)
+            wait_until(lambda: tid.access.sessions()[0].last_seen_at == clock.now)
+            (seen,) = tid.access.sessions()
+            assert seen.last_seen_at == clock.now
+            assert seen.expires_at == clock.now + auth.SESSION_LIFETIME
+    finally:
+        gate.set()
+        server.stop()
+        tid.close()

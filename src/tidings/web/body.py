@@ -173,8 +173,9 @@ def render_snippet(snippet: str) -> Markup:
     """A search snippet: its text escaped again, only ``<mark>`` kept (balanced).
 
     Storage writes snippets as escaped text and ``<mark>`` tags only, so a split
-    on those tags is all the parsing one needs; anything else that looks like a
-    tag is shown as text. (An HTML parser per hit was a fifth of a search page.)
+    on those tags is all the parsing one needs (a page has 50 of them: an HTML
+    parser per hit would be a large share of it); anything else that looks like
+    a tag is shown as text.
     """
     out: list[str] = []
     marked = False

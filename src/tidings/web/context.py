@@ -91,17 +91,18 @@ async def keep_alive(request: Request) -> None:
 
     Through the writer, and only when the last record is older than
     ``auth.TOUCH_EVERY``: a request as a rule writes nothing. A session seen again
-    lives ``auth.SESSION_LIFETIME`` from then on.
+    lives ``auth.SESSION_LIFETIME`` from then on. The write runs in the background
+    (``WebState.touch``): the page does not wait for the writer.
     """
     who = viewer(request)
     st = web_state(request)
     now = st.tidings.clock()
     if who.session is not None and auth.due(who.session.last_seen_at, now):
         sid = who.session.id
-        await st.touch(sid, lambda: st.tidings.access.touch_session(sid, auth.SESSION_LIFETIME))
+        st.touch(sid, lambda: st.tidings.access.touch_session(sid, auth.SESSION_LIFETIME))
     if who.token is not None and auth.due(who.token.last_used_at, now):
         tid = who.token.id
-        await st.touch(tid, lambda: st.tidings.access.touch_api_token(tid))
+        st.touch(tid, lambda: st.tidings.access.touch_api_token(tid))
 
 
 async def log_in(request: Request, response: Response) -> None:

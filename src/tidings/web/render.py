@@ -69,7 +69,8 @@ def isotime(when: datetime | None) -> str:
 
 
 def fulltime(when: datetime | None) -> str:
-    """``2024-05-01 12:30 UTC``, cut from the ISO form (strftime costs twice as much)."""
+    """``2024-05-01 12:30 UTC``, cut from the ISO form (cheaper than strftime, and every
+    list row shows one)."""
     return _fulltime(when.isoformat()) if when else ""
 
 
@@ -129,18 +130,9 @@ def _more_row(row: Row) -> str:
 
 def _row(row: Row, view: str, now: datetime) -> str:
     it = row.item
-    when = item_time(it)
-    iso = isotime(when)
-    state = (" unread" if not it.read else "") + (" starred" if it.starred else "")
     raw = f'<a href="/item/{it.id}/raw">raw page</a>' if view == "review" else ""
     out = [
-        f'  <li class="row{state}" data-id="{it.id}" data-ids="{row.ids}" '
-        f'data-url="{_esc(safe_href(it.url))}">\n'
-        f'    <a class="title" href="/item/{it.id}">{_esc(it.title or "(untitled)")}</a>\n'
-        f'    <span class="meta">\n'
-        f'      <a class="src" href="/source/{_esc(it.source_id)}">'
-        f"{_esc(it.source_title or it.source_id)}</a>\n"
-        f'      <time datetime="{iso}" title="{_fulltime(iso)}">{ago(when, now)}</time>\n'
+        _row_head(it, row.ids, "", _esc(it.title or "(untitled)"), now),
         f'      {raw}<span class="star" aria-label="starred" title="starred">★</span>\n'
         "    </span>\n"]
     if row.folded:
@@ -158,29 +150,38 @@ def _row(row: Row, view: str, now: datetime) -> str:
 def search_rows(hits: Sequence[SearchHit], q: str, terms: Sequence[str],
                 now: datetime) -> Markup:
     """The ``<li>`` rows of a search page, for the reason given in :func:`list_rows`."""
-    back = _esc(quote(q, safe="/"))  # the article marks the terms it was found with
+    back = f"?q={_esc(quote(q, safe='/'))}"  # the article marks the terms it was found with
     return Markup("".join(  # noqa: S704 - every piece escaped in _hit_row
         _hit_row(h, back, terms, now) for h in hits))
 
 
 def _hit_row(hit: SearchHit, back: str, terms: Sequence[str], now: datetime) -> str:
     it = hit.item
-    when = item_time(it)
-    iso = isotime(when)
-    state = (" unread" if not it.read else "") + (" starred" if it.starred else "")
     snippet = f'    <p class="snippet">{render_snippet(hit.snippet)}</p>\n' if hit.snippet else ""
     return (
-        f'  <li class="row{state}" data-id="{it.id}" data-ids="{it.id}" '
-        f'data-url="{_esc(safe_href(it.url))}">\n'
-        f'    <a class="title" href="/item/{it.id}?q={back}">'
-        f'{highlight(it.title or "(untitled)", terms)}</a>\n'
-        f'    <span class="meta">\n'
-        f'      <a class="src" href="/source/{_esc(it.source_id)}">'
-        f"{_esc(it.source_title or it.source_id)}</a>\n"
-        f'      <time datetime="{iso}" title="{_fulltime(iso)}">{ago(when, now)}</time>\n'
+        f"{_row_head(it, it.id, back, highlight(it.title or '(untitled)', terms), now)}"
         '      <span class="star" aria-label="starred">★</span>\n'
         "    </span>\n"
         f"{snippet}  </li>\n")
+
+
+def _row_head(it: ItemBrief, ids: str | int, query: str, title: str, now: datetime) -> str:
+    """A list or search row up to its time: state, data for the scripts, title, source.
+
+    ``title`` is escaped (or highlighted) by the caller; ``query`` follows the
+    article's link. Plain f-strings for the reason given in :func:`list_rows`.
+    """
+    when = item_time(it)
+    iso = isotime(when)
+    state = (" unread" if not it.read else "") + (" starred" if it.starred else "")
+    return (
+        f'  <li class="row{state}" data-id="{it.id}" data-ids="{ids}" '
+        f'data-url="{_esc(safe_href(it.url))}">\n'
+        f'    <a class="title" href="/item/{it.id}{query}">{title}</a>\n'
+        f'    <span class="meta">\n'
+        f'      <a class="src" href="/source/{_esc(it.source_id)}">'
+        f"{_esc(it.source_title or it.source_id)}</a>\n"
+        f'      <time datetime="{iso}" title="{_fulltime(iso)}">{ago(when, now)}</time>\n')
 
 
 def make_env() -> Environment:

@@ -11,6 +11,7 @@ another's token.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 import threading
@@ -121,6 +122,7 @@ class WebState:
         self._password_set = _Memo(ttl=ACCESS_TTL)
         self.csrf_secret = ""
         self._touching: set[str] = set()
+        self._background: set[asyncio.Task[None]] = set()
 
     async def ready(self) -> None:
         """Before the first request: take over an older install's auth file, then load
@@ -145,19 +147,26 @@ class WebState:
     def password_changed(self) -> None:
         self._password_set.clear()
 
-    async def touch(self, key: str, write: Callable[[], Awaitable[object]]) -> None:
-        """Run ``write`` unless one for ``key`` is under way: the requests a page sends
-        at once, all finding their session due for a touch, write it once. A failed
-        touch is only logged: "last seen" is bookkeeping, not worth a failed page."""
+    def touch(self, key: str, write: Callable[[], Awaitable[object]]) -> None:
+        """Start ``write`` as a background task unless one for ``key`` is under way.
+
+        In the background because the write queues for the one writer thread, which
+        may be in the middle of a long commit: a page must not wait for bookkeeping.
+        The requests a page sends at once, all finding their session due for a touch,
+        write it once. A failed touch is only logged: "last seen" is not worth a
+        failed page, and nobody awaits the task to see its error.
+        """
         if key in self._touching:
             return
         self._touching.add(key)
-        try:
-            await write()
-        except TidingsError as exc:
-            log.warning("could not record a session's or token's use: %s", exc)
-        finally:
+        task = asyncio.get_running_loop().create_task(_touch(write))
+
+        def done(finished: asyncio.Task[None]) -> None:
             self._touching.discard(key)
+            self._background.discard(finished)
+
+        self._background.add(task)  # the loop keeps only a weak reference to a task
+        task.add_done_callback(done)
 
     @property
     def mode(self) -> str:
@@ -201,3 +210,12 @@ class WebState:
         self.pages.invalidate()
         self._stats.clear()
         self._sources.clear()
+
+
+async def _touch(write: Callable[[], Awaitable[object]]) -> None:
+    try:
+        await write()
+    except TidingsError as exc:
+        log.warning("could not record a session's or token's use: %s", exc)
+    except Exception:
+        log.exception("recording a session's or token's use failed")

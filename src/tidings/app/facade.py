@@ -38,7 +38,7 @@ from tidings.model import (
 )
 from tidings.net import Fetcher
 from tidings.opml import parse_opml
-from tidings.pipeline.config import parse_global_filters, validate_config
+from tidings.pipeline.config import cost_class_of, parse_global_filters, validate_config
 from tidings.pipeline.doctor import DoctorReport, doctor
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.extraction import ExtractReport, extract_item, extract_pending
@@ -164,6 +164,7 @@ class Tidings:
             id=sid, kind=kind, url=url, title=title, config=clean,
             interval_min=self.settings.default_interval_min, next_fetch_at=now,
             created_at=now, site_url=site_url, priority=priority, folder=folder or None,
+            cost_class=cost_class_of(kind, clean),
         )
         added: Source = await self._writer(_add_source, source)
         taken.add(sid)
@@ -198,7 +199,8 @@ class Tidings:
         """Change a source; a new config is validated for the source's kind first."""
         if update.config is not UNSET:
             kind = self._store.get_source(source_id).kind
-            update = replace(update, config=validate_config(kind, update.config))
+            clean = validate_config(kind, update.config)
+            update = replace(update, config=clean, cost_class=cost_class_of(kind, clean))
         source: Source = await self._writer(_update_source, source_id, update)
         return source
 

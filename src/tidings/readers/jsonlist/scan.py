@@ -92,13 +92,29 @@ def _json_parse_call(text: str, i: int, name: str) -> Any:
         raise ScanError(f"window.{name} = JSON.parse(…) of something other than a string")
     end = string_end(text, i)
     literal = text[i:end]
-    if literal[0] == "'":  # a JS single-quoted string: same escapes, other quote
-        literal = '"' + literal[1:-1].replace('\\"', '"').replace('"', '\\"').replace(
-            "\\'", "'") + '"'
+    if literal[0] == "'":
+        literal = _double_quoted(literal)
     try:
         return json.loads(json.loads(literal))
     except ValueError as exc:
         raise ScanError(f"window.{name} = JSON.parse(…): not JSON ({exc})") from None
+
+
+def _double_quoted(literal: str) -> str:
+    """A JS single-quoted string literal as a JSON (double-quoted) one."""
+    out = ['"']
+    i, end = 1, len(literal) - 1
+    while i < end:
+        ch = literal[i]
+        if ch == "\\":
+            nxt = literal[i + 1]
+            out.append("'" if nxt == "'" else ch + nxt)
+            i += 2
+            continue
+        out.append('\\"' if ch == '"' else ch)
+        i += 1
+    out.append('"')
+    return "".join(out)
 
 
 def string_end(text: str, start: int) -> int:

@@ -7,7 +7,7 @@ dates of which none can be read - each fails the run with a one-line reason
 naming the rule, because a rule that silently matches nothing is worse than no
 rule (the page changed, and nobody would know). Without an ``item`` selector
 every link of the page is a candidate, minus the page's chrome (links inside
-``nav`` and ``footer``) and the navigation filter's URL shapes.
+``nav``, ``footer`` and cookie banners) and the navigation filter's URL shapes.
 """
 
 from __future__ import annotations
@@ -26,11 +26,12 @@ from tidings.model import BodyState, ItemData
 from tidings.readers.rss.dates import parse_date
 from tidings.readers.selectors import select_all
 from tidings.readers.web.config import WebListConfig
-from tidings.readers.web.links import absolute, is_navigation, link_title, page_base
+from tidings.readers.web.links import absolute, is_navigation, link_title, other_site, page_base
 from tidings.textutil import collapse_ws, shorten
 
 _DEFAULT_LINK = "a[href]"
 _CHROME = ("nav", "footer")
+_BANNER_WORDS = ("cookie", "consent", "gdpr")
 _BLOCKS = frozenset({
     "p", "div", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "br", "tr", "table",
     "section", "article", "header", "footer", "nav", "main", "aside", "blockquote", "pre",
@@ -94,7 +95,7 @@ def _from_items(items: list[HtmlElement], base: str, url: str, config: WebListCo
         if link is None or href is None:
             continue
         linked += 1
-        if (config.nav_filter and is_navigation(href, url)) or href in seen:
+        if skipped(href, url, config) or href in seen:
             continue
         seen.add(href)
         title = _first_text(el, config.title) if config.title else ""
@@ -124,6 +125,12 @@ def _from_items(items: list[HtmlElement], base: str, url: str, config: WebListCo
     if not out.items:
         raise ParseError(f"{url}: {linked} items of {config.item!r} had links, but every one "
                          "was navigation, a repeat or had no title", url)
+
+
+def skipped(href: str, page_url: str, config: WebListConfig) -> bool:
+    """A link the config's filters leave out: navigation, another site."""
+    return ((config.nav_filter and is_navigation(href, page_url))
+            or (config.same_site and other_site(href, page_url)))
 
 
 def _first_raw(out: ParsedList) -> str:
@@ -201,7 +208,7 @@ def _from_links(root: HtmlElement, base: str, url: str, config: WebListConfig,
         if config.link is None and _in_chrome(link):
             continue
         href = absolute(link.get("href"), base)
-        if href is None or href in seen or (config.nav_filter and is_navigation(href, url)):
+        if href is None or href in seen or skipped(href, url, config):
             continue
         seen.add(href)
         title = link_title(link)
@@ -215,8 +222,12 @@ def _from_links(root: HtmlElement, base: str, url: str, config: WebListConfig,
 
 
 def _in_chrome(el: HtmlElement) -> bool:
+    """Inside the page's navigation, footer, or a cookie banner."""
     for parent in el.iterancestors():
-        if parent.tag in _CHROME or parent.get("role") == "navigation":
+        if parent.tag in _CHROME or parent.get("role") in ("navigation", "dialog"):
+            return True
+        names = f"{parent.get('class', '')} {parent.get('id', '')}".lower()
+        if any(word in names for word in _BANNER_WORDS):
             return True
     return False
 

@@ -52,6 +52,13 @@ def absolute(href: str | None, base: str) -> str | None:
     return url
 
 
+def other_site(url: str, page_url: str) -> bool:
+    """True when ``url`` is on another host than the page (``same_site``); ``www.`` aside."""
+    def host(u: str) -> str:
+        return (urlsplit(u).hostname or "").removeprefix("www.")
+    return host(url) != host(page_url)
+
+
 def is_navigation(url: str, page_url: str) -> bool:
     """True for a link that is part of the site's chrome rather than an entry."""
     parts = urlsplit(url)

@@ -15,8 +15,8 @@ import re
 from tidings.errors import ParseError
 from tidings.model import BodyState, ItemData
 from tidings.readers.web.config import WebListConfig
-from tidings.readers.web.html import ParsedList
-from tidings.readers.web.links import absolute, is_navigation
+from tidings.readers.web.html import ParsedList, skipped
+from tidings.readers.web.links import absolute
 from tidings.textutil import collapse_ws
 
 # [text](url "title"): text may hold one level of brackets (an image inside a card link)
@@ -59,7 +59,7 @@ def parse_markdown_list(text: str, url: str, config: WebListConfig) -> ParsedLis
             href = absolute(match.group(2), base)
             if line_no < start or href is None or href in seen:
                 continue
-            if config.nav_filter and is_navigation(href, url):
+            if skipped(href, url, config):
                 continue
             title = _title(match.group(1), match.group(3))
             if title:

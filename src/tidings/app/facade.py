@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 from tidings.app import catalog
 from tidings.app.access import Access
 from tidings.app.paging import sort_time
-from tidings.errors import ConfigError, NotFoundError
+from tidings.errors import ConfigError, NoFeedError, NotFoundError
 from tidings.model import (
     BodyState,
     FeedCandidate,
@@ -183,7 +183,7 @@ class Tidings:
                                             config=config, folder=folder)
         found = await discover(url, self.fetcher)
         if found.best is None:
-            raise ConfigError(f"{url}: no feed found on this page (try `tidings discover {url}`)")
+            raise NoFeedError(f"{url}: no feed found on this page (try `tidings discover {url}`)")
         feed = found.best
         return await self.create_source(
             feed.url, title=title or feed.title, source_id=source_id, config=config,
@@ -423,6 +423,20 @@ class Tidings:
         """Every stage of collecting one source, without storing (R-OPS-5)."""
         return await doctor(self.pipeline_env(), self._store.get_source(source_id),
                             conditional=conditional)
+
+    async def preview(self, kind: SourceKind, url: str,
+                      config: Mapping[str, Any]) -> DoctorReport:
+        """What a source not stored yet would store, nothing written (R-WEB, issue 17)."""
+        from tidings.pipeline.preview import preview
+
+        return await preview(self.pipeline_env(), kind, url, config)
+
+    async def propose_web_list(self, url: str) -> tuple[dict[str, Any], DoctorReport] | None:
+        """Selectors for the list on a page without a feed, with their preview; None
+        when the page has no repeated block of entry links."""
+        from tidings.pipeline.preview import propose
+
+        return await propose(self.pipeline_env(), url)
 
     # -------------------------------------------------------------- backups
     def backup(self, backup_dir: Path | None = None) -> Path:

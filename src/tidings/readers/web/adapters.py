@@ -14,7 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import entry_points
-from typing import Protocol
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ValidationError
 
 from tidings.errors import ConfigError
 from tidings.model import ItemData, RawResponse
@@ -32,9 +34,12 @@ class AdapterResult:
 
 class ScriptAdapter(Protocol):
     name: str
+    #: the adapter's own keys (config ``adapter_options``), checked when a source is saved
+    options_model: type[BaseModel]
 
-    async def read(self, ctx: ReadContext) -> AdapterResult:
-        """The entries of ``ctx.source``; ParseError when the page no longer has them."""
+    async def read(self, ctx: ReadContext, options: Any) -> AdapterResult:
+        """The entries of ``ctx.source``; ParseError when the page no longer has them.
+        ``options`` is an instance of ``options_model``."""
         ...
 
 
@@ -47,6 +52,9 @@ def register_adapter(adapter: ScriptAdapter) -> None:
 
 @cache
 def _load_entry_points() -> None:
+    from tidings.readers.web.bundle import BundleList  # the built-in example
+
+    register_adapter(BundleList())
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         loaded = ep.load()
         register_adapter(loaded() if isinstance(loaded, type) else loaded)
@@ -64,3 +72,17 @@ def get_adapter(name: str) -> ScriptAdapter:
     except KeyError:
         known = ", ".join(sorted(_ADAPTERS)) or "none"
         raise ConfigError(f"no script adapter {name!r} (known: {known})") from None
+
+
+def check_options(name: str, options: dict[str, Any]) -> Any:
+    """The adapter's options, validated (ValueError naming the adapter and the problem)."""
+    try:
+        adapter = get_adapter(name)
+    except ConfigError as exc:
+        raise ValueError(exc.message) from None
+    try:
+        return adapter.options_model.model_validate(options)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ValueError(f"adapter_options.{where}: {first['msg']}") from None

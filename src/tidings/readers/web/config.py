@@ -9,12 +9,13 @@ that could never apply is caught at save time rather than ignored at run time.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
 
 from tidings.readers.options import ReaderConfig
 from tidings.readers.selectors import Selector
+from tidings.readers.web.adapters import check_options
 
 _HTML_KEYS = ("item", "link", "title", "date", "summary", "links_start_line")
 
@@ -33,13 +34,16 @@ class WebListConfig(ReaderConfig):
     same_site: StrictBool = False  # keep only links to the page's own host
     provider: StrictStr = "jina"  # markdown: the [providers.NAME] that renders pages
     adapter: StrictStr | None = None  # script: the adapter's registered name
+    adapter_options: dict[StrictStr, Any] = Field(default_factory=dict)  # script: its keys
 
     @model_validator(mode="after")
     def _mode_keys(self) -> WebListConfig:
         if self.mode == "script" and not self.adapter:
             raise ValueError("mode 'script' needs 'adapter' (the adapter's name)")
-        if self.mode != "script" and self.adapter:
-            raise ValueError("'adapter' is only read in mode 'script'")
+        if self.mode != "script" and (self.adapter or self.adapter_options):
+            raise ValueError("'adapter' and 'adapter_options' are only read in mode 'script'")
+        if self.mode == "script" and self.adapter:
+            check_options(self.adapter, self.adapter_options)
         if self.mode in ("changelog", "script"):
             set_keys = [k for k in _HTML_KEYS if getattr(self, k) is not None]
             if set_keys:

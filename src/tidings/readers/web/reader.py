@@ -56,7 +56,9 @@ class WebListReader:
         config = _config(ctx.config)
         if config.mode == "script":
             assert config.adapter is not None
-            found = await get_adapter(config.adapter).read(ctx)
+            adapter = get_adapter(config.adapter)
+            options = adapter.options_model.model_validate(config.adapter_options)
+            found = await adapter.read(ctx, options)
             return ReadResult(items=tuple(found.items), raw=tuple(found.raw),
                               warnings=tuple(found.warnings), final_url=ctx.source.url,
                               pages=max(1, len(found.raw)))

@@ -214,3 +214,72 @@ async def test_markdown_pages_are_rendered_and_a_spent_budget_is_not_a_failure(
     titles = sorted({i.title for i in t.items(ItemQuery(limit=50))})
     assert titles == ["A launch", "A paper"]
     assert t.spend_today()["jina"].calls == 2
+
+
+# ------------------------------------------------ the rendering fallback of extraction
+
+THIN = b"""<html><head><title>App</title></head><body><div id="app"></div>
+<script src="/bundle.js"></script></body></html>"""
+
+
+@dataclass
+class Fallback:
+    tid: Tidings
+    site: Site
+    renderer: Renderer
+
+
+async def _fallback_world(settings: Settings, renderer: Renderer, provider: str,
+                          daily_calls: int) -> AsyncIterator[Fallback]:
+    site = Site()
+    listing = "".join(f'<li><a href="/post/{n}">Post number {n} of the week</a></li>'
+                      for n in range(3))
+    site.pages["/list"] = (f"<html><body><ul>{listing}</ul></body></html>".encode(),
+                           "text/html")
+    for n in range(3):
+        site.pages[f"/post/{n}"] = (THIN, "text/html")
+    async with serve(site.app()) as base, serve(renderer.app()) as render_base:
+        providers = {"jina": {"base_url": render_base, "api_key": "jk_1111",
+                              "daily_calls": daily_calls}}
+        t = Tidings.open(replace(settings, providers=providers,
+                                 extract_render_provider=provider), create=True)
+        await t.create_source(f"{base}/list", kind=SourceKind.WEB_LIST, source_id="lst")
+        await t.collect(extract=False)
+        yield Fallback(t, site, renderer)
+        await t.aclose()
+
+
+class ArticleRenderer(Renderer):
+    async def handle(self, request: web.Request) -> web.Response:
+        self.asked.append(request.path_qs[1:])
+        self.keys.append(request.headers.get("Authorization", ""))
+        para = "The rendered article says a great deal about the week. " * 8
+        text = (f"Title: Post\nURL Source: {request.path_qs[1:]}\n\nMarkdown Content:\n"
+                f"# Post\n\n{para}\n\n<script>alert(1)</script>\n\n* one\n* two\n")
+        return web.Response(text=text, content_type="text/plain")
+
+
+async def test_extraction_falls_back_to_the_rendering_within_its_budget(
+    settings: Settings,
+) -> None:
+    async for world in _fallback_world(settings, ArticleRenderer(), "jina", 2):
+        report = await world.tid.extract_pending()
+        assert (report.ok, report.skipped) == (2, 1), report
+        assert len(world.renderer.asked) == 2 and set(world.renderer.keys) == {"Bearer jk_1111"}
+        items = world.tid.items(ItemQuery(limit=10))
+        done = [i for i in items if i.body_state.value == "ok"]
+        assert len(done) == 2
+        body = done[0].body or ""
+        assert "<h1>" in body or "<h2>" in body
+        assert "great deal" in body and "<script" not in body and "alert" not in body
+        assert done[0].raw["extract"]["method"] == "render:jina"
+        assert [i.body_state.value for i in items].count("pending") == 1, \
+            "the budget ran out: the last item waits for tomorrow's budget"
+        assert world.tid.spend_today()["jina"].calls == 2
+
+
+async def test_without_the_setting_nothing_is_rendered(settings: Settings) -> None:
+    async for world in _fallback_world(settings, ArticleRenderer(), "", 5):
+        report = await world.tid.extract_pending()
+        assert report.unconfirmed == 3 and report.ok == 0
+        assert world.renderer.asked == []

@@ -38,10 +38,12 @@ class Site:
 
     pages: dict[str, tuple[bytes, str]] = field(default_factory=dict)
     seen: list[CIMultiDict[str]] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
     gzip: bool = False
 
     async def handle(self, request: web.Request) -> web.Response:
         self.seen.append(request.headers.copy())
+        self.paths.append(request.path)
         body, ctype = self.pages[request.path]
         if self.gzip:
             return web.Response(body=gzip.compress(body), content_type=ctype.split(";")[0],
@@ -283,3 +285,73 @@ async def test_without_the_setting_nothing_is_rendered(settings: Settings) -> No
         report = await world.tid.extract_pending()
         assert report.unconfirmed == 3 and report.ok == 0
         assert world.renderer.asked == []
+
+
+# ------------------------------------------------------------ the detail rule (R-WEB-5)
+
+def _detail_page(head: str, body: str = "") -> bytes:
+    return (f"<html><head><title>Page title | Site</title>{head}</head><body>"
+            f"<article><h1>The page's own title</h1>{body}<p>text</p></article>"
+            "<aside><time datetime='2020-01-01'>related, old</time></aside></body></html>"
+            ).encode()
+
+
+GRAPH = ('<script type="application/ld+json">{"@context":"https://schema.org","@graph":['
+         '{"@type":"WebSite","name":"S"},{"@type":"BlogPosting","headline":"H",'
+         '"datePublished":"2026-09-02T08:00:00Z"}]}</script>')
+
+
+async def test_the_detail_rule_fills_dates_by_the_fallback_chain_within_its_budget(
+    settings: Settings,
+) -> None:
+    site = Site()
+    links = "".join(f'<li><a href="/p/{n}">Entry {n} on the list</a></li>' for n in range(5))
+    site.pages["/list"] = (f"<html><body><ul>{links}</ul></body></html>".encode(),
+                           "text/html")
+    site.pages["/p/0"] = (_detail_page(
+        '<meta property="article:published_time" content="2026-09-01T10:00:00Z">'), "text/html")
+    site.pages["/p/1"] = (_detail_page(GRAPH), "text/html")
+    site.pages["/p/2"] = (_detail_page("", "<time datetime='2026-09-03'>Sep 3</time>"),
+                          "text/html")
+    for n in (3, 4):
+        site.pages[f"/p/{n}"] = (_detail_page(""), "text/html")
+    t = Tidings.open(settings, create=True)
+    try:
+        async with serve(site.app()) as base:
+            await t.create_source(f"{base}/list", kind=SourceKind.WEB_LIST, source_id="l",
+                                  config={"detail": {"max_fetches": 4,
+                                                     "title_authoritative": True}})
+            report = await t.collect(extract=False)
+        assert report.results["l"].created == 5
+        assert sorted(p for p in site.paths if p.startswith("/p/")) == [
+            "/p/0", "/p/1", "/p/2", "/p/3"], "at most max_fetches detail pages"
+        by_url = {i.url.rsplit("/", 1)[1]: i for i in t.items(ItemQuery(limit=10)) if i.url}
+        days = {k: (i.published_at.day if i.published_at else None) for k, i in by_url.items()}
+        assert days["0"] == 1 and days["1"] == 2 and days["2"] == 3
+        assert days["4"] is None, "beyond max_fetches: not fetched"
+        assert by_url["3"].published_at is not None and by_url["3"].published_at.year == 2020, \
+            "the first <time datetime> stands in when nothing else dates the page"
+        assert by_url["0"].title == "The page's own title", "title_authoritative"
+        assert by_url["4"].title == "Entry 4 on the list"
+    finally:
+        await t.aclose()
+
+
+async def test_an_authoritative_date_rule_lets_no_other_timestamp_stand_in(
+    settings: Settings,
+) -> None:
+    site = Site()
+    site.pages["/list"] = (b"<html><body><ul><li><a href='/p/3'>Entry three on the list</a>"
+                           b"</li></ul></body></html>", "text/html")
+    site.pages["/p/3"] = (_detail_page(""), "text/html")
+    t = Tidings.open(settings, create=True)
+    try:
+        async with serve(site.app()) as base:
+            await t.create_source(f"{base}/list", kind=SourceKind.WEB_LIST, source_id="l",
+                                  config={"detail": {"date_selector": "article time",
+                                                     "published_authoritative": True}})
+            await t.collect(extract=False)
+        (item,) = t.items(ItemQuery(limit=10))
+        assert item.published_at is None
+    finally:
+        await t.aclose()

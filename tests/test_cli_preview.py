@@ -98,3 +98,12 @@ def test_add_on_a_bare_page_says_there_is_nothing_to_propose(data: Path, site: s
     assert "no repeated list of links" in out
     out = run(data, "add", f"{site}/news", stdin="n\n", code=1)
     assert "not added" in out
+
+
+def test_add_loads_a_ready_example(data: Path) -> None:
+    example = Path(__file__).parent.parent / "examples" / "sources" / "anthropic_news.source.json"
+    run(data, "add", "--config", str(example))
+    (source,) = json.loads(run(data, "sources", "--json"))
+    assert (source["url"], source["title"]) == ("https://www.anthropic.com/news",
+                                                "Anthropic news")
+    assert json.loads(run(data, "config", source["id"], "--json"))["title"] == "h3"

@@ -3,7 +3,9 @@
 A heading that is only a date ("2025-09-10", "Time: 2025-09-10") is not an
 entry: it dates the sections under it. Every other heading of the entry level
 (the level just below the date headings, else the page's top level) opens an
-entry that runs to the next heading of its level or above; the entry is the
+entry that runs to the next heading of its level or above; a date heading with
+no such heading under it (release notes written as a list under each date)
+is itself the entry, titled with the page's heading and the date; the entry is the
 page's URL with the heading's anchor, has the explicit identity
 ``url:page#anchor`` (a changelog's sections are told apart by their anchors
 only) and carries its own HTML as its body - there is no other page to read.
@@ -28,8 +30,9 @@ from tidings.textutil import collapse_ws, shorten
 _CONTENT = ("article .markdown", ".theme-doc-markdown", "article", "main", "body")
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _DATE_LABEL = re.compile(r"^(?:time|date|released?|updated?|时间|日期|发布)\s*[:：]?\s*", re.I)
-_DATE_ONLY = re.compile(r"^[\d\s./\-年月日,:TZ+]+$|^[A-Za-z]{3,9}\.? \d{1,2},? \d{4}$"
-                        r"|^\d{1,2} [A-Za-z]{3,9}\.? \d{4}$")
+_DATE_ONLY = re.compile(r"^[\d\s./\-年月日,:TZ+]+$"
+                        r"|^[A-Za-z]{3,9}\.? \d{1,2}(?:st|nd|rd|th)?,? \d{4}$"
+                        r"|^\d{1,2}(?:st|nd|rd|th)? [A-Za-z]{3,9}\.? \d{4}$")
 _HASH_TEXT = re.compile(r"\s*(?:#|¶|Direct link to .*)$")
 
 
@@ -50,12 +53,16 @@ def parse_changelog(text: str, url: str) -> ParsedList:
     entries = [h for h in headings if h.date is None and h.el.get("id")]
     if dates:
         entries = [h for h in entries if h.level > min(d.level for d in dates)]
-    if not entries:
-        raise ParseError(f"{url}: changelog: no section heading with an id "
-                         f"({len(headings)} headings, {len(dates)} of them dates)", url)
-    level = min(h.level for h in entries)
     page = urldefrag(url).url
     out = ParsedList(title=page_title(root))
+    if not entries:
+        out.items = [_entry(h, page, h.date, _prefix(headings)) for h in dates
+                     if h.el.get("id")]
+        if not out.items:
+            raise ParseError(f"{url}: changelog: no section heading with an id "
+                             f"({len(headings)} headings, {len(dates)} of them dates)", url)
+        return out
+    level = min(h.level for h in entries)
     current: datetime | None = None
     for h in headings:
         if h.date is not None:
@@ -83,7 +90,14 @@ def _heading(el: HtmlElement) -> _Heading:
     return _Heading(el, _HEADINGS[el.tag], text, date)
 
 
-def _entry(h: _Heading, page: str, published: datetime | None) -> ItemData:
+def _prefix(headings: list[_Heading]) -> str:
+    """The page's own heading, to title entries that are only a date."""
+    first = next((h for h in headings if h.level == 1 and h.date is None), None)
+    return f"{first.text}: " if first else ""
+
+
+def _entry(h: _Heading, page: str, published: datetime | None,
+           prefix: str = "") -> ItemData:
     anchor = h.el.get("id", "")
     url = f"{page}#{anchor}"
     parts: list[str] = []
@@ -96,7 +110,7 @@ def _entry(h: _Heading, page: str, published: datetime | None) -> ItemData:
         parts.append(etree.tostring(sib, encoding="unicode", with_tail=False))
         text.append(collapse_ws(sib.text_content()))
     body = "".join(parts)
-    return ItemData(title=h.text, url=url, key=f"url:{url}", summary=shorten(" ".join(text)),
-                    body=body or None,
+    return ItemData(title=prefix + h.text, url=url, key=f"url:{url}",
+                    summary=shorten(" ".join(text)), body=body or None,
                     body_state=BodyState.OK if body else BodyState.PENDING,
                     published_at=published)

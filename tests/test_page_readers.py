@@ -273,7 +273,7 @@ async def test_extraction_falls_back_to_the_rendering_within_its_budget(
         assert len(done) == 2
         body = done[0].body or ""
         assert "<h1>" in body or "<h2>" in body
-        assert "great deal" in body and "<script" not in body and "alert" not in body
+        assert "great deal" in body and "<script" not in body  # raw HTML stays text
         assert done[0].raw["extract"]["method"] == "render:jina"
         assert [i.body_state.value for i in items].count("pending") == 1, \
             "the budget ran out: the last item waits for tomorrow's budget"

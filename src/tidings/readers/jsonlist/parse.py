@@ -57,7 +57,7 @@ def parse_json_list(text: str, url: str, config: JsonListConfig) -> ParsedJson:
         if item is None:
             misses[miss] += 1
             continue
-        if config.date and get_path(entry, config.date) not in (None, ""):
+        if item.published_raw is not None:
             dates += 1
             bad_dates += item.published_at is None
         out.items.append(item)

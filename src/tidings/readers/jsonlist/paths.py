@@ -40,6 +40,8 @@ def split_path(path: str) -> tuple[str | int, ...]:
 
 def get_path(data: Any, path: str) -> Any:
     """The value at ``path`` in ``data``; None when any step is missing."""
+    if isinstance(data, dict) and path in data:
+        return data[path]  # a plain key (most field paths)
     for step in split_path(path):
         if isinstance(step, int) and isinstance(data, list):
             if step >= len(data):

@@ -22,6 +22,8 @@ from typing import Any
 _OPEN = {"{": "}", "[": "]"}
 _CLOSE = frozenset("}]")
 _QUOTES = frozenset("\"'`")
+_STRUCTURE = re.compile(r"[\[\]{}\"'`\\]")
+_DECODER = json.JSONDecoder()
 _FLIGHT = re.compile(r"self\.__next_f\.push\(\s*(?=\[)")
 
 
@@ -35,8 +37,10 @@ def value_end(text: str, start: int) -> int:
         raise ScanError(f"no object or array at offset {start}")
     stack: list[str] = []
     quote = ""
-    i, n = start, len(text)
-    while i < n:
+    find = _STRUCTURE.search
+    i = start
+    while (match := find(text, i)) is not None:
+        i = match.start()
         ch = text[i]
         if quote:
             if ch == "\\":
@@ -59,7 +63,16 @@ def value_end(text: str, start: int) -> int:
 
 
 def json_at(text: str, start: int) -> Any:
-    """The JSON value whose brackets open at ``text[start]``."""
+    """The JSON value whose brackets open at ``text[start]``.
+
+    The json module's own decoder reads it when it is JSON (the usual case, at C
+    speed); the scanner runs only for what it refuses, to say where it breaks.
+    """
+    if start < len(text) and text[start] in _OPEN:
+        try:
+            return _DECODER.raw_decode(text, start)[0]
+        except ValueError:
+            pass
     end = value_end(text, start)
     try:
         return json.loads(text[start:end])

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 import lxml.html
 from lxml import etree
@@ -45,6 +45,12 @@ _DATE_IN_TEXT = re.compile(
     r"|\d{1,2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? \d{4}",
     re.IGNORECASE,
 )
+
+
+_MDY = re.compile(r"(?P<m>[A-Za-z]{3,9})\.? (?P<d>\d{1,2})(?:st|nd|rd|th)?,? (?P<y>\d{4})$")
+_DMY = re.compile(r"(?P<d>\d{1,2})(?:st|nd|rd|th)? (?P<m>[A-Za-z]{3,9})\.?,? (?P<y>\d{4})$")
+_MONTHS = {m: n for n, m in enumerate(
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
 
 
 @dataclass(slots=True)
@@ -179,12 +185,30 @@ def _item_date(el: HtmlElement, selector: str | None) -> tuple[str | None, datet
 
 def read_date(text: str) -> datetime | None:
     """A date in ``text``: the whole of it, else the first date-like part of it."""
+    when = _month_day_year(text)
+    if when is not None:
+        return when
     when = parse_date(text)
     if when is None:
         match = _DATE_IN_TEXT.search(text)
         if match:
             when = parse_date(match.group(0))
     return when
+
+
+def _month_day_year(text: str) -> datetime | None:
+    """"Sep 24, 2026", "24 September 2026", "September 24th, 2026": the list pages'
+    usual day dates, read without the general parser (the hot path of a list page)."""
+    match = _MDY.match(text) or _DMY.match(text)
+    if match is None:
+        return None
+    month = _MONTHS.get(match.group("m")[:3].lower())
+    if month is None:
+        return None
+    try:
+        return datetime(int(match.group("y")), month, int(match.group("d")), tzinfo=UTC)
+    except ValueError:
+        return None
 
 
 def _item(title: str, url: str, summary: str, published: datetime | None,

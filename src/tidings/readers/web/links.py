@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import copy
 import re
-from urllib.parse import urldefrag, urljoin, urlsplit
+from functools import lru_cache
+from urllib.parse import urljoin, urlsplit
 
 from lxml.html import HtmlElement
 
@@ -31,6 +32,8 @@ _SHARE_HOSTS = frozenset({
     "www.linkedin.com", "reddit.com", "www.reddit.com", "t.me", "wa.me",
     "news.ycombinator.com", "bsky.app", "mastodon.social",
 })  # fmt: skip
+_NOT_PAGES = ("#", "javascript:", "mailto:", "tel:", "data:")
+_WEB_URL = re.compile(r"https?://[^/?#\s]", re.IGNORECASE)
 _MEDIA_TAGS = ("img", "picture", "svg", "video", "audio", "figure", "script", "style",
                "noscript", "button")
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
@@ -39,15 +42,21 @@ _CARD_RATIO = 2
 
 
 def absolute(href: str | None, base: str) -> str | None:
-    """``href`` resolved against ``base``; None for what is not an http(s) page."""
+    """``href`` resolved against ``base``, without its fragment; None for what is not an
+    http(s) page."""
     if not href:
         return None
     href = href.strip()
-    if not href or href.startswith(("#", "javascript:", "mailto:", "tel:", "data:")):
+    if not href or href.startswith(_NOT_PAGES):
         return None
-    url = urldefrag(urljoin(base, href)).url  # "#comments" is the same entry
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    if href.startswith(("https://", "http://")):
+        url = href
+    elif href[0] == "/" and href[1:2] != "/" and "/." not in href:
+        url = _origin(base) + href  # a rooted path: what urljoin gives, without its cost
+    else:
+        url = urljoin(base, href)
+    url = url.split("#", 1)[0]  # "#comments" is the same entry
+    if not _WEB_URL.match(url):
         return None
     return url
 
@@ -59,16 +68,27 @@ def other_site(url: str, page_url: str) -> bool:
     return host(url) != host(page_url)
 
 
+@lru_cache(maxsize=256)
+def _origin(base: str) -> str:
+    parts = urlsplit(base)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+@lru_cache(maxsize=256)
+def _page_parts(page_url: str) -> tuple[str, str]:
+    parts = urlsplit(page_url)
+    return parts.hostname or "", parts.path.rstrip("/")
+
+
 def is_navigation(url: str, page_url: str) -> bool:
     """True for a link that is part of the site's chrome rather than an entry."""
     parts = urlsplit(url)
-    page = urlsplit(page_url)
-    if (parts.hostname or "").lower() in _SHARE_HOSTS:
+    host = (parts.hostname or "").lower()
+    if host in _SHARE_HOSTS:
         return True
-    if parts.path.rstrip("/") == page.path.rstrip("/") and parts.hostname == page.hostname:
-        return True  # the page itself (or its pagination by query)
-    if parts.path in ("", "/"):
-        return True  # a home page
+    page_host, page_path = _page_parts(page_url)
+    if parts.path in ("", "/") or (parts.path.rstrip("/") == page_path and host == page_host):
+        return True  # a home page; the page itself (or its pagination by query)
     return bool(_NAV_PATH.search(parts.path) or _NAV_QUERY.search(parts.query))
 
 
@@ -84,15 +104,17 @@ def page_base(root: HtmlElement, url: str) -> str:
 def link_text(link: HtmlElement) -> str:
     """The link's text without what images and media put in it; a card's heading
     when it has one."""
-    for tag in _HEADINGS:
-        for heading in link.iter(tag):
-            text = collapse_ws(heading.text_content())
+    media = False
+    for el in link.iter(*_HEADINGS, *_MEDIA_TAGS):
+        if el.tag in _HEADINGS:
+            text = collapse_ws(el.text_content())
             if text:
                 return text
-    if not any(True for _ in link.iter(*_MEDIA_TAGS)):
+        else:
+            media = True
+    if not media:
         return collapse_ws(link.text_content())
-    copy = _without_media(link)
-    return collapse_ws(copy.text_content())
+    return collapse_ws(_without_media(link).text_content())
 
 
 def _without_media(link: HtmlElement) -> HtmlElement:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tidings.errors import ConfigError, ParseError
 from tidings.model import SourceKind
@@ -110,3 +113,23 @@ def test_a_bad_json_list_config_is_refused(config: dict[str, Any], reason: str) 
     with pytest.raises(ConfigError) as caught:
         parse_config(SourceKind.JSON_LIST, config)
     assert reason in caught.value.message
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(max_size=400), cut=st.integers(min_value=0, max_value=4000))
+def test_arbitrary_and_truncated_input_only_ever_raises_parse_error(text: str, cut: int) -> None:
+    from pathlib import Path
+
+    from tidings.readers.web import WebListConfig, parse_page
+
+    page = (Path(__file__).parent / "data" / "json_list" / "nextjs_flight.html").read_text()
+    configs = [cfg(json_key="articles", url_template="https://x{raw:url}", title="headline"),
+               cfg(window_var="S", url="u"), cfg(items_path="a.b", url="u")]
+    for doc in (text, page[:cut], page[:cut] + text):
+        for config in configs:
+            with contextlib.suppress(ParseError):
+                parse_json_list(doc, URL, config)
+        for web_config in (WebListConfig(), WebListConfig(item="li", date="time"),
+                           WebListConfig(mode="changelog"), WebListConfig(mode="markdown")):
+            with contextlib.suppress(ParseError):
+                parse_page(doc, URL, web_config)

@@ -131,6 +131,7 @@ async def test_a_page_that_changed_fails_its_source_and_not_the_round(settings: 
         outcomes = {sid: r.outcome for sid, r in report.results.items()}
         assert outcomes == {"ok": RunOutcome.OK, "changed": RunOutcome.FAILED,
                             "huge": RunOutcome.FAILED}
+        assert report.results["ok"].warnings == (), "a page source starts keyed by URL"
         changed = t.source("changed")
         assert changed.health is Health.DEGRADED
         assert "item selector 'section.news-grid article.card' matched nothing" in (

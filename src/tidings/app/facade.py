@@ -38,7 +38,12 @@ from tidings.model import (
 )
 from tidings.net import Fetcher
 from tidings.opml import parse_opml
-from tidings.pipeline.config import cost_class_of, parse_global_filters, validate_config
+from tidings.pipeline.config import (
+    cost_class_of,
+    identity_mode_of,
+    parse_global_filters,
+    validate_config,
+)
 from tidings.pipeline.doctor import DoctorReport, doctor
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.extraction import ExtractReport, extract_item, extract_pending
@@ -164,7 +169,7 @@ class Tidings:
             id=sid, kind=kind, url=url, title=title, config=clean,
             interval_min=self.settings.default_interval_min, next_fetch_at=now,
             created_at=now, site_url=site_url, priority=priority, folder=folder or None,
-            cost_class=cost_class_of(kind, clean),
+            cost_class=cost_class_of(kind, clean), identity_mode=identity_mode_of(kind, clean),
         )
         added: Source = await self._writer(_add_source, source)
         taken.add(sid)

@@ -34,7 +34,7 @@ from pydantic import (
 )
 
 from tidings.errors import ConfigError
-from tidings.model import CostClass, SourceKind
+from tidings.model import CostClass, IdentityMode, SourceKind
 from tidings.readers import get_reader
 from tidings.readers.options import ReaderConfig, RequestOptions
 
@@ -205,6 +205,16 @@ def cost_class_of(kind: SourceKind, config: Mapping[str, Any]) -> CostClass:
     if kind is SourceKind.WEB_LIST and config.get("mode") == "markdown":
         return CostClass.PAID_RENDER
     return CostClass.FREE
+
+
+def identity_mode_of(kind: SourceKind, config: Mapping[str, Any]) -> IdentityMode:
+    """How a new source's entries are keyed: pages without feeds have no GUIDs (their
+    entries are their URLs, or explicit keys), so they start on URLs instead of
+    degrading to them with a warning on their first run; a JSON list with an ``id``
+    field keeps GUIDs."""
+    if kind is SourceKind.WEB_LIST or (kind is SourceKind.JSON_LIST and not config.get("id")):
+        return IdentityMode.URL
+    return IdentityMode.GUID
 
 
 def parse_global_filters(filters: Mapping[str, Any]) -> Filters:

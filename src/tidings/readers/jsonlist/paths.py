@@ -67,18 +67,29 @@ def template_paths(template: str) -> list[str]:
     return paths
 
 
+@lru_cache(maxsize=256)
+def _compiled(template: str) -> tuple[tuple[str, bool, str], ...]:
+    """The template as (literal text before, verbatim?, path) parts; the last part's
+    path is empty (the literal tail)."""
+    parts: list[tuple[str, bool, str]] = []
+    at = 0
+    for match in _PLACEHOLDER.finditer(template):
+        parts.append((template[at:match.start()], bool(match.group(1)), match.group(2)))
+        at = match.end()
+    parts.append((template[at:], False, ""))
+    return tuple(parts)
+
+
 def fill_template(template: str, entry: Any) -> str | None:
     """The template with the entry's values; None when one is missing or empty."""
-    missing = False
-
-    def one(match: re.Match[str]) -> str:
-        nonlocal missing
-        value = get_path(entry, match.group(2))
+    out: list[str] = []
+    for literal, verbatim, path in _compiled(template):
+        out.append(literal)
+        if not path:
+            continue
+        value = get_path(entry, path)
         if value is None or value == "" or isinstance(value, (dict, list)):
-            missing = True
-            return ""
+            return None
         text = str(value).lower() if isinstance(value, bool) else str(value)
-        return text if match.group(1) else quote(text, safe="")
-
-    out = _PLACEHOLDER.sub(one, template)
-    return None if missing else out
+        out.append(text if verbatim else quote(text, safe=""))
+    return "".join(out)

@@ -17,7 +17,7 @@ CASES = cases(DATA / "web_list", SourceKind.WEB_LIST) + cases(DATA / "json_list"
 def test_every_shape_has_a_golden_case() -> None:
     assert {c.name for c in CASES} >= {
         "company_news_cards", "blog_index_tags", "docusaurus_changelog", "nextjs_next_data",
-        "nextjs_flight", "initial_state", "github_releases", "hn_algolia"}
+        "nextjs_flight", "initial_state", "github_releases", "hn_algolia", "rendered_news"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)

@@ -38,7 +38,7 @@ _BLOCKS = frozenset({
     "dl", "dt", "dd", "figure", "hr", "form",
 })  # fmt: skip
 # A date inside prose ("Published on March 5, 2025 · 4 min read").
-_DATE_IN_TEXT = re.compile(
+DATE_IN_TEXT = re.compile(
     r"\d{4}-\d{1,2}-\d{1,2}(?:[T ][\d:.]+(?:Z|[+-]\d\d:?\d\d)?)?"
     r"|\d{4}年\d{1,2}月\d{1,2}日"
     r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? \d{1,2},? \d{4}"
@@ -190,7 +190,7 @@ def read_date(text: str) -> datetime | None:
         return when
     when = parse_date(text)
     if when is None:
-        match = _DATE_IN_TEXT.search(text)
+        match = DATE_IN_TEXT.search(text)
         if match:
             when = parse_date(match.group(0))
     return when

@@ -21,7 +21,8 @@ from tidings.textutil import collapse_ws
 _NAV_PATH = re.compile(
     r"/(?:tags?|topics?|categor(?:y|ies)|labels?|authors?|writers?|people|archives?|page"
     r"|login|log-in|signin|sign-in|signup|sign-up|register|account|search|feed|rss"
-    r"|subscribe|share|sharer|intent)(?:/|$|\.)"
+    r"|subscribe|share|sharer|intent|legal|privacy|terms|cookies|contact|about|press"
+    r"|careers|jobs)(?:/|$|\.)"
     r"|/(?:19|20)\d\d/?$|/(?:19|20)\d\d/[01]?\d/?$",  # year and month archives
     re.IGNORECASE,
 )

@@ -11,11 +11,12 @@ Markdown content) apply as in ``html`` mode.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 from tidings.errors import ParseError
 from tidings.model import BodyState, ItemData
 from tidings.readers.web.config import WebListConfig
-from tidings.readers.web.html import ParsedList, skipped
+from tidings.readers.web.html import DATE_IN_TEXT, ParsedList, read_date, skipped
 from tidings.readers.web.links import absolute
 from tidings.textutil import collapse_ws
 
@@ -25,6 +26,7 @@ _LINK = re.compile(
     r"\(\s*<?([^)\s>]+)>?(?:\s+\"([^\"\n]*)\")?\s*\)"
 )
 _IMAGE = re.compile(r"!\[[^\]\n]*\]\([^)\n]*\)")
+_BOLD = re.compile(r"\*\*([^*\n]+)\*\*|__([^_\n]+)__")
 _EMPHASIS = re.compile(r"[*_`#]+")
 _HEADER = re.compile(r"^(Title|URL Source|Published Time|Markdown Content):\s*(.*)$")
 
@@ -65,6 +67,7 @@ def parse_markdown_list(text: str, url: str, config: WebListConfig) -> ParsedLis
             if title:
                 seen.add(href)
                 out.items.append(ItemData(title=title, url=href, body=None,
+                                          published_at=_card_date(match.group(1)),
                                           body_state=BodyState.PENDING))
     if not found:
         raise ParseError(f"{url}: the rendered Markdown has no links "
@@ -75,7 +78,19 @@ def parse_markdown_list(text: str, url: str, config: WebListConfig) -> ParsedLis
     return out
 
 
+def _card_date(text: str) -> datetime | None:
+    """The date a card link shows ("Research September 12, 2026 **Title**")."""
+    found = DATE_IN_TEXT.search(_IMAGE.sub(" ", text))
+    return read_date(found.group(0)) if found else None
+
+
 def _title(text: str, attr: str | None) -> str:
+    """The link's title: a card's bold heading, else its text without images and
+    emphasis; a ``"title"`` when the text is much longer than it."""
+    bold = _BOLD.search(_IMAGE.sub(" ", text))
+    heading = collapse_ws(bold.group(1) or bold.group(2)) if bold else ""
+    if heading:
+        return heading
     plain = collapse_ws(_EMPHASIS.sub("", _IMAGE.sub(" ", text)))
     attr = collapse_ws(attr or "")
     if attr and (not plain or len(plain) > 2 * len(attr)):

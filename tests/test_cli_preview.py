@@ -51,7 +51,7 @@ def data(tmp_path: Path) -> Path:
 def test_preview_shows_what_would_be_stored_and_stores_nothing(data: Path, site: str) -> None:
     out = run(data, "preview", "web_list", f"{site}/news", "--config",
               json.dumps(CARDS_CONFIG["config"]))
-    assert out.startswith(f"preview preview (web_list) {site}/news")
+    assert out.startswith(f"preview (web_list) {site}/news")
     assert "Introducing Lumen 4" in out and "2026-09-24 16:00" in out
     report = json.loads(run(data, "preview", "web_list", f"{site}/news", "--json",
                             "--config", json.dumps(CARDS_CONFIG["config"])))

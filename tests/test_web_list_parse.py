@@ -95,6 +95,9 @@ def test_a_changelog_without_sections_fails() -> None:
     ({"detail": {"max_fetch": 2}}, "config key 'detail.max_fetch': unknown key; did you mean "
                                    "'max_fetches'?"),
     ({"links_start_line": "3"}, "config key 'links_start_line'"),
+    ({"mode": "changelog", "provider": "jina"}, "provider: not read in mode 'changelog'"),
+    ({"mode": "markdown", "item": "li"}, "item: not read in mode 'markdown' (its keys: "
+                                         "links_start_line, nav_filter, provider, same_site)"),
 ])
 def test_a_bad_config_is_refused_with_the_key_named(config: dict[str, object],
                                                     reason: str) -> None:

@@ -96,7 +96,7 @@ async def test_a_bundle_without_the_marker_fails_and_never_reads_the_menu(
     ({"mode": "script", "adapter": "nope"}, "no script adapter 'nope' (known: bundle_list"),
     ({"mode": "script", "adapter": "bundle_list", "adapter_options": {"marker": "xyz"}},
      "adapter_options.key: Field required"),
-    ({"mode": "html", "adapter_options": {"key": "x"}}, "only read in mode 'script'"),
+    ({"mode": "html", "adapter_options": {"key": "x"}}, "adapter_options: not read in mode 'html'"),
 ])
 def test_adapter_configs_are_checked_on_save(config: dict[str, object], reason: str) -> None:
     with pytest.raises(ConfigError) as caught:

@@ -57,7 +57,8 @@ class DoctorReport:
         }
 
     def text(self) -> str:
-        lines = [f"{self.label} {self.source.id} ({self.source.kind.value}) {self.source.url}"]
+        who = "" if self.label == "preview" else f" {self.source.id}"  # a preview has no id
+        lines = [f"{self.label}{who} ({self.source.kind.value}) {self.source.url}"]
         lines += [f"  {stage:<9} {detail}" for stage, detail in self.stages]
         lines += [f"  header    {k}: {v}" for k, v in self.headers.items()]
         lines += [f"  warning   {w}" for w in self.warnings]

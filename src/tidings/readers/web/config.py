@@ -17,7 +17,13 @@ from tidings.readers.options import ReaderConfig
 from tidings.readers.selectors import Selector
 from tidings.readers.web.adapters import check_options
 
-_HTML_KEYS = ("item", "link", "title", "date", "summary", "links_start_line")
+_LINK_RULES = frozenset({"links_start_line", "nav_filter", "same_site"})
+_MODE_KEYS: dict[str, frozenset[str]] = {
+    "html": _LINK_RULES | {"item", "link", "title", "date", "summary"},
+    "markdown": _LINK_RULES | {"provider"},
+    "changelog": frozenset(),
+    "script": frozenset({"adapter", "adapter_options"}),
+}
 
 
 class WebListConfig(ReaderConfig):
@@ -38,20 +44,13 @@ class WebListConfig(ReaderConfig):
 
     @model_validator(mode="after")
     def _mode_keys(self) -> WebListConfig:
-        if self.mode == "script" and not self.adapter:
-            raise ValueError("mode 'script' needs 'adapter' (the adapter's name)")
-        if self.mode != "script" and (self.adapter or self.adapter_options):
-            raise ValueError("'adapter' and 'adapter_options' are only read in mode 'script'")
-        if self.mode == "script" and self.adapter:
+        own = self.model_fields_set & set(WebListConfig.model_fields)  # not the common keys
+        stray = sorted(own - _MODE_KEYS[self.mode] - {"mode"})
+        if stray:
+            raise ValueError(f"{', '.join(stray)}: not read in mode {self.mode!r} (its keys: "
+                             f"{', '.join(sorted(_MODE_KEYS[self.mode])) or 'none'})")
+        if self.mode == "script":
+            if not self.adapter:
+                raise ValueError("mode 'script' needs 'adapter' (the adapter's name)")
             check_options(self.adapter, self.adapter_options)
-        if self.mode in ("changelog", "script"):
-            set_keys = [k for k in _HTML_KEYS if getattr(self, k) is not None]
-            if set_keys:
-                raise ValueError(f"{', '.join(set_keys)}: not read in mode {self.mode!r}")
-        if self.mode == "markdown":
-            css = [k for k in ("item", "link", "title", "date", "summary")
-                   if getattr(self, k) is not None]
-            if css:
-                raise ValueError(f"{', '.join(css)}: CSS selectors are not read in mode "
-                                 "'markdown' (the page arrives as Markdown)")
         return self

@@ -13,7 +13,6 @@ every link of the page is a candidate, minus the page's chrome (links inside
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -297,8 +296,3 @@ class _Lines:
 
     def current(self) -> int:
         return self.done + 1
-
-
-def iter_links(root: HtmlElement) -> Iterator[HtmlElement]:
-    """Every ``<a href>`` of the page, in order."""
-    return (a for a in root.iter("a") if a.get("href"))

@@ -107,3 +107,9 @@ def test_add_loads_a_ready_example(data: Path) -> None:
     assert (source["url"], source["title"]) == ("https://www.anthropic.com/news",
                                                 "Anthropic news")
     assert json.loads(run(data, "config", source["id"], "--json"))["title"] == "h3"
+
+
+def test_a_config_file_that_is_not_there_is_one_line(data: Path) -> None:
+    out = run(data, "preview", "web_list", "https://x.example/", "--config", "nofile.json",
+              code=1)
+    assert "nofile.json: cannot read it" in out and "internal error" not in out

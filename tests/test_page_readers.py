@@ -201,7 +201,8 @@ async def test_markdown_pages_are_rendered_and_a_spent_budget_is_not_a_failure(
         await t.create_source(f"https://lab{n}.example/news", kind=SourceKind.WEB_LIST,
                               source_id=f"lab{n}",
                               config={"mode": "markdown", "links_start_line": 3})
-    assert {s.cost_class for s in t.sources()} == {CostClass.PAID_RENDER}
+    assert {(s.cost_class, s.interval_min) for s in t.sources()} == {
+        (CostClass.PAID_RENDER, 60)}, "a paid render is clamped to 60-120 minutes (R-SCHED-5)"
     report = await t.collect(extract=False)
     outcomes = Counter(r.outcome for r in report.results.values())
     assert outcomes == {RunOutcome.OK: 2, RunOutcome.BUDGET: 1}

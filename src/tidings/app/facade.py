@@ -26,6 +26,7 @@ from tidings.app.paging import sort_time
 from tidings.errors import ConfigError, NoFeedError, NotFoundError
 from tidings.model import (
     BodyState,
+    CostClass,
     FeedCandidate,
     FetchRun,
     Item,
@@ -53,6 +54,7 @@ from tidings.pipeline.spend import Ledger, parse_providers
 from tidings.pipeline.timing import local_zone
 from tidings.schedule import jobs, ops
 from tidings.schedule.ops import DiversityReport, HealthReport, SourceOverview
+from tidings.schedule.plan import COST_CLAMPS
 from tidings.schedule.runner import Runner, StopReason
 from tidings.schedule.watchdog import restart_in_place
 from tidings.schedule.webhooks import WebhookSender
@@ -165,11 +167,15 @@ class Tidings:
         if sid in taken:
             raise ConfigError(f"source id {sid!r} is already taken")
         now = self.clock()
+        cost = cost_class_of(kind, clean)
+        interval = self.settings.default_interval_min
+        if cost is not CostClass.FREE:  # a paid render starts at 60 minutes (R-SCHED-5)
+            interval = min(max(interval, COST_CLAMPS[cost].low), COST_CLAMPS[cost].high)
         source = Source(
-            id=sid, kind=kind, url=url, title=title, config=clean,
-            interval_min=self.settings.default_interval_min, next_fetch_at=now,
+            id=sid, kind=kind, url=url, title=title, config=clean, interval_min=interval,
+            next_fetch_at=now,
             created_at=now, site_url=site_url, priority=priority, folder=folder or None,
-            cost_class=cost_class_of(kind, clean), identity_mode=identity_mode_of(kind, clean),
+            cost_class=cost, identity_mode=identity_mode_of(kind, clean),
         )
         added: Source = await self._writer(_add_source, source)
         taken.add(sid)

@@ -145,3 +145,37 @@ def test_openapi_fuzz_never_gets_a_5xx(tmp_path: Path) -> None:
                 assert mode is schemathesis.GenerationMode.NEGATIVE
     tid.close()
     assert calls > 100
+
+
+# Adding sources and changing configs (issue 17): the same per-kind schema as the CLI
+# and the web form, with the unknown key named (R-SCHED-2).
+
+
+def test_a_source_is_added_with_its_config_checked(api: tuple[Tidings, httpx.Client]) -> None:
+    tid, c = api
+    body = {"kind": "json_list", "url": "https://hn.algolia.com/api/v1/search?tags=story",
+            "config": {"items_path": "hits", "url_template": "https://x/{objectID}"}}
+    made = c.post("/sources", json=body)
+    assert made.status_code == 201, made.text
+    sid = made.json()["id"]
+    assert tid.source(sid).config["items_path"] == "hits"
+    typo = c.post("/sources", json={**body, "url": "https://other.example/api",
+                                    "config": {"itemspath": "hits", "url": "u"}})
+    assert typo.status_code == 400
+    assert "did you mean 'items_path'?" in typo.json()["detail"]
+    assert len(tid.sources()) == 3  # alpha, beta and the new one
+
+
+def test_a_config_change_is_checked_for_the_source_kind(
+    api: tuple[Tidings, httpx.Client],
+) -> None:
+    tid, c = api
+    sid = c.post("/sources", json={"kind": "web_list", "url": "https://lab.example/news",
+                                   "config": {"item": "article"}}).json()["id"]
+    bad = c.put(f"/sources/{sid}/config", json={"config": {"item": "article[[", "date": "t"}})
+    assert bad.status_code == 400 and "config key 'item': invalid CSS selector" in (
+        bad.json()["detail"])
+    good = c.put(f"/sources/{sid}/config", json={"config": {"mode": "markdown"}})
+    assert good.status_code == 200
+    assert tid.source(sid).cost_class.value == "paid_render"
+    assert c.put("/sources/nope/config", json={"config": {}}).status_code == 404

@@ -44,6 +44,10 @@ class ConfigError(TidingsError):
     """A setting, a source config or a command argument is not acceptable."""
 
 
+class NoFeedError(ConfigError):
+    """A page that was to be added has no feed (``tidings add`` then offers ``web_list``)."""
+
+
 class NotFoundError(TidingsError):
     """A source, item or file that was asked for does not exist."""
 

@@ -1,8 +1,13 @@
 """The HTML tags a stored body may contain: one list for the sanitizer that
 stores bodies (``tidings.extract.sanitize``) and the writer that shows them
-(``tidings.web.body``), so the two can never drift apart."""
+(``tidings.web.body``), so the two can never drift apart. And the one way a CSS
+selector from a config is compiled, for extraction and the page readers alike."""
 
 from __future__ import annotations
+
+from functools import lru_cache
+
+from lxml.cssselect import CSSSelector
 
 ALLOWED_TAGS = frozenset(
     {
@@ -16,3 +21,13 @@ ALLOWED_TAGS = frozenset(
         "var", "wbr",
     }
 )  # fmt: skip
+
+
+@lru_cache(maxsize=512)
+def compile_css(selector: str) -> CSSSelector:
+    """The compiled selector; ValueError with cssselect's reason when it does not compile."""
+    try:
+        return CSSSelector(selector)
+    except Exception as exc:  # cssselect raises several unrelated types
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"invalid CSS selector {selector!r} ({reason})") from None

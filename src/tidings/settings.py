@@ -75,6 +75,9 @@ class Settings:
     extract_concurrency: int = _h("Article pages fetched and extracted at once.", default=4)
     extract_per_round: int = _h(
         "Pending bodies a collection round extracts at its end; 0: none.", default=50)
+    extract_render_provider: str = _h(
+        "A [providers.NAME] rendering pages to Markdown (Jina-compatible) that reads the "
+        "pages direct fetching could not; charged to its budget. Empty: off.", default="")
     # --- scheduler and operations (R-SCHED-1/5, R-OPS-3/4)
     tick_seconds: float = _h("Seconds between scheduler ticks.", default=60.0)
     sources_per_tick: int = _h("Most sources one scheduler tick starts.", default=40)

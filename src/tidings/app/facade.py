@@ -23,9 +23,10 @@ from typing import Any, NoReturn
 from tidings.app import catalog
 from tidings.app.access import Access
 from tidings.app.paging import sort_time
-from tidings.errors import ConfigError, NotFoundError
+from tidings.errors import ConfigError, NoFeedError, NotFoundError
 from tidings.model import (
     BodyState,
+    CostClass,
     FeedCandidate,
     FetchRun,
     Item,
@@ -38,7 +39,12 @@ from tidings.model import (
 )
 from tidings.net import Fetcher
 from tidings.opml import parse_opml
-from tidings.pipeline.config import parse_global_filters, validate_config
+from tidings.pipeline.config import (
+    cost_class_of,
+    identity_mode_of,
+    parse_global_filters,
+    validate_config,
+)
 from tidings.pipeline.doctor import DoctorReport, doctor
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.extraction import ExtractReport, extract_item, extract_pending
@@ -48,6 +54,7 @@ from tidings.pipeline.spend import Ledger, parse_providers
 from tidings.pipeline.timing import local_zone
 from tidings.schedule import jobs, ops
 from tidings.schedule.ops import DiversityReport, HealthReport, SourceOverview
+from tidings.schedule.plan import COST_CLAMPS
 from tidings.schedule.runner import Runner, StopReason
 from tidings.schedule.watchdog import restart_in_place
 from tidings.schedule.webhooks import WebhookSender
@@ -160,10 +167,15 @@ class Tidings:
         if sid in taken:
             raise ConfigError(f"source id {sid!r} is already taken")
         now = self.clock()
+        cost = cost_class_of(kind, clean)
+        interval = self.settings.default_interval_min
+        if cost is not CostClass.FREE:  # a paid render starts at 60 minutes (R-SCHED-5)
+            interval = min(max(interval, COST_CLAMPS[cost].low), COST_CLAMPS[cost].high)
         source = Source(
-            id=sid, kind=kind, url=url, title=title, config=clean,
-            interval_min=self.settings.default_interval_min, next_fetch_at=now,
+            id=sid, kind=kind, url=url, title=title, config=clean, interval_min=interval,
+            next_fetch_at=now,
             created_at=now, site_url=site_url, priority=priority, folder=folder or None,
+            cost_class=cost, identity_mode=identity_mode_of(kind, clean),
         )
         added: Source = await self._writer(_add_source, source)
         taken.add(sid)
@@ -182,7 +194,7 @@ class Tidings:
                                             config=config, folder=folder)
         found = await discover(url, self.fetcher)
         if found.best is None:
-            raise ConfigError(f"{url}: no feed found on this page (try `tidings discover {url}`)")
+            raise NoFeedError(f"{url}: no feed found on this page (try `tidings discover {url}`)")
         feed = found.best
         return await self.create_source(
             feed.url, title=title or feed.title, source_id=source_id, config=config,
@@ -198,7 +210,8 @@ class Tidings:
         """Change a source; a new config is validated for the source's kind first."""
         if update.config is not UNSET:
             kind = self._store.get_source(source_id).kind
-            update = replace(update, config=validate_config(kind, update.config))
+            clean = validate_config(kind, update.config)
+            update = replace(update, config=clean, cost_class=cost_class_of(kind, clean))
         source: Source = await self._writer(_update_source, source_id, update)
         return source
 
@@ -421,6 +434,20 @@ class Tidings:
         """Every stage of collecting one source, without storing (R-OPS-5)."""
         return await doctor(self.pipeline_env(), self._store.get_source(source_id),
                             conditional=conditional)
+
+    async def preview(self, kind: SourceKind, url: str,
+                      config: Mapping[str, Any]) -> DoctorReport:
+        """What a source not stored yet would store, nothing written (R-WEB, issue 17)."""
+        from tidings.pipeline.preview import preview
+
+        return await preview(self.pipeline_env(), kind, url, config)
+
+    async def propose_web_list(self, url: str) -> tuple[dict[str, Any], DoctorReport] | None:
+        """Selectors for the list on a page without a feed, with their preview; None
+        when the page has no repeated block of entry links."""
+        from tidings.pipeline.preview import propose
+
+        return await propose(self.pipeline_env(), url)
 
     # -------------------------------------------------------------- backups
     def backup(self, backup_dir: Path | None = None) -> Path:

@@ -143,8 +143,9 @@ from tidings.cli import (  # noqa: E402
     commands_config,
     commands_extract,
     commands_items,
+    commands_preview,
     commands_sources,
 )
 
 __all__ = ["cli", "commands_collect", "commands_config", "commands_extract", "commands_items",
-           "commands_sources", "main"]
+           "commands_preview", "commands_sources", "main"]

@@ -64,11 +64,14 @@ def changed(config: Mapping[str, Any], sets: tuple[str, ...], unsets: tuple[str,
     return out
 
 
-def _from_file(path: Path) -> dict[str, Any]:
+def read_config_file(path: Path) -> dict[str, Any]:
+    """A config from a TOML file (or .json); ConfigError saying what is wrong with it."""
     try:
         text = path.read_text("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     try:
         data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
     except (ValueError, tomllib.TOMLDecodeError) as exc:
@@ -99,7 +102,7 @@ def config_command(ctx: Context, source_id: str, sets: tuple[str, ...],
     source = tidings.source(source_id)
     update = SourceUpdate()
     if sets or unsets or from_file:
-        base = _from_file(from_file) if from_file else source.config
+        base = read_config_file(from_file) if from_file else source.config
         update = replace(update, config=changed(base, sets, unsets))
     if folder is not None:
         update = replace(update, folder=folder)  # storage cleans it; '' is no folder

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from tidings.app import Tidings
 from tidings.cli import Context, cli, handle_errors, print_json, run_async
 from tidings.cli.commands_config import changed
-from tidings.errors import ConfigError
+from tidings.cli.commands_preview import SourceSpec, load_config, source_spec
+from tidings.errors import ConfigError, NoFeedError
 from tidings.model import SourceKind
 
 
@@ -31,29 +35,70 @@ def init(ctx: Context, empty: bool) -> None:
     click.echo(f"archive ready in {ctx.settings.data_dir} ({len(added)} sources added)")
 
 
+def offer_web_list(tidings: Tidings, url: str, no_feed: NoFeedError,
+                   yes: bool) -> dict[str, Any]:
+    """The ``web_list`` route for a page without a feed: selectors proposed for its
+    repeated link block, their preview, and the person's yes (or ``--yes``)."""
+    found = run_async(tidings, tidings.propose_web_list(url))
+    if found is None:
+        raise ConfigError(f"{no_feed.message}; no repeated list of links on it either "
+                          "(write web_list rules: `tidings preview web_list URL --config …`)")
+    config, report = found
+    click.echo(f"{no_feed.message}\nproposed web_list rules: "
+               f"{json.dumps(config, ensure_ascii=False)}", err=True)
+    click.echo(report.text(), nl=False, err=True)
+    if report.error:
+        raise ConfigError(f"the proposed rules read nothing: {report.error}")
+    if not yes and not click.confirm("Add it as a web_list source with these rules?",
+                                     err=True):
+        raise ConfigError("not added (add it yourself with --kind web_list --config '…')")
+    return config
+
+
 @cli.command()
-@click.argument("url")
+@click.argument("url", required=False)
 @click.option("--kind", type=click.Choice([k.value for k in SourceKind]),
               help="Source kind; default: find the feed of the page (autodiscovery).")
+@click.option("--config", "config_text", metavar="FILE|JSON",
+              help="The config: a JSON object, a .json/.toml file, or a source file "
+                   "({kind, url, title, config}, as in examples/sources/).")
 @click.option("--title", default="", help="Title to show instead of the feed's own.")
 @click.option("--id", "source_id", help="Source id (default: made from the title).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="A config key (TOML value), checked before the source is saved.")
 @click.option("--folder", help="File the source under this folder.")
+@click.option("--yes", is_flag=True,
+              help="On a page without a feed, add the proposed web_list rules without asking.")
 @click.option("--json", "as_json", is_flag=True, help="Print the new source as JSON.")
 @click.pass_obj
 @handle_errors
-def add(ctx: Context, url: str, kind: str | None, title: str, source_id: str | None,
-        sets: tuple[str, ...], folder: str | None, as_json: bool) -> None:
+def add(ctx: Context, url: str | None, kind: str | None, config_text: str | None, title: str,
+        source_id: str | None, sets: tuple[str, ...], folder: str | None, yes: bool,
+        as_json: bool) -> None:
     """Add a source; a page URL is turned into its feed by autodiscovery.
 
     ``--kind external NAME`` adds a source that nothing is fetched for (scripts
     push its items in)."""
-    config = changed({}, sets, ())
+    spec = source_spec(load_config(config_text)) if config_text else SourceSpec()
+    url = url or spec.url
+    if not url:
+        raise ConfigError("add: give the URL (or a source file with one in --config)")
+    kind = kind or spec.kind
+    title = title or spec.title
+    config = changed(spec.config, sets, ())
     tidings = ctx.open()
-    source = run_async(tidings, tidings.add_source(
-        url, kind=SourceKind(kind) if kind else None, title=title, source_id=source_id,
-        config=config, folder=folder))
+    try:
+        source = run_async(tidings, tidings.add_source(
+            url, kind=SourceKind(kind) if kind else None, title=title, source_id=source_id,
+            config=config, folder=folder))
+    except NoFeedError as exc:
+        if kind or config:
+            raise
+        config = offer_web_list(ctx.open(), url, exc, yes)
+        tidings = ctx.open()  # each run_async closes the archive it ran on
+        source = run_async(tidings, tidings.create_source(
+            url, kind=SourceKind.WEB_LIST, title=title, source_id=source_id, config=config,
+            folder=folder))
     if as_json:
         print_json(source)
     else:

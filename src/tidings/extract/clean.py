@@ -17,6 +17,7 @@ from lxml.cssselect import CSSSelector
 from lxml.html import HtmlElement
 
 from tidings.errors import ConfigError
+from tidings.htmlpolicy import compile_css
 
 _JUNK_TAGS = (
     "script", "style", "noscript", "template", "svg", "math", "iframe", "frame", "object",
@@ -115,10 +116,9 @@ def select(root: HtmlElement, selector: str) -> list[HtmlElement]:
 
 def compile_selector(selector: str) -> CSSSelector:
     try:
-        return CSSSelector(selector)
-    except Exception as exc:  # cssselect raises several unrelated types
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ConfigError(f"invalid CSS selector {selector!r} ({reason})") from exc
+        return compile_css(selector)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
 
 
 def fix_lazy_images(root: HtmlElement) -> None:

@@ -14,6 +14,7 @@ the source's runs with that reason instead of being half-applied.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 from functools import cache
@@ -33,7 +34,7 @@ from pydantic import (
 )
 
 from tidings.errors import ConfigError
-from tidings.model import SourceKind
+from tidings.model import CostClass, IdentityMode, SourceKind
 from tidings.readers import get_reader
 from tidings.readers.options import ReaderConfig, RequestOptions
 
@@ -198,6 +199,24 @@ def validate_config(kind: SourceKind, config: Mapping[str, Any]) -> dict[str, An
     return parsed.model_dump(mode="json", by_alias=True, exclude_defaults=True)
 
 
+def cost_class_of(kind: SourceKind, config: Mapping[str, Any]) -> CostClass:
+    """What reading a source costs (R-SCHED-5 clamps its interval by it): a page rendered
+    by the paid service is ``paid_render``; the paid kinds bring their own class."""
+    if kind is SourceKind.WEB_LIST and config.get("mode") == "markdown":
+        return CostClass.PAID_RENDER
+    return CostClass.FREE
+
+
+def identity_mode_of(kind: SourceKind, config: Mapping[str, Any]) -> IdentityMode:
+    """How a new source's entries are keyed: pages without feeds have no GUIDs (their
+    entries are their URLs, or explicit keys), so they start on URLs instead of
+    degrading to them with a warning on their first run; a JSON list with an ``id``
+    field keeps GUIDs."""
+    if kind is SourceKind.WEB_LIST or (kind is SourceKind.JSON_LIST and not config.get("id")):
+        return IdentityMode.URL
+    return IdentityMode.GUID
+
+
 def parse_global_filters(filters: Mapping[str, Any]) -> Filters:
     """The ``[filters]`` table of the settings file: rules for every source."""
     try:
@@ -210,14 +229,54 @@ def parse_global_filters(filters: Mapping[str, Any]) -> Filters:
 
 def _one_line_error(kind: SourceKind, model: type[BaseModel],
                     exc: ValidationError) -> ConfigError:
-    first = exc.errors()[0]
+    errors = exc.errors()
+    # an unknown key first: a misspelt key also makes the right one "missing"
+    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     loc = [str(p) for p in first["loc"] if p != "[key]"]
+    if not loc:
+        return ConfigError(f"config of {kind.value} source: {_reason(first)}")
     if first["type"] == "extra_forbidden" and len(loc) == 1:
-        allowed = ", ".join(sorted(f.alias or name for name, f in model.model_fields.items()))
+        names = sorted(f.alias or name for name, f in model.model_fields.items())
         article = "an" if kind.value[0] in "aeiour" else "a"  # "an rss source"
-        return ConfigError(f"unknown config key {loc[0]!r} for {article} {kind.value} source "
-                           f"(allowed: {allowed})")
+        return ConfigError(f"unknown config key {loc[0]!r} for {article} {kind.value} source"
+                           f"{did_you_mean(loc[0], names)} (allowed: {', '.join(names)})")
+    if first["type"] == "extra_forbidden":
+        names = _table_keys(model, loc[:-1])
+        return ConfigError(f"config key {'.'.join(loc)!r}: unknown key"
+                           f"{did_you_mean(loc[-1], names)}")
     return ConfigError(f"config key {'.'.join(loc)!r}: {_reason(first)}")
+
+
+def did_you_mean(key: str, names: list[str]) -> str:
+    """``; did you mean 'x'?`` for the closest known name, or nothing."""
+    close = difflib.get_close_matches(key, names, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _table_keys(model: type[BaseModel], path: list[str]) -> list[str]:
+    """The keys of the nested table at ``path`` (``detail``, ``filters.block.0``...)."""
+    current: Any = model
+    for step in path:
+        if step.isdigit():
+            continue
+        fields = getattr(current, "model_fields", {})
+        field = next((f for n, f in fields.items() if step in (n, f.alias)), None)
+        if field is None:
+            return []
+        current = _model_in(field.annotation)
+    fields = getattr(current, "model_fields", {})
+    return sorted(f.alias or n for n, f in fields.items())
+
+
+def _model_in(annotation: Any) -> Any:
+    """The pydantic model inside ``X | None`` or ``tuple[X, ...]``."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
 
 
 def _reason(error: Any) -> str:

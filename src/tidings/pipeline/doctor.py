@@ -20,7 +20,7 @@ from tidings.pipeline.detail import detail_step
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.reading import Listing, SourceRules, read_source
 from tidings.pipeline.upsert import plan_prepared
-from tidings.readers.base import ReadResult
+from tidings.readers.base import PaidCalls, ReadResult
 
 _SHOWN_HEADERS = ("content-type", "content-length", "etag", "last-modified", "cache-control",
                   "expires", "retry-after", "content-encoding")
@@ -44,6 +44,7 @@ class DoctorReport:
     headers: dict[str, str] = field(default_factory=dict)
     entries: list[DoctorEntry] = field(default_factory=list)
     warnings: tuple[str, ...] = ()
+    label: str = "doctor"  # "preview" for a source that is not stored
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -56,7 +57,8 @@ class DoctorReport:
         }
 
     def text(self) -> str:
-        lines = [f"doctor {self.source.id} ({self.source.kind.value}) {self.source.url}"]
+        who = "" if self.label == "preview" else f" {self.source.id}"  # a preview has no id
+        lines = [f"{self.label}{who} ({self.source.kind.value}) {self.source.url}"]
         lines += [f"  {stage:<9} {detail}" for stage, detail in self.stages]
         lines += [f"  header    {k}: {v}" for k, v in self.headers.items()]
         lines += [f"  warning   {w}" for w in self.warnings]
@@ -69,9 +71,11 @@ class DoctorReport:
         return "\n".join(lines) + "\n"
 
 
-async def doctor(env: PipelineEnv, source: Source, *, conditional: bool = False) -> DoctorReport:
-    """Run every stage of a collection of ``source`` without writing anything."""
-    report = DoctorReport(source, conditional)
+async def doctor(env: PipelineEnv, source: Source, *, conditional: bool = False,
+                 paid: PaidCalls | None = None, label: str = "doctor") -> DoctorReport:
+    """Run every stage of a collection of ``source`` without writing anything
+    (``paid``: the ledger, for a run that may spend on a paid API)."""
+    report = DoctorReport(source, conditional, label=label)
     now = env.clock()
     try:
         rules = SourceRules.of(source, env.filters)
@@ -80,7 +84,7 @@ async def doctor(env: PipelineEnv, source: Source, *, conditional: bool = False)
         report.stages.append(("request", f"GET {source.url}" +
                               (" (conditional)" if conditional else " (unconditional)")))
         listing = await read_source(env.settings, asked, rules,
-                                    rules.context(asked, env.fetcher, now),
+                                    rules.context(asked, env.fetcher, now, paid=paid),
                                     detail=detail_step(env, source, rules))
     except TidingsError as exc:
         report.error = str(exc)

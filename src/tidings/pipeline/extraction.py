@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -43,6 +43,7 @@ from tidings.net import decode_body
 from tidings.net.types import Response
 from tidings.pipeline.config import CommonConfig, Extract, parse_config
 from tidings.pipeline.env import PipelineEnv
+from tidings.pipeline.render import render_page
 from tidings.pipeline.upsert import upsert_items
 from tidings.settings import Settings
 from tidings.store.base import ItemQuery, Reads, Unit
@@ -198,11 +199,28 @@ async def _fetch_and_extract(env: PipelineEnv, item: Item, url: str, source: Sou
     return await _from_page(env, config, resp, now)
 
 
+async def _with_fallback(env: PipelineEnv, item: Item, url: str, source: Source,
+                         config: CommonConfig, now: datetime) -> _Result:
+    """Direct fetch and extraction; what they could not read, through the paid rendering
+    service when one is configured (``pipeline/render.py``)."""
+    result = await _fetch_and_extract(env, item, url, source, config, now)
+    provider = env.settings.extract_render_provider
+    if result.kind not in ("failed", "unconfirmed") or not provider:
+        return result
+    try:
+        body, marks = await render_page(env, provider, item, source)
+    except (FetchError, ConfigError) as exc:  # ConfigError: the provider is not configured
+        return replace(result, raw={**result.raw, "render_error": str(exc)})
+    if body is None:
+        return _Result("unconfirmed", None, result.ext, {**result.raw, **marks})
+    return _Result("ok", body, result.ext, marks)
+
+
 async def _attempt(env: PipelineEnv, item: Item, url: str, source: Source,
                    config: CommonConfig, now: datetime) -> _Result:
     try:
         async with asyncio.timeout(ITEM_TIMEOUT_S):
-            return await _fetch_and_extract(env, item, url, source, config, now)
+            return await _with_fallback(env, item, url, source, config, now)
     except TimeoutError:
         return _failed(f"page and images took longer than {ITEM_TIMEOUT_S:.0f} s")
     except BudgetExhaustedError:

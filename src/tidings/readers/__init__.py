@@ -12,7 +12,9 @@ from collections.abc import Callable
 from tidings.errors import ConfigError
 from tidings.model import SourceKind
 from tidings.readers.base import ReadContext, Reader, ReadResult
+from tidings.readers.jsonlist.reader import JsonListReader
 from tidings.readers.rss.reader import RssReader
+from tidings.readers.web.reader import WebListReader
 
 _FACTORIES: dict[SourceKind, Callable[[], Reader]] = {}
 _INSTANCES: dict[SourceKind, Reader] = {}
@@ -44,5 +46,7 @@ def registered_kinds() -> frozenset[SourceKind]:
 
 
 register(SourceKind.RSS, RssReader)
+register(SourceKind.WEB_LIST, WebListReader)
+register(SourceKind.JSON_LIST, JsonListReader)
 
 __all__ = ["ReadContext", "ReadResult", "Reader", "get_reader", "register", "registered_kinds"]

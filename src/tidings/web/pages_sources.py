@@ -158,11 +158,27 @@ async def add_form(request: Request, url: str = "") -> Response:
             candidates = await web_state(request).tidings.discover(url)
         except TidingsError as exc:
             error = str(exc)
-        if not candidates and not error:
-            error = "no feed found on this page; add it as a web page source below"
+    proposal: dict[str, Any] = {}
+    if url and not candidates and not error:
+        error = "no feed found on this page; add it as a web page source below"
+        proposal = await _proposal(request, url)
     ctx = {"title": "Add a source", "url": url, "candidates": candidates, "error": error,
-           "kinds": EDITABLE_KINDS}
+           "kinds": EDITABLE_KINDS, **proposal}
     return render(request, "add.html", ctx, status=200 if not error or not url else 422)
+
+
+async def _proposal(request: Request, url: str) -> dict[str, Any]:
+    """The add form filled with web_list rules for the page's repeated list of links,
+    and their preview (nothing when the page has no such list)."""
+    try:
+        found = await web_state(request).tidings.propose_web_list(url)
+    except TidingsError:
+        return {}
+    if found is None:
+        return {}
+    config, report = found
+    return {"proposal": True, "preview": report, "form_kind": "web_list",
+            "form_config": json.dumps(config, indent=2, ensure_ascii=False)}
 
 
 @router.post("/add")

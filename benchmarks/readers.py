@@ -1,0 +1,165 @@
+"""Page readers' speed: tidings' web_list (html) and json_list parsers against a plain
+lxml + cssselect (or json) loop doing the same selection on the same golden pages.
+
+Usage:  .venv/bin/python benchmarks/readers.py [--rounds 7] [--repeat 200]
+
+The golden pages of tests/data/web_list (html mode), tests/data/json_list and
+examples/sources are each parsed ``repeat`` times per round; the figure is the
+median over the rounds of pages per second, for tidings and for the floor, and
+the ratio of their times (target: tidings within 1.5x of the floor). The floor
+does the selection and nothing else: for html, parse the document, match the item
+selector, and in each item the link, title, date and summary selectors, reading
+href/text; for JSON, ``json.loads`` and the items path with the field reads; for
+JSON in a page, the script found the shortest way (``raw_decode`` after the
+marker, flight chunks joined by ``json.loads``). What tidings does on top -
+navigation filter, URL resolution against <base>, date parsing, the loud
+failure checks, ItemData - is what the ratio measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import lxml.html
+from lxml.cssselect import CSSSelector
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from readers_golden import Case, cases  # noqa: E402
+from tidings.model import SourceKind  # noqa: E402
+from tidings.readers.jsonlist import JsonListConfig, parse_json_list  # noqa: E402
+from tidings.readers.web import WebListConfig, parse_page  # noqa: E402
+
+_DECODER = json.JSONDecoder()
+_PUSH = re.compile(r"self\.__next_f\.push\((\[.*?\])\)</script>", re.S)
+
+
+@lru_cache(maxsize=64)
+def css(selector: str) -> CSSSelector:
+    return CSSSelector(selector)
+
+
+def html_floor(text: str, config: dict[str, Any]) -> int:
+    root = lxml.html.document_fromstring(text)
+    found = 0
+    item = css(config.get("item") or config.get("link") or "a[href]")
+    link = css(config.get("link") or "a[href]")
+    fields = [css(config[k]) for k in ("title", "date", "summary") if config.get(k)]
+    for el in item(root):
+        anchors = [el] if el.tag == "a" else link(el)
+        if anchors:
+            _ = anchors[0].get("href"), anchors[0].text_content()
+            for sel in fields:
+                hits = sel(el)
+                _ = hits[0].text_content() if hits else ""
+            found += 1
+    return found
+
+
+def plain_get(data: Any, path: str) -> Any:
+    """A field path read the plain way (keys and list indexes joined by dots)."""
+    for step in path.split(".") if path else ():
+        data = data[int(step)] if isinstance(data, list) else data.get(step)
+        if data is None:
+            return None
+    return data
+
+
+def json_floor(text: str, config: dict[str, Any]) -> int:
+    if config.get("window_var") or config.get("json_key"):
+        data = _embedded_floor(text, config)
+    else:
+        data = json.loads(text)
+    entries = plain_get(data, config.get("items_path", ""))
+    for entry in entries:
+        _ = [plain_get(entry, config[k]) for k in ("url", "title", "date", "summary")
+             if config.get(k)]
+    return len(entries)
+
+
+def _embedded_floor(text: str, config: dict[str, Any]) -> Any:
+    if config.get("window_var"):
+        marker = f"window.{config['window_var']}="
+        at = text.index(marker) + len(marker)
+        return _DECODER.raw_decode(text, at)[0]
+    key = f'"{config["json_key"]}":'
+    script = re.search(r'<script id="__NEXT_DATA__" type="application/json">(.*?)</script>',
+                       text, re.S)
+    source = script.group(1) if script else "".join(
+        json.loads(m.group(1))[1] for m in _PUSH.finditer(text)
+        if json.loads(m.group(1))[0] == 1)
+    return _DECODER.raw_decode(source, source.index(key) + len(key))[0]
+
+
+_CONFIGS: dict[str, Any] = {}
+
+
+def _config(model: type[Any], case: Case) -> Any:
+    """Validated once per source, as a run does."""
+    if case.name not in _CONFIGS:
+        _CONFIGS[case.name] = model.model_validate(case.config)
+    return _CONFIGS[case.name]
+
+
+def ours_html(text: str, case: Case) -> int:
+    return len(parse_page(text, case.url, _config(WebListConfig, case)).items)
+
+
+def ours_json(text: str, case: Case) -> int:
+    return len(parse_json_list(text, case.url, _config(JsonListConfig, case)).items)
+
+
+def timed(fn: Callable[[], int], repeat: int) -> float:
+    start = time.perf_counter()
+    for _ in range(repeat):
+        fn()
+    return time.perf_counter() - start
+
+
+def bench(label: str, picked: list[Case], ours: Callable[[str, Case], int],
+          floor: Callable[[str, dict[str, Any]], int], rounds: int, repeat: int) -> None:
+    pages = [(c, c.page.read_text(encoding="utf-8")) for c in picked]
+    mine: list[float] = []
+    base: list[float] = []
+    for _ in range(rounds):  # interleaved, so load changes hit both alike
+        mine.append(sum(timed(lambda c=c, t=t: ours(t, c), repeat) for c, t in pages))
+        base.append(sum(timed(lambda c=c, t=t: floor(t, c.config), repeat) for c, t in pages))
+    n = len(pages) * repeat
+    ours_s, floor_s = statistics.median(mine), statistics.median(base)
+    print(f"{label}: {len(pages)} pages x {repeat}, median of {rounds} rounds")
+    print(f"  tidings          {n / ours_s:9.0f} pages/s  ({ours_s * 1000 / n:.3f} ms/page)")
+    print(f"  lxml+cssselect / json floor {n / floor_s:9.0f} pages/s  "
+          f"({floor_s * 1000 / n:.3f} ms/page)")
+    print(f"  ratio (tidings time / floor time): {ours_s / floor_s:.2f}x  (target <= 1.5x)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=200)
+    args = parser.parse_args()
+    every = (cases(ROOT / "tests" / "data" / "web_list", SourceKind.WEB_LIST)
+             + cases(ROOT / "tests" / "data" / "json_list", SourceKind.JSON_LIST)
+             + cases(ROOT / "examples" / "sources"))
+    html = [c for c in every if c.kind is SourceKind.WEB_LIST
+            and c.config.get("mode", "html") == "html"]
+    plain = [c for c in every if c.kind is SourceKind.JSON_LIST
+             and not (c.config.get("window_var") or c.config.get("json_key"))]
+    embedded = [c for c in every if c.kind is SourceKind.JSON_LIST and c not in plain]
+    bench("web_list html", html, ours_html, html_floor, args.rounds, args.repeat)
+    bench("json_list JSON", plain, ours_json, json_floor, args.rounds, args.repeat)
+    bench("json_list in pages", embedded, ours_json, json_floor, args.rounds, args.repeat)
+
+
+if __name__ == "__main__":
+    main()

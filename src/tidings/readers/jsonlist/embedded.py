@@ -1,0 +1,115 @@
+"""JSON that a page carries in its scripts (R-JSON-2).
+
+``window_var``: the first script assigning ``window.NAME = …``. ``json_key``:
+every ``<script>`` is asked, in order of how directly it holds data - JSON
+scripts (``__NEXT_DATA__``, ``application/json``, ``application/ld+json``)
+searched as parsed JSON for the shallowest value under the key, then the
+Next.js flight payload (all ``self.__next_f.push`` chunks decoded and joined),
+then the key in any other script's text. The first that holds the key wins.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections import deque
+from typing import Any
+
+from tidings.errors import ParseError
+from tidings.readers.jsonlist.scan import ScanError, find_key, flight_chunks, window_var
+
+_JSON_TYPES = ("application/json", "application/ld+json")
+_SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script\s*>", re.IGNORECASE | re.DOTALL)
+_ATTR = re.compile(r"""([\w:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""")
+_MISSING = object()
+
+
+def scripts_of(text: str, url: str) -> list[tuple[str, str, str]]:
+    """(id, type, text) of every ``<script>`` of the page (``url`` is for messages).
+
+    A script's text runs to the first ``</script`` whatever it contains - the HTML
+    tokenizer's own rule - so a pattern cuts scripts out exactly as a parser would,
+    without building the page's tree (the cost of a page that is mostly data).
+    """
+    out = []
+    for match in _SCRIPT.finditer(text):
+        body = match.group(2)
+        if not body or body.isspace():
+            continue  # <script src=…>: nothing in the page
+        head = match.group(1)
+        attrs = {k.lower(): html.unescape(a or b or c) for k, a, b, c in
+                 _ATTR.findall(head)} if head else {}
+        # script data is never entity-decoded: its text is taken as written
+        out.append((attrs.get("id", ""), attrs.get("type", "").lower(), body))
+    return out
+
+
+def embedded_json(text: str, url: str, *, window_var: str | None,
+                  json_key: str | None) -> Any:
+    scripts = scripts_of(text, url)
+    if window_var:
+        return _window(scripts, url, window_var)
+    assert json_key is not None
+    return _keyed(scripts, url, json_key)
+
+
+def _window(scripts: list[tuple[str, str, str]], url: str, name: str) -> Any:
+    last = f"no script assigns window.{name}"
+    for _id, _type, body in scripts:
+        if name not in body:
+            continue
+        try:
+            return window_var(body, name)
+        except ScanError as exc:
+            last = str(exc)
+    raise ParseError(f"{url}: window_var {name!r}: {last}", url)
+
+
+def _keyed(scripts: list[tuple[str, str, str]], url: str, key: str) -> Any:
+    errors: list[str] = []
+    for sid, stype, body in scripts:
+        if sid == "__NEXT_DATA__" or stype in _JSON_TYPES:
+            found = _from_json_script(body, key, errors, sid or stype)
+            if found is not _MISSING:
+                return found
+    flight = [body for _id, _type, body in scripts if "self.__next_f" in body]
+    if flight:
+        try:
+            joined = "".join(chunk for body in flight for chunk in flight_chunks(body))
+            return find_key(joined, key)
+        except ScanError as exc:
+            errors.append(f"flight payload: {exc}")
+    for _id, stype, body in scripts:
+        if stype in _JSON_TYPES or "self.__next_f" in body or f'"{key}"' not in body:
+            continue
+        try:
+            return find_key(body, key)
+        except ScanError as exc:
+            errors.append(str(exc))
+    detail = f" ({'; '.join(errors[:2])})" if errors else ""
+    raise ParseError(f"{url}: json_key {key!r}: no <script> of the {len(scripts)} holds it"
+                     f"{detail}", url)
+
+
+def _from_json_script(body: str, key: str, errors: list[str], name: str) -> Any:
+    try:
+        data = json.loads(body)
+    except ValueError as exc:
+        errors.append(f"script {name}: not JSON ({exc})")
+        return _MISSING
+    return shallowest(data, key)
+
+
+def shallowest(data: Any, key: str) -> Any:
+    """The value under ``key`` nearest the root (breadth first), or ``_MISSING``."""
+    queue: deque[Any] = deque([data])
+    while queue:
+        node = queue.popleft()
+        if isinstance(node, dict):
+            if key in node:
+                return node[key]
+            queue.extend(node.values())
+        elif isinstance(node, list):
+            queue.extend(node)
+    return _MISSING

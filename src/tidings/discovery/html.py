@@ -42,7 +42,8 @@ from tidings.identity import normalize_url, resolve_url
 from tidings.model import FeedCandidate
 from tidings.textutil import collapse_ws
 
-__all__ = ["Found", "collect_candidates", "find_feeds_in_html", "guess_type", "looks_like_feed_url"]
+__all__ = ["Found", "collect_candidates", "find_feeds_in_html", "guess_type", "looks_like_feed_url",
+           "parse_html"]
 
 FULL_DECLARATION = 10
 
@@ -165,7 +166,8 @@ def _under_page(url: str, page_url: str) -> int:
     return 2 if feed.path.startswith(page_path + "/") else 0
 
 
-def _parse(html: str) -> etree._Element | None:
+def parse_html(html: str) -> etree._Element | None:
+    """The page as an lxml tree (comments dropped), or None when there is nothing to parse."""
     if not html.strip():
         return None
     parser = lxml_html.HTMLParser(encoding="utf-8", remove_comments=True)
@@ -265,9 +267,13 @@ def _hints(root: etree._Element, base: str) -> dict[str, str]:
     return hints
 
 
-def collect_candidates(html: str, page_url: str) -> list[Found]:
-    """Every candidate with its origin, best first, one per normalized address."""
-    root = _parse(html)
+def collect_candidates(html: str, page_url: str,
+                       parsed: etree._Element | None = None) -> list[Found]:
+    """Every candidate with its origin, best first, one per normalized address.
+
+    ``parsed`` is the page already parsed with :func:`parse_html` (the crawler
+    parses once for feeds, blogroll and abstract)."""
+    root = parsed if parsed is not None else parse_html(html)
     found: list[Found] = []
     hints: dict[str, str] = {}
     if root is not None:

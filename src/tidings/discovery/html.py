@@ -287,7 +287,8 @@ def collect_candidates(html: str, page_url: str,
                 cand = replace(cand, score=cand.score - _under_page(cand.url, page_url))
                 found.append(Found(cand, got.origin))
     platform = [
-        Found(FeedCandidate(url=f.url, title=f.title, type=f.type, score=f.score), "platform")
+        Found(FeedCandidate(url=f.url, title=f.title, type=f.type, score=f.score),
+              "platform" if f.certain else "guess")
         for f in platform_feeds(page_url, hints=hints, html=html)
     ]
     return _dedupe(platform + found, page_url)

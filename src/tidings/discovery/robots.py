@@ -79,7 +79,7 @@ class RobotsCache:
 
     def __init__(self, size: int = _CACHE) -> None:
         self._size = size
-        self._rules: OrderedDict[str, Protego | bool] = OrderedDict()
+        self._rules: OrderedDict[str, tuple[Protego | bool, str]] = OrderedDict()
 
     def known(self, url: str) -> bool:
         return robots_url(url) in self._rules
@@ -90,7 +90,7 @@ class RobotsCache:
         kind = verdict.get("verdict")
         rules: Protego | bool = (Protego.parse(str(verdict.get("body", "")))
                                  if kind == "rules" else kind == "allow")
-        self._rules[key] = rules
+        self._rules[key] = (rules, str(verdict.get("note", "")))
         self._rules.move_to_end(key)
         while len(self._rules) > self._size:
             self._rules.popitem(last=False)
@@ -98,8 +98,12 @@ class RobotsCache:
     def allowed(self, url: str) -> bool:
         """Whether the crawler may fetch ``url`` (its origin must be :meth:`known`)."""
         key = robots_url(url)
-        rules = self._rules[key]
+        rules = self._rules[key][0]
         self._rules.move_to_end(key)
         if isinstance(rules, bool):
             return rules
         return bool(rules.can_fetch(url, CRAWLER_AGENT))
+
+    def note(self, url: str) -> str:
+        """Why the host's robots.txt was read the way it was ('' when it simply had rules)."""
+        return self._rules[robots_url(url)][1]

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from tidings.discovery.autodiscover import PROBE_PATHS
+from tidings.discovery.autodiscover import PROBE_PATHS, PROBE_SCORE
 from tidings.discovery.crawlpage import PageRules, read_home, read_probe, read_roll_page
 from tidings.discovery.robots import RobotsCache, crawler_user_agent, fetch_robots, robots_url
 from tidings.discovery.sites import site_key
@@ -51,9 +51,10 @@ from tidings.store.crawl import (
 __all__ = ["CrawlLimits", "CrawlProgress", "run_crawl", "start_crawl"]
 
 WORKERS = 16
-#: guessed feed addresses tried per site when its page declares none
+#: feed addresses tried per site: its best candidates, then the usual paths
 GUESSES = 4
-_PROGRESS_EVERY = 0.25  # seconds between two progress reports
+_PROGRESS_EVERY = 0.25
+_LIMIT = "the crawl's page limit is reached"  # seconds between two progress reports
 
 Reader = Callable[[str], Awaitable[dict[str, Any]]]
 
@@ -187,17 +188,18 @@ class _Crawler:
                            abstract=home.get("abstract", ""), feed=feed, found=found)
 
     async def _feed(self, site: CrawlSite, home: dict[str, Any]) -> CrawlFeed | None:
+        """The site's feed: the declared ones first, then guesses, each fetched to prove it
+        (a site that answers every address with its home page declares nothing real)."""
         feeds = home.get("feeds", [])
-        for url, kind, title, score, declared in feeds:
-            if declared:
-                return CrawlFeed(url, kind, title, score)
         origin = "{0.scheme}://{0.netloc}".format(urlsplit(home["final_url"]))
-        guesses = [url for url, *_ in feeds] + [origin + path for path in PROBE_PATHS]
-        for url in list(dict.fromkeys(guesses))[:GUESSES]:
+        tries = [url for url, *_ in feeds] + [origin + path for path in PROBE_PATHS]
+        scores = {url: score for url, _, _, score, _ in feeds}
+        for url in list(dict.fromkeys(tries))[:GUESSES]:
             data, _ = await self._page(site, url, self._probe_reader)
             if data is not None and data.get("feed"):
                 feed = data["feed"]
-                return CrawlFeed(feed["url"], feed["type"], feed["title"], 6)
+                return CrawlFeed(feed["url"], feed["type"], feed["title"],
+                                 scores.get(url, PROBE_SCORE))
         return None
 
     async def _blogroll(self, site: CrawlSite, home: dict[str, Any]
@@ -221,20 +223,25 @@ class _Crawler:
     async def _page(self, site: CrawlSite, url: str, read: Callable[[str], Reader]
                     ) -> tuple[dict[str, Any] | None, str]:
         """What the crawler made of ``url`` (stored or fetched now), or None and why not."""
-        if not await self._allowed(site, url):
-            return None, f"robots.txt disallows {url}"
+        refusal = await self._refusal(site, url)
+        if refusal:
+            return None, refusal
         data = await self._once(site, url, read(url))
         if data.get("limit"):
-            return None, "page limit of the crawl reached"
+            return None, _LIMIT
         return data, ""
 
-    async def _allowed(self, site: CrawlSite, url: str) -> bool:
+    async def _refusal(self, site: CrawlSite, url: str) -> str:
+        """Why ``url`` may not be fetched ('' when it may): robots.txt, or the page limit."""
         if not self.robots.known(url):
             verdict = await self._once(site, robots_url(url), self._robots_reader(url))
             if verdict.get("limit"):
-                return False
+                return _LIMIT
             self.robots.learn(url, verdict)
-        return self.robots.allowed(url)
+        if self.robots.allowed(url):
+            return ""
+        note = self.robots.note(url)
+        return f"robots.txt disallows {url}" + (f" ({note})" if note else "")
 
     async def _once(self, site: CrawlSite, url: str, read: Reader) -> dict[str, Any]:
         """The stored answer for ``url``, or fetch it (once, even with several askers)."""

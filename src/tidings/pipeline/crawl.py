@@ -35,7 +35,6 @@ from tidings.discovery.crawlpage import PageRules, read_home, read_probe, read_r
 from tidings.discovery.robots import RobotsCache, crawler_user_agent, fetch_robots, robots_url
 from tidings.discovery.sites import site_key
 from tidings.errors import ConfigError
-from tidings.identity import normalize_url
 from tidings.pipeline.env import PipelineEnv
 from tidings.store.base import Unit
 from tidings.store.crawl import (
@@ -245,7 +244,7 @@ class _Crawler:
 
     async def _once(self, site: CrawlSite, url: str, read: Reader) -> dict[str, Any]:
         """The stored answer for ``url``, or fetch it (once, even with several askers)."""
-        key = normalize_url(url)
+        key = url.split("#", 1)[0]  # as sent: /feed and /feed/ are two pages to a server
         waiting = self.inflight.get(key)
         if waiting is not None:
             return await asyncio.shield(waiting)

@@ -146,6 +146,11 @@ class CrawlReads(Protocol):
         """Every find of the crawl, by depth then in the order found."""
         ...
 
+    def crawl_unanswered(self, crawl_id: int) -> list[str]:
+        """Addresses asked for and never answered: in flight when the crawl was stopped
+        (a resumed crawl asks for them again, once)."""
+        ...
+
     def crawl_sites(self, crawl_id: int, states: Sequence[SiteState] = (),
                     limit: int = 1000) -> list[CrawlSite]:
         """Frontier rows (in ``states`` if given), by depth then in the order found."""

@@ -87,6 +87,12 @@ class CrawlMixin(Access):
             rows = conn.execute(_FINDINGS, (crawl_id,)).fetchall()
         return [CrawlFinding(*row) for row in rows]
 
+    def crawl_unanswered(self, crawl_id: int) -> list[str]:
+        with self._read() as conn:
+            rows = conn.execute("SELECT url FROM crawl_pages WHERE crawl_id = ? AND "
+                                "state = 'asked' ORDER BY url", (crawl_id,)).fetchall()
+        return [r[0] for r in rows]
+
     def crawl_sites(self, crawl_id: int, states: Sequence[SiteState] = (),
                     limit: int = 1000) -> list[CrawlSite]:
         where, args = "crawl_id = ?", [crawl_id]

@@ -141,10 +141,11 @@ def main() -> None:
 from tidings.cli import (  # noqa: E402
     commands_collect,
     commands_config,
+    commands_crawl,
     commands_extract,
     commands_items,
     commands_sources,
 )
 
-__all__ = ["cli", "commands_collect", "commands_config", "commands_extract", "commands_items",
-           "commands_sources", "main"]
+__all__ = ["cli", "commands_collect", "commands_config", "commands_crawl", "commands_extract",
+           "commands_items", "commands_sources", "main"]

@@ -37,7 +37,7 @@ __all__ = ["MIN_SITES", "THRESHOLD", "Blogroll", "RollLink", "affect", "blogroll
            "find_blogroll", "find_blogroll_in"]
 
 CONTAINERS = frozenset({"div", "table", "ul", "ol", "section", "aside"})
-THRESHOLD = 2000.0
+THRESHOLD = 1000.0
 MIN_SITES = 3
 _SKIP = frozenset({"script", "style", "noscript", "template", "svg", "head"})
 _SOCIAL = frozenset({

@@ -106,8 +106,9 @@ def _link_text(a: etree._Element) -> str:
     return collapse_ws("".join(str(t) for t in a.itertext()))
 
 
-def _own(el: etree._Element, here: str) -> tuple[_Tally, RollLink | None]:
-    """What ``el`` adds by itself (not its children) and the outbound link it is, if any."""
+def _own(el: etree._Element, here: str, home: str) -> tuple[_Tally, RollLink | None]:
+    """What ``el`` adds by itself (not its children) and the outbound link it is, if any
+    (``home`` is the site key of the page ``here``)."""
     tally = _Tally(text=_text_len(el), tags=1)
     if el.tag != "a":
         return tally, None
@@ -117,7 +118,7 @@ def _own(el: etree._Element, here: str) -> tuple[_Tally, RollLink | None]:
         return tally, None
     key = site_key(url)
     host = (urlsplit(url).hostname or "").removeprefix("www.")
-    if key == site_key(here) or not key:
+    if key == home or not key:
         tally.internal = 1
     elif text and host not in _SOCIAL and not _SHARE.search(url) and is_homepage_like(url):
         tally.outbound = 2 if (el.get("target") or "").lower() == "_blank" else 1
@@ -144,13 +145,14 @@ def _describe(el: etree._Element) -> str:
 def find_blogroll_in(root: etree._Element, page_url: str) -> Blogroll | None:
     """The best-scoring block of ``root`` as a blogroll, or None when no block qualifies."""
     order = [el for el in root.iter() if isinstance(el.tag, str)]
+    home = site_key(page_url)
     tallies: dict[etree._Element, _Tally] = {}
     links: dict[etree._Element, list[RollLink]] = {}
     best: tuple[float, etree._Element] | None = None
     for el in reversed(order):  # children before parents
         if el.tag in _SKIP:
             continue
-        tally, link = _own(el, page_url)
+        tally, link = _own(el, page_url, home)
         own_links = [link] if link is not None else []
         for child in el:
             sub = tallies.pop(child, None)
@@ -170,15 +172,15 @@ def find_blogroll_in(root: etree._Element, page_url: str) -> Blogroll | None:
     if best is None:
         return None
     score, el = best
-    return Blogroll(_distinct(_links_of(el, page_url)), score, _describe(el))
+    return Blogroll(_distinct(_links_of(el, page_url, home)), score, _describe(el))
 
 
-def _links_of(el: etree._Element, page_url: str) -> list[RollLink]:
+def _links_of(el: etree._Element, page_url: str, home: str) -> list[RollLink]:
     out: list[RollLink] = []
     for a in el.iter("a"):
         if any(anc.tag in _SKIP for anc in a.iterancestors()):
             continue
-        _, link = _own(a, page_url)
+        _, link = _own(a, page_url, home)
         if link is not None:
             out.append(link)
     return out

@@ -101,6 +101,8 @@ _SOCIAL_HOSTS = frozenset(
     | {"t.me", "weibo.com", "wa.me", "tiktok.com", "threads.net", "youtube.com"}
 )
 _BAD_HREF = ("comment", "rpc", "rsd")
+#: every address looks_like_feed_url accepts holds one of these
+_FEEDISH = re.compile(r"feed|rss|atom|xml|rdf|json", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,14 +230,17 @@ def _from_link(el: etree._Element, base: str) -> Found | None:
 
 
 def _from_anchor(el: etree._Element, base: str) -> Found | None:
-    url = resolve_url(base, el.get("href") or "")
-    if url is None:
-        return None
+    href = el.get("href") or ""
     text = collapse_ws("".join(str(t) for t in el.itertext()) or el.get("title") or "")
     if not text:
         text = " ".join(img.get("alt") or "" for img in el.iter("img")).strip()
     media = _media(el)
     wordy = bool(_FEED_WORDS.search(text)) and len(text) <= 40
+    if not (wordy or media in _LINK_TYPES or _FEEDISH.search(href) or _FEEDISH.search(base)):
+        return None  # most links of a page: nothing about them can say "feed"
+    url = resolve_url(base, href)
+    if url is None:
+        return None
     parts = urlsplit(url)
     if _SHARE_PATH.search(parts.path):
         return None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from tld import get_fld
@@ -51,6 +52,7 @@ _PATH_SITES: dict[str, re.Pattern[str]] = {
 _FEDI_PROFILE = re.compile(r"^/@[A-Za-z0-9_.-]+/?$")
 
 
+@lru_cache(maxsize=8192)
 def _domain(host: str) -> str:
     """The registrable domain of ``host`` (the host itself for addresses and unknown suffixes)."""
     try:
@@ -69,6 +71,7 @@ def _domain(host: str) -> str:
     return ".".join(labels[-2:])
 
 
+@lru_cache(maxsize=16384)
 def site_key(url: str) -> str:
     """The site ``url`` belongs to, as ``domain`` or ``host/path-prefix`` ('' if not http)."""
     try:

@@ -95,6 +95,10 @@ async def start_crawl(env: PipelineEnv, seeds: Sequence[str], limits: CrawlLimit
     return crawl_id
 
 
+def _finish_page(unit: Unit, crawl_id: int, url: str, data: dict[str, Any]) -> None:
+    unit.finish_crawl_page(crawl_id, url, data)
+
+
 def _finish_site(unit: Unit, site_id: int, outcome: SiteOutcome) -> int:
     return unit.finish_crawl_site(site_id, outcome)
 
@@ -128,6 +132,7 @@ class _Crawler:
         self.progress = progress
         self.robots = RobotsCache()
         self.inflight: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self.stores: dict[int, list[asyncio.Future[None]]] = {}  # answers being stored
         self.busy = 0  # workers claiming or visiting
         self.changed = asyncio.Event()
         self.reported = 0.0
@@ -140,6 +145,7 @@ class _Crawler:
                 site = await self.env.writer(lambda unit: unit.claim_crawl_site(self.crawl_id))
                 if site is not None:
                     outcome = await self._visit_safely(site)
+                    await asyncio.gather(*self.stores.pop(site.id, ()))
                     await self.env.writer(_finish_site, site.id, outcome)
             finally:
                 self.busy -= 1
@@ -269,7 +275,10 @@ class _Crawler:
         if ask is PageAsk.LIMIT:
             return {"limit": True}
         data = await read(url)
-        await self.env.writer(lambda unit: unit.finish_crawl_page(self.crawl_id, key, data))
+        # not awaited here: the writer keeps the order of its steps, so the answer is
+        # stored before the visit's end, which waits for it (see ``work``)
+        self.stores.setdefault(site.id, []).append(asyncio.ensure_future(
+            self.env.writer(_finish_page, self.crawl_id, key, data)))
         return data
 
     def _robots_reader(self, url: str) -> Reader:

@@ -119,6 +119,8 @@ class CrawlMixin(Access):
                 "INSERT OR IGNORE INTO crawl_sites (crawl_id, site, url, depth, state) "
                 "VALUES (?, ?, ?, 0, 'queued')",
                 [(crawl_id, site, url) for site, url in seeds[:max(max_sites, 1)]])
+            conn.execute("UPDATE crawls SET sites = (SELECT count(*) FROM crawl_sites "
+                         "WHERE crawl_id = ?) WHERE id = ?", (crawl_id, crawl_id))
             return crawl_id
 
     def claim_crawl_site(self, crawl_id: int) -> CrawlSite | None:
@@ -184,8 +186,7 @@ class CrawlMixin(Access):
     @staticmethod
     def _queue_found(conn: Any, crawl_id: int, site: str, depth: int, max_sites: int,
                      outcome: SiteOutcome) -> int:
-        (known,) = conn.execute("SELECT count(*) FROM crawl_sites WHERE crawl_id = ?",
-                                (crawl_id,)).fetchone()
+        (known,) = conn.execute("SELECT sites FROM crawls WHERE id = ?", (crawl_id,)).fetchone()
         queued = 0
         for found in outcome.found:
             exists = conn.execute("SELECT 1 FROM crawl_sites WHERE crawl_id = ? AND site = ?",
@@ -199,6 +200,8 @@ class CrawlMixin(Access):
                          (crawl_id, found.site, found.url, depth, site, found.link_text[:200]))
             known += 1
             queued += 1
+        if queued:
+            conn.execute("UPDATE crawls SET sites = sites + ? WHERE id = ?", (queued, crawl_id))
         return queued
 
     def finish_crawl(self, crawl_id: int, now: datetime) -> None:

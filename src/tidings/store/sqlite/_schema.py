@@ -296,6 +296,7 @@ CREATE TABLE crawls (
     max_pages INTEGER NOT NULL,
     state TEXT NOT NULL,
     pages INTEGER NOT NULL DEFAULT 0,
+    sites INTEGER NOT NULL DEFAULT 0,
     created_at INTEGER NOT NULL,
     finished_at INTEGER
 );

@@ -13,25 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import Page, sync_playwright
 
 from farm import serve_app
+from test_browser_reader import ARGS, CHROMIUM, SHOTS  # skips this module without Chromium
 from test_crawl_cli import HOSTS, blog
 from test_web_support import open_archive, serve_web
 from tidings.settings import load_settings
 
 pytestmark = pytest.mark.browser
-
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run",
-        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
-SHOTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "screenshots"
-
-if not CHROMIUM.exists():
-    pytest.skip("headless Chromium is missing: apt-get install chromium",
-                allow_module_level=True)
-
-from playwright.sync_api import Page, sync_playwright  # noqa: E402
 
 
 @pytest.fixture

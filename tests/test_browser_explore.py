@@ -6,20 +6,25 @@ ever talks to the reader on 127.0.0.1, the crawl runs inside the reader.
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+import uvicorn
 from playwright.sync_api import Page, sync_playwright
 
 from farm import serve_app
 from test_browser_reader import ARGS, CHROMIUM, SHOTS  # skips this module without Chromium
 from test_crawl_cli import HOSTS, blog
-from test_web_support import open_archive, serve_web
+from test_web_support import free_port, open_archive
+from tidings.app import Tidings
 from tidings.settings import load_settings
+from tidings.web import create_app
 
 pytestmark = pytest.mark.browser
 
@@ -34,6 +39,32 @@ def blogs() -> Iterator[dict[str, str]]:
         yield bases
 
 
+@contextmanager
+def reader(tid: Tidings, settings: Any) -> Iterator[str]:
+    """The reader on a loop of our own, so the crawl's fetcher is closed on the loop that
+    opened it when the test ends (as ``tidings serve`` does)."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(tid, settings, page_ttl=0),
+                                           host="127.0.0.1", port=port, log_level="warning",
+                                           lifespan="off"))
+    serving = asyncio.run_coroutine_threadsafe(server.serve(), loop)
+    while not server.started:
+        assert not serving.done(), "uvicorn did not start"
+        threading.Event().wait(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        serving.result(10)
+        asyncio.run_coroutine_threadsafe(tid.fetcher.aclose(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()
+
+
 def no_sideways_scroll(page: Page) -> None:
     width = page.evaluate("document.documentElement.clientWidth")
     assert page.evaluate("document.documentElement.scrollWidth") <= width
@@ -43,10 +74,9 @@ def test_explore_crawls_and_adds_the_ticked_feeds(tmp_path: Path, blogs: dict[st
     settings = load_settings(tmp_path / "data", env={}, overrides={
         "allow_private_hosts": "127.0.0.0/8", "per_host_delay": 0})
     tid = open_archive(settings)
-    server = serve_web(tid, settings)
     SHOTS.mkdir(parents=True, exist_ok=True)
     try:
-        with sync_playwright() as p:
+        with reader(tid, settings) as url, sync_playwright() as p:
             browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
             wide = browser.new_page(viewport={"width": 1280, "height": 900})
             errors: list[Any] = []
@@ -55,7 +85,7 @@ def test_explore_crawls_and_adds_the_ticked_feeds(tmp_path: Path, blogs: dict[st
                 errors.append(error)
 
             wide.on("pageerror", record)
-            wide.goto(server.url + "/explore")
+            wide.goto(url + "/explore")
             wide.fill("textarea[name=seeds]", blogs["a"] + "/")
             wide.select_option("select[name=depth]", "1")
             wide.click("text=Start crawl")
@@ -89,5 +119,4 @@ def test_explore_crawls_and_adds_the_ticked_feeds(tmp_path: Path, blogs: dict[st
             assert errors == []
             browser.close()
     finally:
-        server.stop()
         tid.close()

@@ -245,8 +245,8 @@ class _Crawler:
             self.robots.learn(url, verdict)
         if self.robots.allowed(url):
             return ""
-        note = self.robots.note(url)
-        return f"robots.txt disallows {url}" + (f" ({note})" if note else "")
+        note = self.robots.note(url)  # set when the host gave no usable robots.txt
+        return f"{note}: the host is left alone" if note else f"robots.txt disallows {url}"
 
     async def _once(self, site: CrawlSite, url: str, read: Reader) -> dict[str, Any]:
         """The stored answer for ``url``, or fetch it (once, even with several askers)."""

@@ -16,8 +16,10 @@ sites) and an RSS feed; every site is reachable from site 0.
   storage.
 
 The figure is sites per second (median of ``--reps``), and the ratio bare /
-tidings. Peak memory of the crawl is the resident set of this process
-(sampled every 50 ms; the server is another process). Memory for 10,000 sites:
+tidings; CPU milliseconds per site of this process (the crawl's writer thread
+included) are printed too, being steadier than wall time on a shared machine.
+Peak memory of the crawl is the resident set of this process (sampled every
+50 ms; the server is another process). Memory for 10,000 sites:
 
     .venv/bin/python benchmarks/crawl.py [--sites 2000] [--reps 3]
     .venv/bin/python benchmarks/crawl.py --sites 10000 --reps 1
@@ -152,8 +154,8 @@ class PeakRss:
         self._task.cancel()
 
 
-async def tidings_crawl(port: int, sites: int, depth: int) -> tuple[float, int, int]:
-    """(seconds, feeds found, peak RSS bytes) of one crawl in a fresh archive."""
+async def tidings_crawl(port: int, sites: int, depth: int) -> tuple[float, float, int, int]:
+    """(seconds, CPU seconds, feeds found, peak RSS bytes) of one crawl in a fresh archive."""
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings(Path(tmp), env={}, overrides={
             "allow_private_hosts": "127.0.0.1", "per_host_delay": 0,
@@ -163,22 +165,24 @@ async def tidings_crawl(port: int, sites: int, depth: int) -> tuple[float, int, 
         env = replace(tidings.pipeline_env(), fetcher=fetcher)
         try:
             with PeakRss() as rss:
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.process_time()
                 crawl_id = await start_crawl(env, [f"http://{host(0)}:{port}/"],
                                              CrawlLimits(depth, sites + 10, 10 * sites))
                 counts = await run_crawl(env, crawl_id, workers=WORKERS)
                 took = time.perf_counter() - start
-            return took, counts.feeds, rss.peak
+                cpu = time.process_time() - cpu
+            return took, cpu, counts.feeds, rss.peak
         finally:
             await fetcher.aclose()
             await tidings.aclose()
 
 
-async def bare_bfs(port: int, depth: int) -> tuple[float, int]:
-    """(seconds, sites) of a plain breadth-first fetch: robots.txt, home, feed per site."""
+async def bare_bfs(port: int, depth: int) -> tuple[float, float, int]:
+    """(seconds, CPU seconds, sites) of a plain breadth-first fetch: robots.txt, home, feed
+    per site."""
     connector = aiohttp.TCPConnector(limit=WORKERS, resolver=_AiohttpLoopback())
     async with aiohttp.ClientSession(connector=connector) as session:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         seen = {0}
         level = [0]
         for d in range(depth + 1):
@@ -204,7 +208,7 @@ async def bare_bfs(port: int, depth: int) -> tuple[float, int]:
 
             await asyncio.gather(*(worker() for _ in range(WORKERS)))
             level = nxt
-        return time.perf_counter() - start, len(seen)
+        return time.perf_counter() - start, time.process_time() - cpu, len(seen)
 
 
 class _AiohttpLoopback(aiohttp.abc.AbstractResolver):
@@ -224,26 +228,31 @@ async def main(args: argparse.Namespace) -> None:
     depth = depth_needed(graph(args.sites))
     ours: list[float] = []
     bare: list[float] = []
+    cpu_ours: list[float] = []
+    cpu_bare: list[float] = []
     peaks: list[int] = []
     try:
         for rep in range(args.reps):
             for name in (("tidings", "bare") if rep % 2 == 0 else ("bare", "tidings")):
                 if name == "tidings":
-                    took, feeds, peak = await tidings_crawl(port, args.sites, depth)
+                    took, cpu, feeds, peak = await tidings_crawl(port, args.sites, depth)
                     assert feeds == args.sites, f"found {feeds} of {args.sites} feeds"
                     ours.append(args.sites / took)
+                    cpu_ours.append(cpu * 1000 / args.sites)
                     peaks.append(peak)
                 else:
-                    took, seen = await bare_bfs(port, depth)
+                    took, cpu, seen = await bare_bfs(port, depth)
                     assert seen == args.sites
                     bare.append(args.sites / took)
+                    cpu_bare.append(cpu * 1000 / args.sites)
     finally:
         server.kill()
     mine, ceiling = statistics.median(ours), statistics.median(bare)
     print(f"sites {args.sites}, depth {depth}, {WORKERS} workers, politeness off, "
           f"{args.reps} reps (medians)")
-    print(f"tidings crawl : {mine:8.1f} sites/s   peak RSS {max(peaks) / 2**20:6.1f} MiB")
-    print(f"bare BFS      : {ceiling:8.1f} sites/s")
+    print(f"tidings crawl : {mine:8.1f} sites/s  {statistics.median(cpu_ours):5.2f} CPU ms/site"
+          f"   peak RSS {max(peaks) / 2**20:6.1f} MiB")
+    print(f"bare BFS      : {ceiling:8.1f} sites/s  {statistics.median(cpu_bare):5.2f} CPU ms/site")
     print(f"ratio bare/tidings: {ceiling / mine:.2f}x (target <= 1.5x)")
 
 

@@ -28,12 +28,9 @@ __all__ = ["CrawlLimits", "CrawlProgress", "Crawls"]
 class Crawls:
     """Crawls of one archive."""
 
-    def __init__(self, tidings: Tidings) -> None:
+    def __init__(self, tidings: Tidings, store: Reads) -> None:
         self._tidings = tidings
-
-    @property
-    def _store(self) -> Reads:
-        return self._tidings.pipeline_env().store
+        self._store = store  # reads only: every write goes through the facade's writer
 
     # ---------------------------------------------------------------- running
     async def start(self, seeds: Sequence[str], limits: CrawlLimits) -> int:

@@ -104,7 +104,7 @@ class Tidings:
     @property
     def crawls(self) -> Crawls:
         """The blogroll crawler's crawls (R-DISC-3)."""
-        return Crawls(self)
+        return Crawls(self, self._store)
 
     @property
     def fetcher(self) -> Fetcher:

@@ -74,7 +74,7 @@ async def test_bad_sites_end_with_a_reason_and_the_crawl_goes_on(world: World) -
     assert not any(s.state in (SiteState.QUEUED, SiteState.VISITING) for s in rows.values())
     words = {"loop": "redirect", "endless": "larger", "png": "not an HTML page",
              "huge-robots": "robots.txt is larger", "down": "robots.txt unreachable",
-             "farm": "link farm", "echo200": "no feed found"}
+             "farm": "link farm", "echo200": "answer with an HTML page"}
     seen = set()
     for host, site in world.web.sites.items():
         row = rows.get(host)

@@ -140,4 +140,5 @@ async def read_probe(fetcher: Fetcher, url: str, rules: PageRules) -> dict[str, 
             else _as_feed(resp)
     except FetchError as exc:
         return _error(exc)
-    return {"feed": feed}
+    # a page where a feed should be: sites that answer every address with 200
+    return {"feed": feed, "html": feed is None and resp.content_type in _HTML_TYPES}

@@ -186,26 +186,32 @@ class _Crawler:
             feed = home["feed"]
             return SiteOutcome(SiteState.DONE, feed=CrawlFeed(feed["url"], feed["type"],
                                                               feed["title"], 10))
-        feed = await self._feed(site, home)
+        feed, why = await self._feed(site, home)
         found, note = await self._blogroll(site, home)
-        reasons = [r for r in (note, "" if feed else "no feed found") if r]
+        reasons = [r for r in (note, why) if r]
         return SiteOutcome(SiteState.DONE, "; ".join(reasons), title=home.get("title", ""),
                            abstract=home.get("abstract", ""), feed=feed, found=found)
 
-    async def _feed(self, site: CrawlSite, home: dict[str, Any]) -> CrawlFeed | None:
+    async def _feed(self, site: CrawlSite, home: dict[str, Any]) -> tuple[CrawlFeed | None, str]:
         """The site's feed: the declared ones first, then guesses, each fetched to prove it
-        (a site that answers every address with its home page declares nothing real)."""
+        (a site that answers every address with its home page declares nothing real);
+        else None and why."""
         feeds = home.get("feeds", [])
         origin = "{0.scheme}://{0.netloc}".format(urlsplit(home["final_url"]))
         tries = [url for url, *_ in feeds] + [origin + path for path in PROBE_PATHS]
         scores = {url: score for url, _, _, score, _ in feeds}
+        pages = 0
         for url in list(dict.fromkeys(tries))[:GUESSES]:
             data, _ = await self._page(site, url, self._probe_reader)
             if data is not None and data.get("feed"):
                 feed = data["feed"]
                 return CrawlFeed(feed["url"], feed["type"], feed["title"],
-                                 scores.get(url, PROBE_SCORE))
-        return None
+                                 scores.get(url, PROBE_SCORE)), ""
+            pages += bool(data and data.get("html"))
+        if pages == GUESSES:
+            return None, (f"no feed found: the {GUESSES} addresses tried all answer with an "
+                          "HTML page (a site that answers every path)")
+        return None, "no feed found"
 
     async def _blogroll(self, site: CrawlSite, home: dict[str, Any]
                         ) -> tuple[list[NextSite], str]:

@@ -5,7 +5,7 @@ No crawler can promise more than that: a request the server answered just before
 the kill, whose answer was not yet stored, is unknown to the resumed crawl. The
 crawl records every address *before* asking for it, so the test can name those
 pages exactly (``crawl_unanswered`` after each kill) and check that they, and
-only they, were asked again - once.
+only they, were asked again: once for each kill that caught them in flight.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import random
 import sys
+from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -60,14 +61,14 @@ async def test_five_kills_same_finds_nothing_asked_twice(tmp_path: Path) -> None
     rng = random.Random()
     async with serve(web_app(web)) as base:
         web.port = int(base.rsplit(":", 1)[1])
-        in_flight: set[tuple[str, str]] = set()
+        in_flight: Counter[tuple[str, str]] = Counter()  # pages in flight, kills each
         kills = 0
         while kills < 5:
             code = await run_child(data, web.port, rng.randint(5, 120), web.requests)
             if code is not None:
                 break  # finished before the kill: the crawl is smaller than the dice
             kills += 1
-            in_flight |= unanswered(data)
+            in_flight.update(unanswered(data))
         assert kills == 5, "the crawl ended before five kills landed"
         assert await run_child(data, web.port, None, web.requests) == 0
 
@@ -77,6 +78,7 @@ async def test_five_kills_same_finds_nothing_asked_twice(tmp_path: Path) -> None
         assert store.crawl_unanswered(crawl.id) == []
     assert found == web.expected(DEPTH)
     repeated = {key: n for key, n in web.requests.items() if n > 1}
-    assert set(repeated) <= in_flight, "only pages in flight at a kill are asked again"
-    assert all(n == 2 for n in repeated.values())
+    assert set(repeated) <= set(in_flight), "only pages in flight at a kill are asked again"
+    # once more for every kill that caught it in flight (a page can be caught twice)
+    assert all(n <= 1 + in_flight[key] for key, n in repeated.items())
     assert not web.disallowed() & set(web.requests)

@@ -21,6 +21,8 @@ class OpmlFeed:
     title: str = ""
     site_url: str = ""
     category: str = ""
+    #: further outline attributes written on export (a crawl's abstract, depth...)
+    extra: tuple[tuple[str, str], ...] = ()
 
 
 def _attr(node: ET.Element, name: str) -> str:
@@ -77,6 +79,7 @@ def render_opml(feeds: Iterable[OpmlFeed], title: str = "tidings subscriptions")
                  "xmlUrl": feed.url}
         if feed.site_url:
             attrs["htmlUrl"] = feed.site_url
+        attrs.update(feed.extra)
         ET.SubElement(parent, "outline", attrs)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -8,6 +8,7 @@ never import the layers below.
 from typing import TYPE_CHECKING
 
 from tidings.app.catalog import slugify
+from tidings.app.crawling import CrawlLimits, Crawls
 from tidings.app.facade import Tidings, utcnow
 from tidings.app.standalone import discover_feeds, extract_target
 from tidings.pipeline.doctor import DoctorReport
@@ -25,6 +26,7 @@ from tidings.store.base import (
     SourceStats,
     SourceUpdate,
 )
+from tidings.store.crawl import Crawl, CrawlCounts, CrawlFinding, CrawlSite
 
 if TYPE_CHECKING:  # article extraction loads on first use (see tidings.extract)
     from tidings.extract import Extraction
@@ -33,6 +35,12 @@ __all__ = [
     "UNSET",
     "ApiToken",
     "ArchiveStats",
+    "Crawl",
+    "CrawlCounts",
+    "CrawlFinding",
+    "CrawlLimits",
+    "CrawlSite",
+    "Crawls",
     "DiversityReport",
     "DoctorReport",
     "ExtractReport",

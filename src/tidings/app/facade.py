@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 
 from tidings.app import catalog
 from tidings.app.access import Access
+from tidings.app.crawling import Crawls
 from tidings.app.paging import sort_time
 from tidings.errors import ConfigError, NoFeedError, NotFoundError
 from tidings.model import (
@@ -106,6 +107,11 @@ class Tidings:
         if create:
             settings.data_dir.mkdir(parents=True, exist_ok=True)
         return cls(settings, open_storage(settings), clock=clock)
+
+    @property
+    def crawls(self) -> Crawls:
+        """The blogroll crawler's crawls (R-DISC-3)."""
+        return Crawls(self, self._store)
 
     @property
     def fetcher(self) -> Fetcher:

@@ -141,11 +141,12 @@ def main() -> None:
 from tidings.cli import (  # noqa: E402
     commands_collect,
     commands_config,
+    commands_crawl,
     commands_extract,
     commands_items,
     commands_preview,
     commands_sources,
 )
 
-__all__ = ["cli", "commands_collect", "commands_config", "commands_extract", "commands_items",
-           "commands_preview", "commands_sources", "main"]
+__all__ = ["cli", "commands_collect", "commands_config", "commands_crawl", "commands_extract",
+           "commands_items", "commands_preview", "commands_sources", "main"]

@@ -2,12 +2,16 @@
 
 Scoring, in points (higher is better):
 
-* a full standard declaration - ``<link rel="alternate">`` with an RSS, Atom,
-  RDF or JSON Feed media type and an ``href`` - scores 10;
-* a generic or vendor media type (``text/xml``, ``application/x-atom+xml``,
-  ``application/json`` with a feed-like address) loses 1-2;
-* a ``<link>`` without ``rel=alternate`` loses 3; an untyped alternate link
-  with a feed-like address scores 6;
+* a declaration - ``<link>`` whose ``rel`` tokens (any case) contain
+  ``alternate`` and whose media type, parameters dropped, is a feed type
+  (RSS, Atom, RDF, JSON Feed, JF2) - scores 10; the vendor spellings of those
+  types (``application/x-rss+xml``...) lose 1. Only declarations stop the
+  probing of the usual feed paths;
+* everything else a ``<link>`` carries is at most a guess: an alternate link
+  with a generic type (``text/xml``, ``application/json``) or no type and a
+  feed-like address scores 6 (generic ``application/json`` 5); a feed type
+  under another rel (``self``, ``service.post``, ``feed``...) scores 4;
+  ``sitemap``, ``hub``, icons, stylesheets and the like are never feeds;
 * ``<a>`` links: 5 for a feed-like address, +1 for a feed media type, +1 for
   text such as "RSS"; 3 when only the text says "RSS"/"Atom"/"订阅";
 * an ``href`` containing ``comment``, ``rpc`` or ``rsd`` loses 5 (comment
@@ -38,26 +42,39 @@ from tidings.identity import normalize_url, resolve_url
 from tidings.model import FeedCandidate
 from tidings.textutil import collapse_ws
 
-__all__ = ["Found", "collect_candidates", "find_feeds_in_html", "guess_type", "looks_like_feed_url"]
+__all__ = ["Found", "collect_candidates", "find_feeds_in_html", "guess_type", "looks_like_feed_url",
+           "parse_html"]
 
 FULL_DECLARATION = 10
 
-# media type -> (feed type, deduction)
+# media type -> (feed type, deduction): the feed types a declaration may name
 _LINK_TYPES: dict[str, tuple[str, int]] = {
     "application/rss+xml": ("rss", 0),
     "application/atom+xml": ("atom", 0),
     "application/feed+json": ("json", 0),
     "application/rdf+xml": ("rdf", 0),
+    "application/jf2feed+json": ("jf2", 0),
     "application/x-rss+xml": ("rss", 1),
     "application/x.atom+xml": ("atom", 1),
     "application/x-atom+xml": ("atom", 1),
-    "application/x-netcdf": ("rss", 2),  # old Netscape RSS 0.91 servers
-    "text/xml": ("rss", 2),
-    "application/xml": ("rss", 2),
     "text/rss+xml": ("rss", 1),
-    "application/json": ("json", 2),
 }
-_GENERIC_TYPES = frozenset({"text/xml", "application/xml", "application/json"})
+# generic types: a guess when the address says "feed", never a declaration
+_GENERIC_TYPES: dict[str, tuple[str, int]] = {
+    "text/xml": ("rss", 6),
+    "application/xml": ("rss", 6),
+    "application/x-netcdf": ("rss", 6),  # old Netscape RSS 0.91 servers
+    "application/json": ("json", 5),
+}
+#: score of a feed type under a rel other than ``alternate`` (``self``, ``service.post``)
+OTHER_REL = 4
+UNTYPED_ALTERNATE = 6
+#: rels whose links are never the site's feed, whatever type they carry
+_NOT_FEED_RELS = frozenset({
+    "stylesheet", "icon", "meta", "preload", "prefetch", "canonical", "manifest",
+    "pingback", "sitemap", "hub", "search", "edituri", "wlwmanifest", "shortlink",
+    "apple-touch-icon", "mask-icon", "dns-prefetch", "preconnect", "modulepreload",
+})
 _FEED_SEGMENTS = frozenset(
     {"feed", "feeds", "rss", "rss2", "atom", "index.xml", "feed.xml", "rss.xml", "atom.xml"}
     | {
@@ -84,11 +101,14 @@ _SOCIAL_HOSTS = frozenset(
     | {"t.me", "weibo.com", "wa.me", "tiktok.com", "threads.net", "youtube.com"}
 )
 _BAD_HREF = ("comment", "rpc", "rsd")
+#: every address looks_like_feed_url accepts holds one of these
+_FEEDISH = re.compile(r"feed|rss|atom|xml|rdf|json", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
 class Found:
-    """A candidate with where it came from: ``link``, ``a`` or ``platform``."""
+    """A candidate with where it came from: ``link`` (a declaration), ``guess`` (any
+    other ``<link>``), ``a`` or ``platform``."""
 
     candidate: FeedCandidate
     origin: str
@@ -148,7 +168,8 @@ def _under_page(url: str, page_url: str) -> int:
     return 2 if feed.path.startswith(page_path + "/") else 0
 
 
-def _parse(html: str) -> etree._Element | None:
+def parse_html(html: str) -> etree._Element | None:
+    """The page as an lxml tree (comments dropped), or None when there is nothing to parse."""
     if not html.strip():
         return None
     parser = lxml_html.HTMLParser(encoding="utf-8", remove_comments=True)
@@ -168,40 +189,58 @@ def _base_url(root: etree._Element, page_url: str) -> str:
     return page_url
 
 
-def _from_link(el: etree._Element, base: str) -> FeedCandidate | None:
-    href = el.get("href") or ""
-    rels = set((el.get("rel") or "").lower().split())
-    if rels & {"stylesheet", "icon", "meta", "preload", "canonical", "manifest", "pingback"}:
+def _media(el: etree._Element) -> str:
+    """The ``type`` attribute's media type, parameters dropped, lower-cased."""
+    return (el.get("type") or "").split(";", 1)[0].strip().lower()
+
+
+def _link_score(rels: set[str], media: str, url: str) -> tuple[str, int, bool] | None:
+    """(feed type, score, declared) of a ``<link>``, or None when it names no feed."""
+    if rels & _NOT_FEED_RELS:
         return None
-    url = resolve_url(base, href)
-    if url is None:
+    alternate = "alternate" in rels
+    if media in _LINK_TYPES:
+        kind, deduction = _LINK_TYPES[media]
+        return (kind, FULL_DECLARATION - deduction, True) if alternate else (
+            kind, OTHER_REL, False)
+    if not alternate or not looks_like_feed_url(url):
         return None
-    media = (el.get("type") or "").split(";", 1)[0].strip().lower()
-    title = collapse_ws(el.get("title") or "")[:200]
+    if media in _GENERIC_TYPES:
+        kind, score = _GENERIC_TYPES[media]
+        return kind, score, False
     if media:
-        known = _LINK_TYPES.get(media)
-        if known is None or (media in _GENERIC_TYPES and not looks_like_feed_url(url)):
-            return None
-        kind, deduction = known
-        score = FULL_DECLARATION - deduction
-    elif "alternate" in rels and looks_like_feed_url(url) and not el.get("hreflang"):
-        kind, score = guess_type(url), 6
-    else:
         return None
-    if "alternate" not in rels:
-        score -= 3
-    return FeedCandidate(url=url, title=title, type=kind, score=score - _penalty(url, title))
+    return guess_type(url), UNTYPED_ALTERNATE, False
 
 
-def _from_anchor(el: etree._Element, base: str) -> FeedCandidate | None:
+def _from_link(el: etree._Element, base: str) -> Found | None:
     url = resolve_url(base, el.get("href") or "")
     if url is None:
         return None
+    rels = set((el.get("rel") or "").lower().split())
+    if not _media(el) and el.get("hreflang"):
+        return None  # a translation of the page, not a feed
+    judged = _link_score(rels, _media(el), url)
+    if judged is None:
+        return None
+    kind, score, declared = judged
+    title = collapse_ws(el.get("title") or "")[:200]
+    cand = FeedCandidate(url=url, title=title, type=kind, score=score - _penalty(url, title))
+    return Found(cand, "link" if declared else "guess")
+
+
+def _from_anchor(el: etree._Element, base: str) -> Found | None:
+    href = el.get("href") or ""
     text = collapse_ws("".join(str(t) for t in el.itertext()) or el.get("title") or "")
     if not text:
         text = " ".join(img.get("alt") or "" for img in el.iter("img")).strip()
-    media = (el.get("type") or "").split(";", 1)[0].strip().lower()
+    media = _media(el)
     wordy = bool(_FEED_WORDS.search(text)) and len(text) <= 40
+    if not (wordy or media in _LINK_TYPES or _FEEDISH.search(href) or _FEEDISH.search(base)):
+        return None  # most links of a page: nothing about them can say "feed"
+    url = resolve_url(base, href)
+    if url is None:
+        return None
     parts = urlsplit(url)
     if _SHARE_PATH.search(parts.path):
         return None
@@ -209,13 +248,14 @@ def _from_anchor(el: etree._Element, base: str) -> FeedCandidate | None:
         score = 5 + (media in _LINK_TYPES) + wordy
     elif (parts.hostname or "").removeprefix("www.") in _SOCIAL_HOSTS:
         return None
-    elif wordy or (media in _LINK_TYPES and media not in _GENERIC_TYPES):
+    elif wordy or media in _LINK_TYPES:
         score = 3
     else:
         return None
     kind = _LINK_TYPES[media][0] if media in _LINK_TYPES else guess_type(url)
     title = text[:200]
-    return FeedCandidate(url=url, title=title, type=kind, score=score - _penalty(url, title))
+    return Found(FeedCandidate(url=url, title=title, type=kind,
+                               score=score - _penalty(url, title)), "a")
 
 
 def _hints(root: etree._Element, base: str) -> dict[str, str]:
@@ -232,9 +272,13 @@ def _hints(root: etree._Element, base: str) -> dict[str, str]:
     return hints
 
 
-def collect_candidates(html: str, page_url: str) -> list[Found]:
-    """Every candidate with its origin, best first, one per normalized address."""
-    root = _parse(html)
+def collect_candidates(html: str, page_url: str,
+                       parsed: etree._Element | None = None) -> list[Found]:
+    """Every candidate with its origin, best first, one per normalized address.
+
+    ``parsed`` is the page already parsed with :func:`parse_html` (the crawler
+    parses once for feeds, blogroll and abstract)."""
+    root = parsed if parsed is not None else parse_html(html)
     found: list[Found] = []
     hints: dict[str, str] = {}
     if root is not None:
@@ -242,12 +286,14 @@ def collect_candidates(html: str, page_url: str) -> list[Found]:
         hints = _hints(root, base)
         for el in root.iter("link", "a"):
             maker = _from_link if el.tag == "link" else _from_anchor
-            cand = maker(el, base)
-            if cand is not None:
+            got = maker(el, base)
+            if got is not None:
+                cand = got.candidate
                 cand = replace(cand, score=cand.score - _under_page(cand.url, page_url))
-                found.append(Found(cand, str(el.tag)))
+                found.append(Found(cand, got.origin))
     platform = [
-        Found(FeedCandidate(url=f.url, title=f.title, type=f.type, score=f.score), "platform")
+        Found(FeedCandidate(url=f.url, title=f.title, type=f.type, score=f.score),
+              "platform" if f.certain else "guess")
         for f in platform_feeds(page_url, hints=hints, html=html)
     ]
     return _dedupe(platform + found, page_url)

@@ -1,7 +1,8 @@
 """Feed addresses that common platforms have but rarely declare (R-DISC-1).
 
 Recognised from the page address (and, for YouTube handles, from the channel id
-the page carries): a YouTube channel or playlist, a GitHub repository or user.
+the page carries): a YouTube channel or playlist, a GitHub repository or user;
+blog hosts and engines through :mod:`hosts`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
+
+from tidings.discovery.hosts import engine_feeds, host_feeds
 
 __all__ = ["PlatformFeed", "platform_feeds"]
 
@@ -44,6 +47,7 @@ class PlatformFeed:
     title: str
     type: str
     score: int
+    certain: bool = True  # False: an engine's default path, a guess (see ``hosts``)
 
 
 def platform_feeds(
@@ -64,7 +68,9 @@ def platform_feeds(
         return _youtube(parts.path, parts.query, hints or {}, html)
     if host in _GITHUB_HOSTS:
         return _github(parts.path)
-    return []
+    hints = hints or {}
+    known = host_feeds(page_url, hints) or engine_feeds(page_url, hints.get("generator", ""))
+    return [PlatformFeed(f.url, f.title, f.type, f.score, f.certain) for f in known]
 
 
 def _youtube(path: str, query: str, hints: Mapping[str, str], html: str) -> list[PlatformFeed]:

@@ -53,6 +53,7 @@ from tidings.model import (
     Visibility,
 )
 from tidings.store.access import AccessReads, AccessWrites
+from tidings.store.crawl import CrawlReads, CrawlWrites
 from tidings.store.ops import OpsReads, OpsWrites
 
 # ----------------------------------------------------------------- write models
@@ -224,7 +225,7 @@ class ArchiveStats:
 # -------------------------------------------------------------------- protocols
 
 
-class Reads(OpsReads, AccessReads, Protocol):
+class Reads(OpsReads, AccessReads, CrawlReads, Protocol):
     """Everything storage answers without writing. What asynchronous code holds."""
 
     # -- sources
@@ -317,7 +318,7 @@ class Reads(OpsReads, AccessReads, Protocol):
         ...
 
 
-class Writes(OpsWrites, AccessWrites, Protocol):
+class Writes(OpsWrites, AccessWrites, CrawlWrites, Protocol):
     """Every write; each call atomic by itself."""
 
     # -- sources

@@ -285,8 +285,60 @@ UPDATE items SET search_rowid = NULL, search_dirty = 1
     WHERE search_rowid IS NOT NULL OR search_dirty = 0;
 """
 
+# The blogroll crawler (R-DISC-3): crawls, their frontier of sites, every page asked for
+# (written before the request, so a killed crawl never asks twice) and the feeds found.
+_CRAWL_FRONTIER = """
+CREATE TABLE crawls (
+    id INTEGER PRIMARY KEY,
+    seeds TEXT NOT NULL,
+    max_depth INTEGER NOT NULL,
+    max_sites INTEGER NOT NULL,
+    max_pages INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    pages INTEGER NOT NULL DEFAULT 0,
+    sites INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    finished_at INTEGER
+);
+CREATE TABLE crawl_sites (
+    id INTEGER PRIMARY KEY,
+    crawl_id INTEGER NOT NULL REFERENCES crawls (id) ON DELETE CASCADE,
+    site TEXT NOT NULL,
+    url TEXT NOT NULL,
+    depth INTEGER NOT NULL,
+    found_from TEXT NOT NULL DEFAULT '',
+    link_text TEXT NOT NULL DEFAULT '',
+    state TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    title TEXT NOT NULL DEFAULT '',
+    abstract TEXT NOT NULL DEFAULT '',
+    UNIQUE (crawl_id, site)
+);
+CREATE INDEX crawl_sites_queue ON crawl_sites (crawl_id, state, depth, id);
+CREATE TABLE crawl_pages (
+    crawl_id INTEGER NOT NULL REFERENCES crawls (id) ON DELETE CASCADE,
+    url TEXT NOT NULL,
+    site_id INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    data TEXT,
+    PRIMARY KEY (crawl_id, url)
+) WITHOUT ROWID;
+CREATE TABLE crawl_feeds (
+    id INTEGER PRIMARY KEY,
+    crawl_id INTEGER NOT NULL REFERENCES crawls (id) ON DELETE CASCADE,
+    site_id INTEGER NOT NULL REFERENCES crawl_sites (id) ON DELETE CASCADE,
+    url TEXT NOT NULL,
+    type TEXT NOT NULL DEFAULT '',
+    title TEXT NOT NULL DEFAULT '',
+    score INTEGER NOT NULL DEFAULT 0,
+    source_id TEXT,
+    UNIQUE (crawl_id, url)
+);
+CREATE INDEX crawl_feeds_site ON crawl_feeds (site_id);
+"""
+
 MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _FOLDERS_AND_LOSSY, _WEB_ACCESS,
-                               _PAID_CALLS, _FINGERPRINTS_ON_ITEMS)
+                               _PAID_CALLS, _FINGERPRINTS_ON_ITEMS, _CRAWL_FRONTIER)
 
 
 def migrate(conn: sqlite3.Connection) -> int:

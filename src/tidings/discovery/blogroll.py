@@ -1,0 +1,220 @@
+"""Blogroll detection (R-DISC-2): the block of links a site keeps to other people's sites.
+
+Every ``div``, ``table``, ``ul``, ``ol``, ``section`` and ``aside`` is scored
+from the links inside it, in one bottom-up pass over the tree:
+
+* each link with text to another site's home page (or one level below it,
+  no query) counts 1, and 1 more when it opens a new window
+  (``target=_blank``); each link to the page's own site counts -1; links
+  without text (icons, banners), to social networks and share dialogs, and
+  deep links to other sites count nothing;
+* ``points = (outbound - internal) * 1000``, then scaled down by how much of
+  the block's text is link text (``affect(points, 0.1, link_text / text, 2)``)
+  and by how many of its tags are links (``affect(points, 0.1, links / tags, 1)``);
+* a block below :data:`THRESHOLD` or with fewer than :data:`MIN_SITES`
+  distinct sites is no blogroll (footers with two credits, a "follow me"
+  row). Tag clouds, menus and archives link inwards and score nothing.
+
+The best block is the blogroll. A home page without one often links to a page
+the site calls "Links", "Blogroll", "Friends", "友情链接" or "友链":
+:func:`blogroll_pages` names those pages for the crawler to try next.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from lxml import etree
+
+from tidings.discovery.html import parse_html
+from tidings.discovery.sites import is_homepage_like, site_key
+from tidings.identity import resolve_url
+from tidings.textutil import collapse_ws
+
+__all__ = ["MIN_SITES", "THRESHOLD", "Blogroll", "RollLink", "affect", "blogroll_pages",
+           "find_blogroll", "find_blogroll_in"]
+
+CONTAINERS = frozenset({"div", "table", "ul", "ol", "section", "aside"})
+THRESHOLD = 1000.0
+MIN_SITES = 3
+_SKIP = frozenset({"script", "style", "noscript", "template", "svg", "head"})
+_SOCIAL = frozenset({
+    "facebook.com", "twitter.com", "x.com", "linkedin.com", "instagram.com", "pinterest.com",
+    "t.me", "weibo.com", "wa.me", "tiktok.com", "threads.net", "reddit.com", "wordpress.org",
+    "news.ycombinator.com", "feedly.com", "getpocket.com", "addtoany.com", "sharethis.com",
+    "gravatar.com", "creativecommons.org", "w3.org", "validator.w3.org", "ghost.org",
+    "hexo.io", "gohugo.io", "jekyllrb.com", "blogger.com", "beian.miit.gov.cn",
+})
+_BLOCK_TAGS = frozenset({"div", "p", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "span"})
+_SHARE = re.compile(r"/(?:dialog|sharer?|intent|share)(?:[/.?]|$)", re.IGNORECASE)
+_ROLL_WORDS = re.compile(
+    r"^\W*(?:blog\s*roll|links?|friends?|friend\s*links?|友情链接|友链|友情鏈接|友鏈|朋友们?|"
+    r"blogs?\s+i\s+(?:read|follow)|other\s+blogs)\W*$", re.IGNORECASE)
+_ROLL_PATHS = re.compile(r"/(?:blogroll|links?|friends?|friend-?links?|youlian|link\.html)/?$",
+                         re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class RollLink:
+    """One site a blogroll links to: the address as written and the link's text."""
+
+    url: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Blogroll:
+    links: tuple[RollLink, ...]
+    score: float
+    container: str  # the block's tag with its id/class, for explanations and tests
+
+
+def affect(points: float, keep: float, ratio: float, power: float) -> float:
+    """``points`` scaled by ``ratio**power`` except for a ``keep`` share it never loses."""
+    if ratio >= 1.0:
+        return points
+    kept = points * keep
+    scale: float = max(ratio, 0.0) ** power
+    return kept + (points - kept) * scale
+
+
+@dataclass(slots=True)
+class _Tally:
+    outbound: float = 0.0
+    internal: float = 0.0
+    link_text: int = 0
+    text: int = 0
+    tags: int = 0
+
+
+def _text_len(el: etree._Element) -> int:
+    """Characters of ``el``'s own text and of its children's tails (not their insides)."""
+    n = len((el.text or "").strip())
+    return n + sum(len((child.tail or "").strip()) for child in el)
+
+
+def _link_text(a: etree._Element) -> str:
+    """The name a link shows: its text, or the first block inside it (card layouts put
+    the site's name and its description in two blocks)."""
+    for child in a:
+        if child.tag in _BLOCK_TAGS:
+            name = collapse_ws("".join(str(t) for t in child.itertext()))
+            if name:
+                return name
+    return collapse_ws("".join(str(t) for t in a.itertext()))
+
+
+def _own(el: etree._Element, here: str, home: str) -> tuple[_Tally, RollLink | None]:
+    """What ``el`` adds by itself (not its children) and the outbound link it is, if any
+    (``home`` is the site key of the page ``here``)."""
+    tally = _Tally(text=_text_len(el), tags=1)
+    if el.tag != "a":
+        return tally, None
+    url = resolve_url(here, (el.get("href") or "").strip())
+    text = collapse_ws("".join(str(t) for t in el.itertext()))
+    if url is None:
+        return tally, None
+    key = site_key(url)
+    host = (urlsplit(url).hostname or "").removeprefix("www.")
+    if key == home or not key:
+        tally.internal = 1
+    elif text and host not in _SOCIAL and not _SHARE.search(url) and is_homepage_like(url):
+        tally.outbound = 2 if (el.get("target") or "").lower() == "_blank" else 1
+        tally.link_text = len(text)
+        return tally, RollLink(url, _link_text(el)[:200])
+    return tally, None
+
+
+def _score(t: _Tally, sites: int) -> float:
+    points = (t.outbound - t.internal) * 1000
+    if points <= 0 or sites < MIN_SITES:
+        return 0.0
+    points = affect(points, 0.1, t.link_text / max(t.text, 1), 2.0)
+    points = affect(points, 0.1, t.outbound / max(t.tags, 1), 1.0)
+    return points if points >= THRESHOLD else 0.0
+
+
+def _describe(el: etree._Element) -> str:
+    ident = el.get("id")
+    cls = " ".join((el.get("class") or "").split())
+    return f"{el.tag}{'#' + ident if ident else ''}{'.' + cls.replace(' ', '.') if cls else ''}"
+
+
+def find_blogroll_in(root: etree._Element, page_url: str) -> Blogroll | None:
+    """The best-scoring block of ``root`` as a blogroll, or None when no block qualifies."""
+    order = [el for el in root.iter() if isinstance(el.tag, str)]
+    home = site_key(page_url)
+    tallies: dict[etree._Element, _Tally] = {}
+    links: dict[etree._Element, list[RollLink]] = {}
+    best: tuple[float, etree._Element] | None = None
+    for el in reversed(order):  # children before parents
+        if el.tag in _SKIP:
+            continue
+        tally, link = _own(el, page_url, home)
+        own_links = [link] if link is not None else []
+        for child in el:
+            sub = tallies.pop(child, None)
+            if sub is None:
+                continue
+            tally.outbound += sub.outbound
+            tally.internal += sub.internal
+            tally.link_text += sub.link_text
+            tally.text += sub.text
+            tally.tags += sub.tags
+            own_links.extend(links.pop(child, ()))
+        tallies[el], links[el] = tally, own_links
+        if el.tag in CONTAINERS:
+            score = _score(tally, len({site_key(x.url) for x in own_links}))
+            if score > 0 and (best is None or score > best[0]):
+                best = (score, el)
+    if best is None:
+        return None
+    score, el = best
+    return Blogroll(_distinct(_links_of(el, page_url, home)), score, _describe(el))
+
+
+def _links_of(el: etree._Element, page_url: str, home: str) -> list[RollLink]:
+    out: list[RollLink] = []
+    for a in el.iter("a"):
+        if any(anc.tag in _SKIP for anc in a.iterancestors()):
+            continue
+        _, link = _own(a, page_url, home)
+        if link is not None:
+            out.append(link)
+    return out
+
+
+def _distinct(links: list[RollLink]) -> tuple[RollLink, ...]:
+    """One link per site, in page order."""
+    seen: set[str] = set()
+    out: list[RollLink] = []
+    for link in links:
+        key = site_key(link.url)
+        if key not in seen:
+            seen.add(key)
+            out.append(link)
+    return tuple(out)
+
+
+def find_blogroll(html: str, page_url: str) -> Blogroll | None:
+    """:func:`find_blogroll_in` on page text; never raises on bad markup."""
+    root = parse_html(html)
+    return None if root is None else find_blogroll_in(root, page_url)
+
+
+def blogroll_pages(root: etree._Element, page_url: str, limit: int = 2) -> list[str]:
+    """Pages of the same site that are probably its blogroll, best guesses first."""
+    here = site_key(page_url)
+    found: list[str] = []
+    for a in root.iter("a"):
+        url = resolve_url(page_url, (a.get("href") or "").strip())
+        if url is None or site_key(url) != here or url in found:
+            continue
+        text = collapse_ws("".join(str(t) for t in a.itertext()))
+        if _ROLL_WORDS.match(text) or _ROLL_PATHS.search(urlsplit(url).path):
+            found.append(url.split("#", 1)[0])
+        if len(found) >= limit:
+            break
+    return found

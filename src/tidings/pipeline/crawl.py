@@ -1,0 +1,301 @@
+"""The blogroll crawler (R-DISC-3): breadth-first over sites, resumable, polite.
+
+A crawl starts from seed sites. Visiting a site means: its robots.txt, its
+page (feeds, title, abstract, blogroll), when the page declares no feed a few
+guessed feed addresses, and when it has no blogroll the page it calls
+"Links" or "友情链接". The sites its blogroll names are queued one level
+deeper, within the depth and site limits.
+
+Everything lives in storage (``tidings.store.crawl``), written through the
+writer: a page is recorded as *asked* before its request is sent and its
+answer, as the crawler read it, is stored before it is used. A resumed crawl
+therefore reuses every stored answer and never asks for those pages again;
+only a page that was in flight at the moment of a kill (asked, never
+answered) is asked again. Nothing else is held in memory but the pages in
+flight and a bounded cache of parsed robots files, so memory stays flat
+whatever the crawl's size.
+
+Politeness is the Fetcher's (per-host concurrency and spacing,
+R-HTTP-8); robots.txt is honoured for every page (see
+``tidings.discovery.robots``). Every bad answer ends as a one-line reason on
+the site's frontier row; the crawl goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from tidings.discovery.autodiscover import PROBE_PATHS, PROBE_SCORE
+from tidings.discovery.crawlpage import PageRules, read_home, read_probe, read_roll_page
+from tidings.discovery.robots import RobotsCache, crawler_user_agent, fetch_robots, robots_url
+from tidings.discovery.sites import site_key
+from tidings.errors import ConfigError
+from tidings.pipeline.env import PipelineEnv
+from tidings.store.base import Unit
+from tidings.store.crawl import (
+    CrawlCounts,
+    CrawlFeed,
+    CrawlSite,
+    NextSite,
+    PageAsk,
+    SiteOutcome,
+    SiteState,
+)
+
+__all__ = ["CrawlLimits", "CrawlProgress", "run_crawl", "start_crawl"]
+
+WORKERS = 16
+#: feed addresses tried per site: its best candidates, then the usual paths
+GUESSES = 4
+_PROGRESS_EVERY = 0.25
+_LIMIT = "the crawl's page limit is reached"  # seconds between two progress reports
+
+Reader = Callable[[str], Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlLimits:
+    max_depth: int = 2
+    max_sites: int = 1000
+    max_pages: int = 10_000
+
+    def check(self) -> None:
+        if self.max_depth < 0 or self.max_sites < 1 or self.max_pages < 1:
+            raise ConfigError("crawl limits: --depth must be 0 or more, --max-sites and "
+                              "--max-pages 1 or more")
+
+
+class CrawlProgress(Protocol):
+    def update(self, counts: CrawlCounts) -> None: ...
+
+
+def _seed(url: str) -> tuple[str, str]:
+    text = url.strip()
+    if "://" not in text:
+        text = "https://" + text
+    parts = urlsplit(text)
+    key = site_key(text)
+    if parts.scheme not in ("http", "https") or not key:
+        raise ConfigError(f"{url}: not a web address to crawl from (give http(s)://site/)")
+    return key, text
+
+
+async def start_crawl(env: PipelineEnv, seeds: Sequence[str], limits: CrawlLimits) -> int:
+    """Store a new crawl with its seeds queued; its id. Bad seeds or limits: ConfigError."""
+    limits.check()
+    if not seeds:
+        raise ConfigError("name at least one site to start the crawl from")
+    pairs = list(dict.fromkeys(_seed(url) for url in seeds))
+    crawl_id: int = await env.writer(_create, pairs, limits, env.clock())
+    return crawl_id
+
+
+def _finish_page(unit: Unit, crawl_id: int, url: str, data: dict[str, Any]) -> None:
+    unit.finish_crawl_page(crawl_id, url, data)
+
+
+def _finish_site(unit: Unit, site_id: int, outcome: SiteOutcome) -> int:
+    return unit.finish_crawl_site(site_id, outcome)
+
+
+def _create(unit: Unit, pairs: list[tuple[str, str]], limits: CrawlLimits, now: Any) -> int:
+    return unit.create_crawl(pairs, limits.max_depth, limits.max_sites, limits.max_pages, now)
+
+
+async def run_crawl(env: PipelineEnv, crawl_id: int, *, progress: CrawlProgress | None = None,
+                    workers: int = WORKERS, rules: PageRules | None = None) -> CrawlCounts:
+    """Run (or resume) a crawl until its frontier is empty; its final counts."""
+    env.store.get_crawl(crawl_id)  # NotFoundError for a wrong id
+    await env.writer(lambda unit: unit.requeue_crawl_visits(crawl_id))
+    crawler = _Crawler(env, crawl_id, rules or PageRules(crawler_user_agent(env.settings.bot_url)),
+                       progress)
+    await asyncio.gather(*(crawler.work() for _ in range(max(1, workers))))
+    await env.writer(lambda unit: unit.finish_crawl(crawl_id, env.clock()))
+    counts = env.store.crawl_counts(crawl_id)
+    if progress is not None:
+        progress.update(counts)
+    return counts
+
+
+class _Crawler:
+    def __init__(self, env: PipelineEnv, crawl_id: int, rules: PageRules,
+                 progress: CrawlProgress | None) -> None:
+        self.env = env
+        self.crawl_id = crawl_id
+        self.rules = rules
+        self.max_depth = env.store.get_crawl(crawl_id).max_depth
+        self.progress = progress
+        self.robots = RobotsCache()
+        self.inflight: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self.stores: dict[int, list[asyncio.Future[None]]] = {}  # answers being stored
+        self.busy = 0  # workers claiming or visiting
+        self.changed = asyncio.Event()
+        self.reported = 0.0
+
+    # ------------------------------------------------------------ the loop
+    async def work(self) -> None:
+        while True:
+            self.busy += 1
+            try:
+                site = await self.env.writer(lambda unit: unit.claim_crawl_site(self.crawl_id))
+                if site is not None:
+                    outcome = await self._visit_safely(site)
+                    await asyncio.gather(*self.stores.pop(site.id, ()))
+                    await self.env.writer(_finish_site, site.id, outcome)
+            finally:
+                self.busy -= 1
+            if site is not None:
+                self._wake()
+                continue
+            if self.busy == 0:
+                self._wake()  # nothing queued and nobody who could queue more: done
+                return
+            changed = self.changed
+            await changed.wait()
+
+    def _wake(self) -> None:
+        changed, self.changed = self.changed, asyncio.Event()
+        changed.set()
+        now = time.monotonic()
+        if self.progress is not None and now - self.reported >= _PROGRESS_EVERY:
+            self.reported = now
+            self.progress.update(self.env.store.crawl_counts(self.crawl_id))
+
+    async def _visit_safely(self, site: CrawlSite) -> SiteOutcome:
+        """A visit that cannot take the crawl down: an unexpected error ends the site only."""
+        try:
+            return await self._visit(site)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            return SiteOutcome(SiteState.FAILED, f"internal error: {type(exc).__name__}: {exc}")
+
+    # ------------------------------------------------------------ one site
+    async def _visit(self, site: CrawlSite) -> SiteOutcome:
+        home, why = await self._page(site, site.url, self._home_reader)
+        if home is None:
+            return SiteOutcome(SiteState.SKIPPED, why)
+        if "error" in home:
+            return SiteOutcome(SiteState.FAILED, str(home["error"]))
+        if home.get("feed"):  # the address itself is a feed
+            feed = home["feed"]
+            return SiteOutcome(SiteState.DONE, feed=CrawlFeed(feed["url"], feed["type"],
+                                                              feed["title"], 10))
+        feed, why = await self._feed(site, home)
+        found, note = await self._blogroll(site, home)
+        reasons = [r for r in (note, why) if r]
+        return SiteOutcome(SiteState.DONE, "; ".join(reasons), title=home.get("title", ""),
+                           abstract=home.get("abstract", ""), feed=feed, found=found)
+
+    async def _feed(self, site: CrawlSite, home: dict[str, Any]) -> tuple[CrawlFeed | None, str]:
+        """The site's feed: the declared ones first, then guesses, each fetched to prove it
+        (a site that answers every address with its home page declares nothing real);
+        else None and why."""
+        feeds = home.get("feeds", [])
+        origin = "{0.scheme}://{0.netloc}".format(urlsplit(home["final_url"]))
+        tries = [url for url, *_ in feeds] + [origin + path for path in PROBE_PATHS]
+        scores = {url: score for url, _, _, score, _ in feeds}
+        pages = 0
+        for url in list(dict.fromkeys(tries))[:GUESSES]:
+            data, _ = await self._page(site, url, self._probe_reader)
+            if data is not None and data.get("feed"):
+                feed = data["feed"]
+                return CrawlFeed(feed["url"], feed["type"], feed["title"],
+                                 scores.get(url, PROBE_SCORE)), ""
+            pages += bool(data and data.get("html"))
+        if pages == GUESSES:
+            return None, (f"no feed found: the {GUESSES} addresses tried all answer with an "
+                          "HTML page (a site that answers every path)")
+        return None, "no feed found"
+
+    async def _blogroll(self, site: CrawlSite, home: dict[str, Any]
+                        ) -> tuple[list[NextSite], str]:
+        if site.depth >= self.max_depth:
+            return [], ""
+        roll, total = home.get("roll", []), int(home.get("roll_total", 0))
+        for url in home.get("roll_pages", []) if not roll else ():
+            data, _ = await self._page(site, url, self._roll_reader)
+            if data is not None and data.get("roll"):
+                roll, total = data["roll"], int(data["roll_total"])
+                break
+        own = site_key(home["final_url"])
+        found = [NextSite(key, url, text) for url, text in roll
+                 if (key := site_key(url)) and key != own]
+        note = (f"link farm: its blogroll names {total} sites, the first {len(roll)} followed"
+                if total > len(roll) else "")
+        return found, note
+
+    # ------------------------------------------------------------ one page
+    async def _page(self, site: CrawlSite, url: str, read: Callable[[str], Reader]
+                    ) -> tuple[dict[str, Any] | None, str]:
+        """What the crawler made of ``url`` (stored or fetched now), or None and why not."""
+        refusal = await self._refusal(site, url)
+        if refusal:
+            return None, refusal
+        data = await self._once(site, url, read(url))
+        if data.get("limit"):
+            return None, _LIMIT
+        return data, ""
+
+    async def _refusal(self, site: CrawlSite, url: str) -> str:
+        """Why ``url`` may not be fetched ('' when it may): robots.txt, or the page limit."""
+        if not self.robots.known(url):
+            verdict = await self._once(site, robots_url(url), self._robots_reader(url))
+            if verdict.get("limit"):
+                return _LIMIT
+            self.robots.learn(url, verdict)
+        if self.robots.allowed(url):
+            return ""
+        note = self.robots.note(url)  # set when the host gave no usable robots.txt
+        return f"{note}: the host is left alone" if note else f"robots.txt disallows {url}"
+
+    async def _once(self, site: CrawlSite, url: str, read: Reader) -> dict[str, Any]:
+        """The stored answer for ``url``, or fetch it (once, even with several askers)."""
+        key = url.split("#", 1)[0]  # as sent: /feed and /feed/ are two pages to a server
+        waiting = self.inflight.get(key)
+        if waiting is not None:
+            return await asyncio.shield(waiting)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.inflight[key] = future
+        try:
+            data = await self._ask_and_read(site, key, url, read)
+        except BaseException:
+            future.set_result({"error": f"{url}: the request was interrupted"})
+            raise
+        finally:
+            self.inflight.pop(key, None)
+        future.set_result(data)
+        return data
+
+    async def _ask_and_read(self, site: CrawlSite, key: str, url: str,
+                            read: Reader) -> dict[str, Any]:
+        ask, stored = await self.env.writer(
+            lambda unit: unit.ask_crawl_page(self.crawl_id, site.id, key))
+        if ask is PageAsk.DONE and stored is not None:
+            return stored
+        if ask is PageAsk.LIMIT:
+            return {"limit": True}
+        data = await read(url)
+        # not awaited here: the writer keeps the order of its steps, so the answer is
+        # stored before the visit's end, which waits for it (see ``work``)
+        self.stores.setdefault(site.id, []).append(asyncio.ensure_future(
+            self.env.writer(_finish_page, self.crawl_id, key, data)))
+        return data
+
+    def _robots_reader(self, url: str) -> Reader:
+        return lambda robots: fetch_robots(self.env.fetcher, robots, self.rules.user_agent,
+                                           self.rules.timeout)
+
+    def _home_reader(self, url: str) -> Reader:
+        return lambda u: read_home(self.env.fetcher, u, self.rules)
+
+    def _probe_reader(self, url: str) -> Reader:
+        return lambda u: read_probe(self.env.fetcher, u, self.rules)
+
+    def _roll_reader(self, url: str) -> Reader:
+        return lambda u: read_roll_page(self.env.fetcher, u, self.rules)

@@ -1,0 +1,216 @@
+"""The blogroll crawler's tables (``tidings.store.crawl``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from tidings.errors import NotFoundError
+from tidings.store.crawl import (
+    Crawl,
+    CrawlCounts,
+    CrawlFinding,
+    CrawlSite,
+    PageAsk,
+    SiteOutcome,
+    SiteState,
+)
+from tidings.store.sqlite._db import Access, from_us, marks, opt_dt, to_us
+
+_CRAWL_COLUMNS = ("id, seeds, max_depth, max_sites, max_pages, state, pages, created_at, "
+                  "finished_at")
+_SITE_COLUMNS = ("id, crawl_id, site, url, depth, found_from, link_text, state, reason, title, "
+                 "abstract")
+# the smallest depth still in play: nothing deeper starts before it is finished
+_NEXT_SITE = f"""
+SELECT {_SITE_COLUMNS} FROM crawl_sites
+WHERE crawl_id = :crawl AND state = 'queued'
+  AND depth <= (SELECT min(depth) FROM crawl_sites
+                WHERE crawl_id = :crawl AND state IN ('queued', 'visiting'))
+ORDER BY depth, id LIMIT 1
+"""  # noqa: S608 - the column list is a constant
+_FINDINGS = """
+SELECT f.id, f.crawl_id, f.url, f.type, f.title, s.url, s.title, s.abstract, s.depth,
+       s.found_from, f.source_id
+FROM crawl_feeds f JOIN crawl_sites s ON s.id = f.site_id
+WHERE f.crawl_id = ? ORDER BY s.depth, s.id
+"""
+
+
+def _crawl(row: Sequence[Any]) -> Crawl:
+    return Crawl(id=row[0], seeds=tuple(json.loads(row[1])), max_depth=row[2],
+                 max_sites=row[3], max_pages=row[4], state=row[5], pages=row[6],
+                 created_at=from_us(row[7]), finished_at=opt_dt(row[8]))
+
+
+def _site(row: Sequence[Any]) -> CrawlSite:
+    return CrawlSite(id=row[0], crawl_id=row[1], site=row[2], url=row[3], depth=row[4],
+                     found_from=row[5], link_text=row[6], state=SiteState(row[7]),
+                     reason=row[8], title=row[9], abstract=row[10])
+
+
+class CrawlMixin(Access):
+
+    def get_crawl(self, crawl_id: int) -> Crawl:
+        with self._read() as conn:
+            row = conn.execute(f"SELECT {_CRAWL_COLUMNS} FROM crawls WHERE id = ?",  # noqa: S608
+                               (crawl_id,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"crawl {crawl_id} not found")
+        return _crawl(row)
+
+    def list_crawls(self, limit: int = 20) -> list[Crawl]:
+        with self._read() as conn:
+            rows = conn.execute(f"SELECT {_CRAWL_COLUMNS} FROM crawls "  # noqa: S608
+                                "ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+        return [_crawl(r) for r in rows]
+
+    def crawl_counts(self, crawl_id: int) -> CrawlCounts:
+        with self._read() as conn:
+            states = dict(conn.execute(
+                "SELECT state, count(*) FROM crawl_sites WHERE crawl_id = ? GROUP BY state",
+                (crawl_id,)).fetchall())
+            (feeds,) = conn.execute("SELECT count(*) FROM crawl_feeds WHERE crawl_id = ?",
+                                    (crawl_id,)).fetchone()
+            row = conn.execute("SELECT pages FROM crawls WHERE id = ?", (crawl_id,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"crawl {crawl_id} not found")
+        return CrawlCounts(queued=states.get("queued", 0), visiting=states.get("visiting", 0),
+                           done=states.get("done", 0), failed=states.get("failed", 0),
+                           skipped=states.get("skipped", 0), feeds=feeds, pages=row[0])
+
+    def crawl_findings(self, crawl_id: int) -> list[CrawlFinding]:
+        with self._read() as conn:
+            rows = conn.execute(_FINDINGS, (crawl_id,)).fetchall()
+        return [CrawlFinding(*row) for row in rows]
+
+    def crawl_unanswered(self, crawl_id: int) -> list[str]:
+        with self._read() as conn:
+            rows = conn.execute("SELECT url FROM crawl_pages WHERE crawl_id = ? AND "
+                                "state = 'asked' ORDER BY url", (crawl_id,)).fetchall()
+        return [r[0] for r in rows]
+
+    def crawl_sites(self, crawl_id: int, states: Sequence[SiteState] = (),
+                    limit: int = 1000) -> list[CrawlSite]:
+        where, args = "crawl_id = ?", [crawl_id]
+        if states:
+            where += f" AND state IN ({marks(len(states))})"
+            args.extend(s.value for s in states)  # type: ignore[misc]
+        with self._read() as conn:
+            rows = conn.execute(f"SELECT {_SITE_COLUMNS} FROM crawl_sites "  # noqa: S608
+                                f"WHERE {where} ORDER BY depth, id LIMIT ?",
+                                (*args, limit)).fetchall()
+        return [_site(r) for r in rows]
+
+    # ----------------------------------------------------------------- writes
+    def create_crawl(self, seeds: Sequence[tuple[str, str]], max_depth: int, max_sites: int,
+                     max_pages: int, now: datetime) -> int:
+        with self._write() as conn:
+            cur = conn.execute(
+                "INSERT INTO crawls (seeds, max_depth, max_sites, max_pages, state, created_at) "
+                "VALUES (?, ?, ?, ?, 'running', ?)",
+                (json.dumps([url for _, url in seeds]), max_depth, max_sites, max_pages,
+                 to_us(now)))
+            crawl_id = int(cur.lastrowid or 0)
+            conn.executemany(
+                "INSERT OR IGNORE INTO crawl_sites (crawl_id, site, url, depth, state) "
+                "VALUES (?, ?, ?, 0, 'queued')",
+                [(crawl_id, site, url) for site, url in seeds[:max(max_sites, 1)]])
+            conn.execute("UPDATE crawls SET sites = (SELECT count(*) FROM crawl_sites "
+                         "WHERE crawl_id = ?) WHERE id = ?", (crawl_id, crawl_id))
+            return crawl_id
+
+    def claim_crawl_site(self, crawl_id: int) -> CrawlSite | None:
+        with self._write() as conn:
+            row = conn.execute(_NEXT_SITE, {"crawl": crawl_id}).fetchone()
+            if row is None:
+                return None
+            conn.execute("UPDATE crawl_sites SET state = 'visiting' WHERE id = ?", (row[0],))
+        return replace(_site(row), state=SiteState.VISITING)
+
+    def requeue_crawl_visits(self, crawl_id: int) -> int:
+        with self._write() as conn:
+            cur = conn.execute("UPDATE crawl_sites SET state = 'queued' "
+                               "WHERE crawl_id = ? AND state = 'visiting'", (crawl_id,))
+            conn.execute("UPDATE crawls SET state = 'running', finished_at = NULL WHERE id = ?",
+                         (crawl_id,))
+            return cur.rowcount
+
+    def ask_crawl_page(self, crawl_id: int, site_id: int, url: str
+                       ) -> tuple[PageAsk, dict[str, Any] | None]:
+        with self._write() as conn:
+            row = conn.execute("SELECT state, data FROM crawl_pages WHERE crawl_id = ? AND url = ?",
+                               (crawl_id, url)).fetchone()
+            if row is not None:
+                if row[0] == "done":
+                    return PageAsk.DONE, json.loads(row[1])
+                return PageAsk.ASKED, None
+            cur = conn.execute("UPDATE crawls SET pages = pages + 1 "
+                               "WHERE id = ? AND pages < max_pages", (crawl_id,))
+            if cur.rowcount == 0:
+                return PageAsk.LIMIT, None
+            conn.execute("INSERT INTO crawl_pages (crawl_id, url, site_id, state) "
+                         "VALUES (?, ?, ?, 'asked')", (crawl_id, url, site_id))
+            return PageAsk.NEW, None
+
+    def finish_crawl_page(self, crawl_id: int, url: str, data: dict[str, Any]) -> None:
+        with self._write() as conn:
+            conn.execute("UPDATE crawl_pages SET state = 'done', data = ? "
+                         "WHERE crawl_id = ? AND url = ?",
+                         (json.dumps(data, ensure_ascii=False), crawl_id, url))
+
+    def finish_crawl_site(self, site_id: int, outcome: SiteOutcome) -> int:
+        with self._write() as conn:
+            row = conn.execute(
+                "SELECT s.crawl_id, s.site, s.depth, c.max_depth, c.max_sites FROM crawl_sites s "
+                "JOIN crawls c ON c.id = s.crawl_id WHERE s.id = ?", (site_id,)).fetchone()
+            if row is None:
+                raise NotFoundError(f"crawl site {site_id} not found")
+            crawl_id, site, depth, max_depth, max_sites = row
+            conn.execute("UPDATE crawl_sites SET state = ?, reason = ?, title = ?, abstract = ? "
+                         "WHERE id = ?", (outcome.state.value, outcome.reason[:500],
+                                          outcome.title[:300], outcome.abstract[:300], site_id))
+            feed = outcome.feed
+            if feed is not None:
+                conn.execute("INSERT OR IGNORE INTO crawl_feeds (crawl_id, site_id, url, type, "
+                             "title, score) VALUES (?, ?, ?, ?, ?, ?)",
+                             (crawl_id, site_id, feed.url, feed.type, feed.title[:300],
+                              feed.score))
+            if depth >= max_depth or not outcome.found:
+                return 0
+            return self._queue_found(conn, crawl_id, site, depth + 1, max_sites, outcome)
+
+    @staticmethod
+    def _queue_found(conn: Any, crawl_id: int, site: str, depth: int, max_sites: int,
+                     outcome: SiteOutcome) -> int:
+        (known,) = conn.execute("SELECT sites FROM crawls WHERE id = ?", (crawl_id,)).fetchone()
+        queued = 0
+        for found in outcome.found:
+            exists = conn.execute("SELECT 1 FROM crawl_sites WHERE crawl_id = ? AND site = ?",
+                                  (crawl_id, found.site)).fetchone()
+            if exists is not None:
+                continue
+            if known >= max_sites:
+                break
+            conn.execute("INSERT INTO crawl_sites (crawl_id, site, url, depth, found_from, "
+                         "link_text, state) VALUES (?, ?, ?, ?, ?, ?, 'queued')",
+                         (crawl_id, found.site, found.url, depth, site, found.link_text[:200]))
+            known += 1
+            queued += 1
+        if queued:
+            conn.execute("UPDATE crawls SET sites = sites + ? WHERE id = ?", (queued, crawl_id))
+        return queued
+
+    def finish_crawl(self, crawl_id: int, now: datetime) -> None:
+        with self._write() as conn:
+            conn.execute("UPDATE crawls SET state = 'done', finished_at = ? WHERE id = ?",
+                         (to_us(now), crawl_id))
+
+    def mark_crawl_sources(self, finding_ids: Sequence[int], source_ids: Sequence[str]) -> None:
+        with self._write() as conn:
+            conn.executemany("UPDATE crawl_feeds SET source_id = ? WHERE id = ?",
+                             list(zip(source_ids, finding_ids, strict=True)))
+

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from tidings.app.catalog import slugify
 from tidings.app.facade import Tidings, utcnow
 from tidings.app.standalone import discover_feeds, extract_target
+from tidings.net.listen import listen_socket
 from tidings.pipeline.doctor import DoctorReport
 from tidings.pipeline.extraction import ExtractReport
 from tidings.pipeline.reparse import ReparseReport
@@ -52,6 +53,7 @@ __all__ = [
     "WebSession",
     "discover_feeds",
     "extract_target",
+    "listen_socket",
     "slugify",
     "utcnow",
 ]

@@ -9,7 +9,15 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tidings.app import RoundReport, Tidings
-from tidings.cli import Context, cli, handle_errors, print_json, run_async, to_jsonable
+from tidings.cli import (
+    EXIT_ERROR,
+    Context,
+    cli,
+    handle_errors,
+    print_json,
+    run_async,
+    to_jsonable,
+)
 from tidings.errors import ConfigError
 from tidings.model import RunCounts, RunOutcome, Source
 
@@ -97,8 +105,8 @@ def collect(ctx: Context, source_ids: tuple[str, ...], once: bool, every: bool,
     if skipped:
         click.echo(f"not run: {', '.join(skipped[:10])}{' …' if len(skipped) > 10 else ''} "
                    "(muted, or running in another process right now)", err=True)
-    if report.sources and report.ok == 0:
-        sys.exit(1)
+    if report.failed or (skipped and not every):
+        sys.exit(EXIT_ERROR)  # the rule of docs/cli.md: 1 when anything failed
 
 
 @cli.command()
@@ -171,6 +179,9 @@ def set_password_command(ctx: Context, from_stdin: bool) -> None:
 
     if from_stdin:
         password = sys.stdin.readline().rstrip("\n")
+    elif not sys.stdin.isatty():
+        raise ConfigError("no terminal to ask for the password on; "
+                          "pipe it in with `tidings set-password --stdin`")
     else:
         password = click.prompt("New admin password", hide_input=True,
                                 confirmation_prompt=True)

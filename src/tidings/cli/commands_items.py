@@ -29,7 +29,11 @@ def parse_since(text: str | None) -> datetime | None:
         return None
     units = {"d": "days", "h": "hours", "m": "minutes", "w": "weeks"}
     if text[-1:] in units and text[:-1].isdigit():
-        return datetime.now(UTC) - timedelta(**{units[text[-1]]: int(text[:-1])})
+        try:
+            return datetime.now(UTC) - timedelta(**{units[text[-1]]: int(text[:-1])})
+        except (OverflowError, ValueError):
+            raise ConfigError(f"--since {text!r}: that is before the year 1; "
+                              "give a smaller age or a date") from None
     try:
         when = datetime.fromisoformat(text)
     except ValueError as exc:
@@ -160,7 +164,7 @@ def _output(path: Path | None) -> Iterator[TextIO]:
     partial.replace(path)
 
 
-@cli.command()
+@cli.command(context_settings={"ignore_unknown_options": True})
 @click.argument("query", nargs=-1, required=True)
 @click.option("--ranked", is_flag=True, help="Best match first instead of newest first.")
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 1000))

@@ -14,21 +14,37 @@ from tidings.cli import Context, cli, handle_errors, print_json, run_async
 from tidings.cli.commands_config import changed
 from tidings.errors import ConfigError
 from tidings.model import SourceKind
+from tidings.textutil import plural
 
 
 @cli.command()
 @click.option("--empty", is_flag=True, help="Do not add the default sources.")
+@click.option("--defaults", is_flag=True,
+              help="Add the default sources missing from an existing archive too.")
 @click.pass_obj
 @handle_errors
-def init(ctx: Context, empty: bool) -> None:
-    """Create the data directory and the archive (with the default sources)."""
+def init(ctx: Context, empty: bool, defaults: bool) -> None:
+    """Create the data directory and the archive (with the default sources).
+
+    On an existing archive nothing changes unless ``--defaults`` asks for the
+    default sources on purpose."""
+    if empty and defaults:
+        raise ConfigError("--empty and --defaults contradict each other: choose one")
+    settings = ctx.settings
+    existed = not settings.database_url and settings.database_path.exists()
     tidings = ctx.open(create=True)
+    if existed and not defaults:
+        tidings.close()
+        click.echo(f"an archive already exists in {settings.data_dir}; nothing changed "
+                   "(`tidings init --defaults` adds the default sources to it)")
+        return
     if empty:
         tidings.close()
         added = []
     else:
         added = run_async(tidings, tidings.add_default_sources())
-    click.echo(f"archive ready in {ctx.settings.data_dir} ({len(added)} sources added)")
+    verb = "archive has" if existed else "archive ready in"
+    click.echo(f"{verb} {settings.data_dir} ({plural(len(added), 'source')} added)")
 
 
 @cli.command()

@@ -1,0 +1,136 @@
+"""What a new user trips over on the command line (issue 15): one-line errors, one
+exit-code rule, a busy port, searches with nothing in them, ``init`` twice."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+
+from farm import Farm, running_farm
+from test_web_support import Spec, add_items, add_source, open_archive, serve_web
+from tidings.cli import cli
+from tidings.settings import Settings
+
+ENV = {"TIDINGS_ALLOW_PRIVATE_HOSTS": "127.0.0.1", "TIDINGS_PER_HOST_DELAY": "0"}
+OPML = ('<?xml version="1.0"?><opml version="2.0"><body>'
+        '<outline type="rss" text="A" xmlUrl="http://127.0.0.1:9/a.xml"/>'
+        '<outline type="rss" text="B" xmlUrl="http://127.0.0.1:9/b.xml"/></body></opml>')
+
+
+def invoke(data: Path, *args: str, stdin: str | None = None) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["--data", str(data), *args], env=ENV, input=stdin)
+    return result.exit_code, result.output
+
+
+def one_line(output: str) -> str:
+    assert output.count("\n") == 1 and output.startswith("tidings: "), output
+    assert "Traceback" not in output and "internal error" not in output, output
+    return output
+
+
+def test_serve_on_a_busy_port_is_one_line_and_starts_no_round(tmp_path: Path) -> None:
+    (tmp_path / "f.opml").write_text(OPML)
+    assert invoke(tmp_path, "init", "--empty")[0] == 0
+    assert invoke(tmp_path, "import-opml", str(tmp_path / "f.opml"))[0] == 0
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "tidings", "--data", str(tmp_path), "serve",
+             "--port", str(port)], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1, done.stderr
+    line = one_line(done.stderr)
+    assert f"port {port} is in use" in line and f"--port {port + 1}" in line
+    with sqlite3.connect(tmp_path / "tidings.sqlite3") as db:
+        assert db.execute("select count(*) from fetch_runs").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize(("args", "code", "says"), [
+    (["items", "--since", "9999999999d"], 1, "--since"),
+    (["items", "--limit", "-1"], 2, "--limit"),
+    (["import-opml", "missing.opml"], 2, "does not exist"),
+    (["set-password"], 1, "--stdin"),
+    (["--config", "missing.toml", "items"], 1, "no such settings file"),
+    (["no-such-command"], 2, "No such command"),
+    (["collect"], 1, "--once"),
+    (["search", "🙂"], 1, "nothing to search for"),
+])
+def test_bad_arguments_are_one_line_with_the_documented_code(
+    tmp_path: Path, args: list[str], code: int, says: str,
+) -> None:
+    assert invoke(tmp_path, "init", "--empty")[0] == 0
+    got, out = invoke(tmp_path, *args, stdin="")
+    assert got == code, out
+    assert says in one_line(out)
+
+
+@pytest.mark.parametrize("query", ["🙂", "*", "%", "()", "'", "", "  ", '""'])
+def test_a_search_with_nothing_searchable_finds_nothing_and_says_so(
+    tmp_path: Path, query: str,
+) -> None:
+    invoke(tmp_path, "init", "--empty")
+    code, out = invoke(tmp_path, "search", query)
+    assert code == 1 and "nothing to search for in" in one_line(out)
+
+
+def test_a_leading_minus_word_is_a_search_term_not_an_option(tmp_path: Path) -> None:
+    invoke(tmp_path, "init", "--empty")
+    code, out = invoke(tmp_path, "search", "-word", "--json")
+    assert code == 0, out
+    assert json.loads(out) == []
+
+
+def test_nothing_searchable_in_the_api_and_the_web_page(settings: Settings) -> None:
+    tid = open_archive(settings)
+    add_source(tid, "alpha", "Alpha")
+    add_items(tid, [Spec("Story one"), Spec("Story two")])
+    server = serve_web(tid, settings)
+    try:
+        with httpx.Client(base_url=server.url) as http:
+            for q in ["🙂", "*", "()", " "]:
+                api = http.get("/api/v1/search", params={"q": q})
+                assert api.status_code == 400, (q, api.text)
+                assert "nothing to search for" in api.json()["detail"]
+                page = http.get("/search", params={"q": q + " x" if q == " " else q})
+                if q != " ":
+                    assert page.status_code == 400 and "nothing to search for" in page.text
+                    assert "Story one" not in page.text
+            assert http.get("/api/v1/search", params={"q": "Story"}).json()["hits"]
+    finally:
+        server.stop()
+        tid.close()
+
+
+def test_init_on_an_existing_archive_changes_nothing(tmp_path: Path) -> None:
+    assert invoke(tmp_path, "init", "--empty")[0] == 0
+    code, out = invoke(tmp_path, "init")
+    assert code == 0 and "nothing changed" in out and "--defaults" in out
+    assert json.loads(invoke(tmp_path, "sources", "--json")[1]) == []
+    code, out = invoke(tmp_path, "init", "--defaults")
+    assert code == 0 and "18 sources added" in out
+    assert len(json.loads(invoke(tmp_path, "sources", "--json")[1])) == 18
+    assert invoke(tmp_path, "init", "--empty", "--defaults")[0] == 1
+
+
+def test_collect_exits_1_when_any_source_failed(tmp_path: Path) -> None:
+    """docs/cli.md: 0 all done, 1 something failed; the same for --all and named sources."""
+    with running_farm(Farm(feeds=10)) as farm:
+        (tmp_path / "f.opml").write_bytes(farm.opml())
+        invoke(tmp_path, "init", "--empty")
+        invoke(tmp_path, "import-opml", str(tmp_path / "f.opml"))
+        code, out = invoke(tmp_path, "collect", "--all", "--json", "--no-extract")
+        assert code == 1 and json.loads(out)["failed"] == 1  # feed 7 answers 404
+        rows = {r["url"].rsplit("/", 1)[-1]: r["id"]
+                for r in json.loads(invoke(tmp_path, "sources", "--json")[1])}
+        assert invoke(tmp_path, "collect", rows["7.xml"], "--no-extract")[0] == 1
+        healthy = rows["1.xml"]
+        assert invoke(tmp_path, "collect", healthy, "--no-extract")[0] == 0

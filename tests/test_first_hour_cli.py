@@ -134,3 +134,28 @@ def test_collect_exits_1_when_any_source_failed(tmp_path: Path) -> None:
         assert invoke(tmp_path, "collect", rows["7.xml"], "--no-extract")[0] == 1
         healthy = rows["1.xml"]
         assert invoke(tmp_path, "collect", healthy, "--no-extract")[0] == 0
+
+
+def test_ids_of_non_latin_titles_come_from_host_and_path(tmp_path: Path) -> None:
+    (tmp_path / "cn.opml").write_text(
+        '<?xml version="1.0"?><opml version="2.0"><body>'
+        '<outline type="rss" text="少数派" xmlUrl="https://sspai.com/feed"/>'
+        '<outline type="rss" text="数据库周刊" xmlUrl="https://db.example.cn/weekly/atom.xml"/>'
+        '<outline type="rss" text="数据库" xmlUrl="https://db.example.cn/daily/rss.xml"/>'
+        '<outline type="rss" text="Café Olé" xmlUrl="https://cafe.example/feed"/>'
+        "</body></opml>")
+    invoke(tmp_path, "init", "--empty")
+    assert invoke(tmp_path, "import-opml", str(tmp_path / "cn.opml"))[0] == 0
+    ids = {r["url"]: r["id"] for r in json.loads(invoke(tmp_path, "sources", "--json")[1])}
+    assert ids == {"https://sspai.com/feed": "sspai-com",
+                   "https://db.example.cn/weekly/atom.xml": "db-example-cn-weekly",
+                   "https://db.example.cn/daily/rss.xml": "db-example-cn-daily",
+                   "https://cafe.example/feed": "cafe-ole"}
+
+
+@pytest.mark.parametrize("bad", ["a b", "a/b", "..", "a..b", "-x", "x" * 65, "ü"])
+def test_a_chosen_id_is_checked(tmp_path: Path, bad: str) -> None:
+    invoke(tmp_path, "init", "--empty")
+    code, out = invoke(tmp_path, "add", "--kind", "external", "pushed", "--id", bad)
+    assert code == 1 and "source id" in one_line(out)
+    assert invoke(tmp_path, "add", "--kind", "external", "pushed", "--id", "my.feed_2")[0] == 0

@@ -156,7 +156,8 @@ class Tidings:
         clean = validate_config(kind, config or {})
         if taken is None:
             taken = {s.id for s in self._store.list_sources()}
-        sid = source_id or catalog.slugify(title or catalog.host_of(url), taken)
+        sid = (catalog.check_source_id(source_id) if source_id
+               else catalog.slugify(catalog.source_slug(title, url), taken))
         if sid in taken:
             raise ConfigError(f"source id {sid!r} is already taken")
         now = self.clock()

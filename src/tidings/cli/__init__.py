@@ -74,6 +74,15 @@ class Context:
         self._settings: Settings | None = None
 
     @property
+    def data_dir(self) -> str | None:
+        """The data directory the command line (or TIDINGS_HOME) named, if any."""
+        return self._data
+
+    @property
+    def config_file(self) -> str | None:
+        return self._config
+
+    @property
     def settings(self) -> Settings:
         if self._settings is None:
             self._settings = load_settings(self._data, config_file=self._config)
@@ -167,10 +176,11 @@ def main() -> None:
 from tidings.cli import (  # noqa: E402
     commands_collect,
     commands_config,
+    commands_demo,
     commands_extract,
     commands_items,
     commands_sources,
 )
 
-__all__ = ["cli", "commands_collect", "commands_config", "commands_extract", "commands_items",
-           "commands_sources", "main"]
+__all__ = ["cli", "commands_collect", "commands_config", "commands_demo", "commands_extract",
+           "commands_items", "commands_sources", "main"]

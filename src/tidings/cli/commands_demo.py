@@ -18,7 +18,7 @@ from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import click
 
@@ -37,17 +37,17 @@ def demo_site_root() -> Path:
     return Path(str(resources.files("tidings").joinpath("data/demo")))
 
 
+_TYPES = {".xml": "application/xml", ".json": "application/feed+json"}
+
+
 class _DemoHandler(SimpleHTTPRequestHandler):
     """Static files with the types and charsets the feeds need; no access log."""
 
-    extensions_map: ClassVar[dict[str, str]] = {**SimpleHTTPRequestHandler.extensions_map,
-                      ".xml": "application/xml", ".json": "application/feed+json",
-                      ".html": "text/html; charset=utf-8"}
-
     def guess_type(self, path: Any) -> str:
-        if str(path).endswith(".html") and Path(str(path)).parent.name == "cn":
-            return "text/html; charset=gb2312"  # the Chinese page is GB2312 on purpose
-        return super().guess_type(path)
+        name = Path(str(path))
+        if name.suffix == ".html":  # the Chinese page is GB2312 on purpose
+            return f"text/html; charset={'gb2312' if name.parent.name == 'cn' else 'utf-8'}"
+        return _TYPES.get(name.suffix) or super().guess_type(path)
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the reader's own console is the one to watch."""

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from farm import Farm, running_farm
-from test_web_support import Spec, add_items, add_source, open_archive, serve_web
+from test_web_support import Spec, add_items, add_source, open_archive, serve_web, write
 from tidings.cli import cli
 from tidings.settings import Settings
 
@@ -159,3 +159,64 @@ def test_a_chosen_id_is_checked(tmp_path: Path, bad: str) -> None:
     code, out = invoke(tmp_path, "add", "--kind", "external", "pushed", "--id", bad)
     assert code == 1 and "source id" in one_line(out)
     assert invoke(tmp_path, "add", "--kind", "external", "pushed", "--id", "my.feed_2")[0] == 0
+
+
+def test_sources_show_the_reason_first_the_url_once_and_never_cut(tmp_path: Path) -> None:
+    with running_farm(Farm(feeds=8)) as farm:
+        (tmp_path / "f.opml").write_bytes(farm.opml())
+        invoke(tmp_path, "init", "--empty")
+        invoke(tmp_path, "import-opml", str(tmp_path / "f.opml"))
+        code, before = invoke(tmp_path, "sources")
+        assert code == 0 and before.count("never collected yet") == 8
+        assert " ok " not in before, "a source never fetched is new, not ok"
+        invoke(tmp_path, "collect", "--all", "--no-extract")
+        code, table = invoke(tmp_path, "sources")
+    failing = f"{farm.base}/feeds/7.xml"
+    flat = "".join(table.split())
+    assert "HTTP404NotFound(failed)" in flat, table
+    assert failing not in flat, "the URL is not repeated in the reason"
+    assert "never collected" not in table
+
+
+def test_counts_have_proper_plurals(tmp_path: Path) -> None:
+    (tmp_path / "one.opml").write_text(OPML.replace(
+        '<outline type="rss" text="B" xmlUrl="http://127.0.0.1:9/b.xml"/>', ""))
+    invoke(tmp_path, "init", "--empty")
+    code, out = invoke(tmp_path, "import-opml", str(tmp_path / "one.opml"))
+    assert code == 0 and out.startswith("1 source added"), out
+
+
+def test_the_status_bar_counts_the_round_and_says_when_in_words(settings: Settings) -> None:
+    """A stopped process's abandoned runs are not part of the last round (issue 15
+    saw "3/21 ok" for a round of three); times read "3 minutes ago", never "now ago"."""
+    from datetime import UTC, datetime, timedelta
+
+    from tidings.model import RunCounts, RunOutcome
+    from tidings.store.base import Unit
+
+    tid = open_archive(settings)
+    for sid in ("a", "b", "c", "d", "e"):
+        add_source(tid, sid, sid.upper())
+    now = datetime.now(UTC)
+
+    def runs(unit: Unit) -> None:
+        for sid in ("d", "e"):  # a serve that stopped at once: abandoned, no round
+            run_id = unit.start_run(sid, now - timedelta(minutes=6))
+            unit.finish_run(run_id, now - timedelta(minutes=6),
+                            RunCounts(RunOutcome.ABANDONED))
+        for sid in ("a", "b", "c"):
+            run_id = unit.start_run(sid, now - timedelta(minutes=3))
+            unit.finish_run(run_id, now - timedelta(minutes=3),
+                            RunCounts(RunOutcome.OK, created=1))
+
+    write(tid, runs)
+    server = serve_web(tid, settings)
+    try:
+        page = httpx.get(server.url + "/").text
+    finally:
+        server.stop()
+        tid.close()
+    status = " ".join(page.split('class="status"')[1].split("</p>")[0].split())
+    assert "3 of 3 sources ok" in status, status
+    assert "3 new items" in status and "3 minutes ago" in status, status
+    assert " ago ago" not in page and "now ago" not in page

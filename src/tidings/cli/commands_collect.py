@@ -20,6 +20,7 @@ from tidings.cli import (
 )
 from tidings.errors import ConfigError
 from tidings.model import RunCounts, RunOutcome, Source
+from tidings.textutil import plural
 
 
 class BarProgress:
@@ -91,9 +92,9 @@ def collect(ctx: Context, source_ids: tuple[str, ...], once: bool, every: bool,
     if as_json:
         print_json(summary)
     else:
-        click.echo(f"{summary['sources']} sources: {summary['ok']} ok, "
-                   f"{summary['failed']} failed; {summary['created']} new items, "
-                   f"{summary['revised']} revised in {summary['seconds']} s")
+        click.echo(f"{plural(report.sources, 'source')}: {report.ok} ok, "
+                   f"{report.failed} failed; {plural(report.created, 'new item')}, "
+                   f"{report.revised} revised in {summary['seconds']} s")
         if report.extraction is not None and report.extraction.tried:
             ex = report.extraction
             click.echo(f"bodies: {ex.ok} extracted, {ex.unconfirmed + ex.failed} unconfirmed "
@@ -130,8 +131,9 @@ def stats(ctx: Context, as_json: bool) -> None:
                f"{figures.items_unread} unread); raw responses: {figures.raw_responses}")
     if figures.last_round_started:
         click.echo(f"last round: {figures.last_round_started:%Y-%m-%d %H:%M} UTC, "
-                   f"{figures.last_round_ok}/{figures.last_round_sources} ok, "
-                   f"{figures.last_round_new_items} new items")
+                   f"{figures.last_round_ok} of "
+                   f"{plural(figures.last_round_sources, 'source')} ok, "
+                   f"{plural(figures.last_round_new_items, 'new item')}")
     for provider, used in sorted(spend.items()):
         click.echo(f"paid API {provider} today: {used.calls} calls, cost {used.cost:g}")
 

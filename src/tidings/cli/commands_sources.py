@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from tidings.app import SourceOverview
 from tidings.cli import Context, cli, handle_errors, print_json, run_async
 from tidings.cli.commands_config import changed
 from tidings.errors import ConfigError
@@ -101,19 +102,28 @@ def sources(ctx: Context, as_json: bool) -> None:
     if as_json:
         print_json([row.as_json() for row in rows])
         return
-    table = Table("id", "health", "fails", "every", "next fetch", "last run", "per day",
-                  box=None)
+    table = Table("id", "health", "fails", "every", "next fetch", "new/day", box=None)
+    table.add_column("last run: reason first", overflow="fold", ratio=1)
     for row in rows:
-        outcome = row.last_outcome or "never"
-        if row.muted_reason:
-            outcome = f"muted: {row.muted_reason}"
-        elif row.last_reason:
-            outcome = f"{outcome}: {row.last_reason}"
+        never = row.last_outcome is None
         nxt = row.next_fetch_at.strftime("%m-%d %H:%M") if row.next_fetch_at else "-"
         week = sum(row.items_per_day) / max(1, len(row.items_per_day))
-        table.add_row(row.id, row.health.value, str(row.fail_count), f"{row.interval_min}m",
-                      nxt, outcome[:70] + (" ⚠" if row.warnings else ""), f"{week:.1f}")
+        table.add_row(row.id, "new" if never else row.health.value, str(row.fail_count),
+                      f"{row.interval_min}m", nxt, "-" if never else f"{week:.1f}",
+                      _last_run(row))
     Console().print(table)
+
+
+def _last_run(row: SourceOverview) -> str:
+    """The reason first, without the source's URL it usually starts with (the id
+    names the source already); never cut: the table wraps it."""
+    if row.muted_reason:
+        return f"muted: {row.muted_reason}"
+    if row.last_outcome is None:
+        return "never collected yet"
+    reason = (row.last_reason or "").removeprefix(f"{row.url}: ")
+    warn = " ⚠ " + "; ".join(row.warnings) if row.warnings else ""
+    return (f"{reason} ({row.last_outcome})" if reason else row.last_outcome) + warn
 
 
 @cli.command()
@@ -152,7 +162,7 @@ def import_opml(ctx: Context, file: Path) -> None:
                 progress=lambda n, total: bar.update(task, completed=n, total=total)))
     finally:
         tidings.close()
-    click.echo(f"{len(added)} sources added, {present} already present")
+    click.echo(f"{plural(len(added), 'source')} added, {present} already present")
 
 
 @cli.command("export-opml")

@@ -220,3 +220,46 @@ def test_the_status_bar_counts_the_round_and_says_when_in_words(settings: Settin
     assert "3 of 3 sources ok" in status, status
     assert "3 new items" in status and "3 minutes ago" in status, status
     assert " ago ago" not in page and "now ago" not in page
+
+
+def test_two_backups_a_day_are_both_kept_and_restore_checks_first(tmp_path: Path) -> None:
+    (tmp_path / "f.opml").write_text(OPML)
+    invoke(tmp_path, "init", "--empty")
+    invoke(tmp_path, "import-opml", str(tmp_path / "f.opml"))
+    assert invoke(tmp_path, "backup")[0] == 0
+    assert invoke(tmp_path, "backup")[0] == 0
+    backups = sorted((tmp_path / "backups").glob("tidings-*.sqlite3"))
+    assert len(backups) == 2, "a second backup on the same day keeps the first"
+    invoke(tmp_path, "remove", json.loads(invoke(tmp_path, "sources", "--json")[1])[0]["id"])
+    assert len(json.loads(invoke(tmp_path, "sources", "--json")[1])) == 1
+    # a broken file is refused before anything changes
+    broken = tmp_path / "broken.sqlite3"
+    broken.write_bytes(backups[0].read_bytes()[:4096])
+    code, out = invoke(tmp_path, "restore", str(broken))
+    assert code == 1 and str(broken) in one_line(out)
+    assert len(json.loads(invoke(tmp_path, "sources", "--json")[1])) == 1
+    code, out = invoke(tmp_path, "restore", "--check", str(backups[-1]))
+    assert code == 0 and "a whole archive of 0 items" in out
+    code, out = invoke(tmp_path, "restore", str(backups[-1]))
+    assert code == 0 and "previous archive is kept" in out, out
+    assert len(json.loads(invoke(tmp_path, "sources", "--json")[1])) == 2
+    kept = list(tmp_path.glob("tidings.sqlite3.before-restore-*"))
+    assert len(kept) == 1
+    with sqlite3.connect(kept[0]) as db:
+        assert db.execute("select count(*) from sources").fetchone()[0] == 1
+
+
+def test_rotation_keeps_every_backup_of_the_kept_days(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from tidings.store.backup import rotate_backups
+
+    names = ["tidings-2026-11-30.sqlite3", "tidings-2026-11-30-230000.sqlite3",
+             "tidings-2026-12-01-080000.sqlite3", "tidings-2026-12-01-170000.sqlite3",
+             "tidings-2026-12-01-170000-2.sqlite3"]
+    for name in names:
+        (tmp_path / name).write_bytes(b"")
+    gone = rotate_backups(tmp_path, datetime(2026, 12, 1, 18, tzinfo=UTC), suffix=".sqlite3",
+                          keep_daily=1, keep_monthly=2)
+    # the day kept keeps all three; November keeps its newest only
+    assert sorted(p.name for p in gone) == ["tidings-2026-11-30.sqlite3"]

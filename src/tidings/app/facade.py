@@ -432,6 +432,30 @@ class Tidings:
                            keep_daily=self.settings.backup_keep_daily,
                            keep_monthly=self.settings.backup_keep_monthly)
 
+    @staticmethod
+    def check_backup(settings: Settings, backup: Path) -> int:
+        """How many items ``backup`` holds, if it can be restored; ConfigError if not."""
+        from tidings.store.sqlite.restore import check_backup
+
+        _sqlite_only(settings)
+        return check_backup(backup)
+
+    @staticmethod
+    def restore(settings: Settings, backup: Path, now: datetime) -> Path | None:
+        """Put a checked copy of ``backup`` in place of the archive (no process may have
+        it open); returns where the replaced archive was kept."""
+        from tidings.store.sqlite.restore import restore_backup
+
+        _sqlite_only(settings)
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        return restore_backup(backup, settings.database_path, now)
+
+
+def _sqlite_only(settings: Settings) -> None:
+    if settings.database_url:
+        raise ConfigError("restore works on the SQLite archive; restore a database server "
+                          "with its own tools")
+
 
 # ---------------------------------------------------------------- write steps
 # Each runs on the writer thread inside a unit of work (see tidings.store.writer).

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 import time
+from datetime import UTC, datetime
+from pathlib import Path
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -190,3 +192,23 @@ def set_password_command(ctx: Context, from_stdin: bool) -> None:
     tidings = ctx.open()  # the password is stored in the archive
     run_async(tidings, set_password(tidings, password))
     click.echo(f"admin password set for {ctx.settings.data_dir}")
+
+
+@cli.command()
+@click.argument("backup_file", metavar="BACKUP", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--check", "check_only", is_flag=True, help="Only check the backup.")
+@click.pass_obj
+@handle_errors
+def restore(ctx: Context, backup_file: Path, check_only: bool) -> None:
+    """Check a backup and put it in place of the archive (stop `tidings serve` first).
+
+    The archive it replaces is kept next to it (``tidings.sqlite3.before-restore-…``)."""
+    items = Tidings.check_backup(ctx.settings, backup_file)
+    if check_only:
+        click.echo(f"{backup_file}: a whole archive of {plural(items, 'item')}; "
+                   "restore it with `tidings restore` without --check")
+        return
+    kept = Tidings.restore(ctx.settings, backup_file, datetime.now(UTC))
+    click.echo(f"restored {backup_file} ({plural(items, 'item')}) into "
+               f"{ctx.settings.database_path}"
+               + (f"; the previous archive is kept as {kept}" if kept else ""))

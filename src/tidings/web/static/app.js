@@ -108,6 +108,13 @@
   var rows = list ? Array.prototype.slice.call(list.querySelectorAll(".row[data-id]")) : [];
   var cur = -1;
   var cursorKey = "tidings-cursor:" + location.pathname + location.search;
+  var LIST = "tidings-list";  // the list an article was opened from (no Referer is sent)
+  if (list) { try { sessionStorage.setItem(LIST, location.pathname + location.search); } catch (e) { /* ignore */ } }
+  function backToList() {
+    var back = null;
+    try { back = sessionStorage.getItem(LIST); } catch (e) { /* ignore */ }
+    go(back && back.charAt(0) === "/" && back.charAt(1) !== "/" ? back : "/");
+  }
   function setCursor(i, scroll) {
     if (!rows.length) return;
     i = Math.max(0, Math.min(rows.length - 1, i));
@@ -231,7 +238,7 @@
       case "A": markAbove(); break;
       case "n": var older = doc.getElementById("older"); if (older) go(older.href); else handled = false; break;
       case "p": var newer = doc.getElementById("newest"); if (newer) go(newer.href); else handled = false; break;
-      case "u": if (article) { if (history.length > 1 && doc.referrer.indexOf(location.origin) === 0) history.back(); else go("/"); } else handled = false; break;
+      case "u": if (article) backToList(); else handled = false; break;
       default: handled = false;
     }
     if (handled) e.preventDefault();

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from datetime import UTC, datetime
@@ -170,7 +171,13 @@ def serve(ctx: Context, host: str | None, port: int | None) -> None:
     if port:
         settings = replace(settings, port=port)
     ctx.open().close()  # a clear error now if there is no archive yet
+    serve_console()
     serve_web(settings)
+
+
+def serve_console() -> None:
+    """``serve`` shows each round's outcome and failing sources next to uvicorn's lines."""
+    logging.getLogger("tidings").setLevel(logging.INFO)
 
 
 @cli.command("set-password")

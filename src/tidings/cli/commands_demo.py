@@ -113,7 +113,9 @@ def demo(ctx: Context, site_port: int, port: int | None, no_serve: bool) -> None
                    f"{plural(report.created, 'new item')})")
         if no_serve:
             return
+        from tidings.cli.commands_collect import serve_console
         from tidings.web import serve as serve_web
 
+        serve_console()
         click.echo(f"reader on http://{settings.host}:{settings.port}/ (Ctrl-C stops both)")
         serve_web(settings)

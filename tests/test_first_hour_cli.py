@@ -263,3 +263,32 @@ def test_rotation_keeps_every_backup_of_the_kept_days(tmp_path: Path) -> None:
                           keep_daily=1, keep_monthly=2)
     # the day kept keeps all three; November keeps its newest only
     assert sorted(p.name for p in gone) == ["tidings-2026-11-30.sqlite3"]
+
+
+def test_opml_import_reports_skipped_outlines_and_guarded_addresses(tmp_path: Path) -> None:
+    (tmp_path / "mixed.opml").write_text(
+        '<?xml version="1.0"?><opml version="2.0"><body>'
+        '<outline text="Folder"><outline type="rss" text="Good" xmlUrl="https://good.example/feed"/>'
+        "</outline>"
+        '<outline type="rss" text="Again" xmlUrl="https://good.example/feed"/>'
+        '<outline type="rss" text="Gopher" xmlUrl="gopher://old.example/feed"/>'
+        '<outline type="rss" text="Bare"/>'
+        '<outline type="rss" text="Router" xmlUrl="http://192.168.1.1/feed"/>'
+        '<outline type="rss" text="Mine" xmlUrl="http://127.0.0.1:9/feed"/>'
+        '<outline type="rss" text="Printer" xmlUrl="http://printer.local/feed"/>'
+        "</body></opml>")
+    invoke(tmp_path, "init", "--empty")
+    result = CliRunner().invoke(
+        cli, ["--data", str(tmp_path), "import-opml", str(tmp_path / "mixed.opml")],
+        env={"TIDINGS_ALLOW_PRIVATE_HOSTS": "127.0.0.1"})
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("4 sources added, 0 already present; 5 notes above")
+    notes = result.stderr
+    assert "'Again': https://good.example/feed is listed twice" in notes
+    assert "'Gopher': gopher://old.example/feed is not an http(s) URL" in notes
+    assert "'Bare': no xmlUrl" in notes
+    assert "http://192.168.1.1/feed: added, but the guard will refuse it " \
+           "(192.168.1.1 is a private address)" in notes
+    assert "printer.local is a local host name" in notes
+    assert "127.0.0.1" not in notes, "allowed by the settings: no warning"
+    assert "'Folder'" not in notes, "a folder with feeds is not skipped"

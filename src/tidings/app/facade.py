@@ -36,7 +36,7 @@ from tidings.model import (
     SourceKind,
     Spend,
 )
-from tidings.net import Fetcher
+from tidings.net import Fetcher, allow_list_from_settings, url_refusal
 from tidings.opml import parse_opml
 from tidings.pipeline.config import parse_global_filters, validate_config
 from tidings.pipeline.doctor import DoctorReport, doctor
@@ -355,9 +355,18 @@ class Tidings:
     async def import_opml(
         self, data: bytes, origin: str = "OPML file",
         progress: Callable[[int, int], None] | None = None,
+        notes: list[str] | None = None,
     ) -> tuple[list[Source], int]:
-        """Add every feed of an OPML document; returns (added, already present)."""
-        feeds = parse_opml(data, origin)
+        """Add every feed of an OPML document; returns (added, already present).
+
+        ``notes`` receives one line per outline skipped (and why) and per added feed
+        the guard will refuse by its address alone (decided without any request)."""
+        notes = [] if notes is None else notes
+        feeds = parse_opml(data, origin, skipped=notes)
+        allow = allow_list_from_settings(self.settings)
+        notes.extend(f"{feed.url}: added, but the guard will refuse it ({why}); "
+                     "allow_private_hosts lets it through" for feed in feeds
+                     if (why := url_refusal(feed.url, allow)) is not None)
         existing = self._store.list_sources()
         urls, taken = {s.url for s in existing}, {s.id for s in existing}
         added: list[Source] = []

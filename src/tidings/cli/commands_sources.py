@@ -154,15 +154,19 @@ def discover(ctx: Context, url: str, as_json: bool) -> None:
 def import_opml(ctx: Context, file: Path) -> None:
     """Subscribe to every feed of an OPML file."""
     tidings = ctx.open()
+    notes: list[str] = []
     try:
         with Progress(transient=True, disable=not sys.stderr.isatty()) as bar:
             task = bar.add_task("importing", total=None)
             added, present = run_async(tidings, tidings.import_opml(
-                file.read_bytes(), str(file),
+                file.read_bytes(), str(file), notes=notes,
                 progress=lambda n, total: bar.update(task, completed=n, total=total)))
     finally:
         tidings.close()
-    click.echo(f"{plural(len(added), 'source')} added, {present} already present")
+    for note in notes:
+        click.echo(f"  {note}", err=True)
+    click.echo(f"{plural(len(added), 'source')} added, {present} already present"
+               + (f"; {plural(len(notes), 'note')} above" if notes else ""))
 
 
 @cli.command("export-opml")

@@ -292,3 +292,47 @@ def test_opml_import_reports_skipped_outlines_and_guarded_addresses(tmp_path: Pa
     assert "printer.local is a local host name" in notes
     assert "127.0.0.1" not in notes, "allowed by the settings: no warning"
     assert "'Folder'" not in notes, "a folder with feeds is not skipped"
+
+
+def test_a_deleted_item_does_not_come_back_from_its_feed(tmp_path: Path) -> None:
+    with running_farm(Farm(feeds=2)) as farm:
+        (tmp_path / "f.opml").write_bytes(farm.opml())
+        invoke(tmp_path, "init", "--empty")
+        invoke(tmp_path, "import-opml", str(tmp_path / "f.opml"))
+        invoke(tmp_path, "collect", "--all", "--no-extract")
+        before = json.loads(invoke(tmp_path, "items", "--json", "--limit", "500")[1])
+        victim = before[0]
+        code, out = invoke(tmp_path, "delete", str(victim["id"]))
+        assert code == 0 and out.startswith(f"deleted {victim['id']}: ")
+        code, out = invoke(tmp_path, "delete", str(victim["id"]))
+        assert code == 1 and "not found" in one_line(out)
+        assert invoke(tmp_path, "delete", "zero")[0] == 2
+        new = farm.tick(every=1)  # every feed publishes: the whole feed is parsed again
+        code, out = invoke(tmp_path, "collect", "--all", "--no-extract", "--json")
+        assert code == 0 and json.loads(out)["created"] == len(new), out
+        after = json.loads(invoke(tmp_path, "items", "--json", "--limit", "500")[1])
+    assert len(after) == len(before) - 1 + len(new)
+    assert victim["key"] not in {i["key"] for i in after}, "the tombstone holds"
+
+
+def test_delete_in_the_api_and_on_the_article_page(settings: Settings) -> None:
+    tid = open_archive(settings)
+    add_source(tid, "alpha", "Alpha")
+    ids = add_items(tid, [Spec("Keep me"), Spec("Delete me by API"), Spec("Delete me by page")])
+    server = serve_web(tid, settings)
+    try:
+        with httpx.Client(base_url=server.url) as http:
+            article = http.get(f"/item/{ids[2]}").text
+            token = article.split('<meta name="csrf" content="')[1].split('"', 1)[0]
+            gone = http.delete(f"/api/v1/items/{ids[1]}", headers={"x-csrf-token": token})
+            assert gone.status_code == 204, gone.text
+            assert http.delete(f"/api/v1/items/{ids[1]}",
+                               headers={"x-csrf-token": token}).status_code == 404
+            page = http.post(f"/item/{ids[2]}/delete", data={"csrf": token, "next": "/all"})
+            assert page.status_code == 303 and page.headers["location"] == "/all"
+            listing = http.get("/all").text
+    finally:
+        server.stop()
+    keys = [i.key for i in tid.items()]
+    tid.close()
+    assert len(keys) == 1 and "Keep me" in listing and "Delete me" not in listing

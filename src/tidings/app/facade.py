@@ -257,6 +257,13 @@ class Tidings:
         changed: int = await self._writer(_set_starred, list(item_ids), starred)
         return changed
 
+    async def delete_item(self, item_id: int) -> Item:
+        """Delete one item for good; a tombstone keeps its identity key so the next
+        fetch of its feed does not bring it back (R-DEDUP-11). Returns what it was."""
+        item = self._store.get_item(item_id)  # NotFoundError for an unknown id
+        await self._writer(_delete_item, item_id, self.clock())
+        return item
+
     def stats(self) -> ArchiveStats:
         return self._store.archive_stats()
 
@@ -487,6 +494,10 @@ def _rename_folder(unit: Unit, old: str, new: str) -> int:
 
 def _delete_folder(unit: Unit, name: str) -> int:
     return unit.delete_folder(name)
+
+
+def _delete_item(unit: Unit, item_id: int, now: datetime) -> None:
+    unit.delete_item(item_id, now)
 
 
 def _set_read(unit: Unit, item_ids: list[int], read: bool) -> int:

@@ -191,3 +191,20 @@ def search(ctx: Context, query: tuple[str, ...], ranked: bool, limit: int,
     if not hits:
         click.echo("no matches", err=True)
     _print_items([h.item for h in hits])
+
+
+@cli.command("delete")
+@click.argument("item_ids", nargs=-1, required=True, type=click.IntRange(1, 2**62),
+                metavar="ITEM...")
+@click.pass_obj
+@handle_errors
+def delete_command(ctx: Context, item_ids: tuple[int, ...]) -> None:
+    """Delete items for good (ids from `tidings items`); their feeds will not bring
+    them back (each leaves a tombstone)."""
+    tidings = ctx.open()
+
+    async def delete_all() -> list[Item]:
+        return [await tidings.delete_item(item_id) for item_id in item_ids]
+
+    for item in run_async(tidings, delete_all()):
+        click.echo(f"deleted {item.id}: {item.title[:80] or item.url}")

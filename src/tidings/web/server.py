@@ -26,7 +26,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from tidings.app import Tidings, listen_socket
 from tidings.errors import ConfigError, NotFoundError, TidingsError
 from tidings.settings import VERSION, Settings
-from tidings.web import api, pages_collect, pages_read, pages_site, pages_sources
+from tidings.web import (
+    api,
+    pages_collect,
+    pages_items,
+    pages_read,
+    pages_site,
+    pages_sources,
+)
 from tidings.web.access import import_legacy, password_set
 from tidings.web.auth import host_header_name, is_loopback
 from tidings.web.context import LoginRequired, keep_alive, login_redirect, render
@@ -174,6 +181,7 @@ def create_app(tidings: Tidings, settings: Settings, *, page_ttl: float = 2.0) -
     app.include_router(pages_read.router)
     app.include_router(pages_sources.router)
     app.include_router(pages_collect.router)
+    app.include_router(pages_items.router)
     app.include_router(pages_site.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return Guard(app, state)

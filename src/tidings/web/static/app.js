@@ -110,11 +110,12 @@
   var cursorKey = "tidings-cursor:" + location.pathname + location.search;
   var LIST = "tidings-list";  // the list an article was opened from (no Referer is sent)
   if (list) { try { sessionStorage.setItem(LIST, location.pathname + location.search); } catch (e) { /* ignore */ } }
-  function backToList() {
+  function savedList() {
     var back = null;
     try { back = sessionStorage.getItem(LIST); } catch (e) { /* ignore */ }
-    go(back && back.charAt(0) === "/" && back.charAt(1) !== "/" ? back : "/");
+    return back && back.charAt(0) === "/" && back.charAt(1) !== "/" ? back : null;
   }
+  function backToList() { go(savedList() || "/"); }
   function setCursor(i, scroll) {
     if (!rows.length) return;
     i = Math.max(0, Math.min(rows.length - 1, i));
@@ -184,6 +185,13 @@
     if (isAdmin && article.dataset.read !== "1") {
       articleState("read", true);
       change([id], { read: true });
+    }
+    var delNext = doc.getElementById("delete-next");
+    if (delNext) {
+      delNext.value = savedList() || delNext.value;  // back to the list it came from
+      delNext.form.addEventListener("submit", function (e) {
+        if (!window.confirm("Delete this item for good? Its feed will not bring it back.")) e.preventDefault();
+      });
     }
     ["btn-read", "btn-star"].forEach(function (bid) {
       var btn = doc.getElementById(bid);

@@ -336,3 +336,37 @@ def test_delete_in_the_api_and_on_the_article_page(settings: Settings) -> None:
     keys = [i.key for i in tid.items()]
     tid.close()
     assert len(keys) == 1 and "Keep me" in listing and "Delete me" not in listing
+
+
+def test_imported_history_is_a_baseline_not_a_revision(tmp_path: Path) -> None:
+    """R-DEDUP-5: items exported from one archive and imported into another are history;
+    the first collection of the same feeds there records their hashes, revises nothing."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    with running_farm(Farm(feeds=4)) as farm:
+        (tmp_path / "f.opml").write_bytes(farm.opml())
+        for data in (first, second):
+            invoke(data, "init", "--empty")
+            invoke(data, "import-opml", str(tmp_path / "f.opml"))
+        invoke(first, "collect", "--all", "--no-extract")
+        exported = tmp_path / "items.jsonl"
+        assert invoke(first, "export", "--out", str(exported))[0] == 0
+        total = len(exported.read_text().splitlines())
+        with exported.open("a") as extra:
+            extra.write("not json\n")
+            extra.write(json.dumps({"source": "nobody", "url": "https://x.example/1"}) + "\n")
+        code, out = invoke(second, "import-items", str(exported))
+        assert code == 1, out
+        assert f"{total} items imported, 0 already present" in out
+        assert f"line {total + 1}: not JSON" in out and "no source 'nobody'" in out
+        assert "2 lines refused" in out
+        with sqlite3.connect(second / "tidings.sqlite3") as db:
+            assert db.execute("select count(*) from items where backfill = 1 and "
+                              "content_hash is null").fetchone()[0] == total
+        code, out = invoke(second, "collect", "--all", "--no-extract", "--json")
+        summary = json.loads(out)
+    assert code == 0 and summary["created"] == 0 and summary["revised"] == 0, summary
+    with sqlite3.connect(second / "tidings.sqlite3") as db:
+        assert db.execute("select count(*) from items where content_hash is null"
+                          ).fetchone()[0] == 0, "the collection recorded every baseline"
+    assert f"\n0 items imported, {total} already present\n" in invoke(
+        second, "import-items", str(exported))[1]

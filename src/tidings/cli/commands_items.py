@@ -18,9 +18,10 @@ from rich.table import Table
 
 from tidings.app import ItemQuery, Tidings
 from tidings.app.paging import decode_cursor, encode_cursor, sort_time
-from tidings.cli import Context, cli, handle_errors, print_json, run_async, to_jsonable
+from tidings.cli import Context, cli, fail, handle_errors, print_json, run_async, to_jsonable
 from tidings.errors import ConfigError
 from tidings.model import Item, ItemBrief, SearchHit
+from tidings.textutil import plural
 
 
 def parse_since(text: str | None) -> datetime | None:
@@ -208,3 +209,22 @@ def delete_command(ctx: Context, item_ids: tuple[int, ...]) -> None:
 
     for item in run_async(tidings, delete_all()):
         click.echo(f"deleted {item.id}: {item.title[:80] or item.url}")
+
+
+@cli.command("import-items")
+@click.argument("file", type=click.File("r", encoding="utf-8", errors="replace"))
+@click.option("--source", "source_id", help="Store every line under this source.")
+@click.pass_obj
+@handle_errors
+def import_items(ctx: Context, file: TextIO, source_id: str | None) -> None:
+    """Import history: items as JSON lines (what `tidings export` writes; FILE or -),
+    stored as imported baseline, so a later fetch of the same item is no revision."""
+    tidings = ctx.open()
+    report = run_async(tidings, tidings.import_history(file, source_id))
+    for note in report.notes[:50]:
+        click.echo(f"  {note}", err=True)
+    if len(report.notes) > 50:
+        click.echo(f"  … and {len(report.notes) - 50} more", err=True)
+    click.echo(f"{plural(report.created, 'item')} imported, {report.present} already present")
+    if report.notes:
+        fail(f"{plural(len(report.notes), 'line')} refused (listed above); the rest is stored")

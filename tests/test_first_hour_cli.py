@@ -4,10 +4,14 @@ exit-code rule, a busy port, searches with nothing in them, ``init`` twice."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -370,3 +374,50 @@ def test_imported_history_is_a_baseline_not_a_revision(tmp_path: Path) -> None:
                           ).fetchone()[0] == 0, "the collection recorded every baseline"
     assert f"\n0 items imported, {total} already present\n" in invoke(
         second, "import-items", str(exported))[1]
+
+
+@pytest.fixture
+def read_only_archive() -> Iterator[tuple[Path, list[str]]]:
+    """An archive whose directory and file this test's commands may not write: as root
+    (CI) the commands run as ``nobody`` through setpriv, otherwise as this user after
+    a chmod. Yields the data directory and the command prefix."""
+    base = Path(tempfile.mkdtemp(prefix="tidings-ro-", dir="/tmp"))
+    data = base / "data"
+    try:
+        invoke(data, "init", "--empty")
+        (base / "f.opml").write_text(OPML)
+        invoke(data, "import-opml", str(base / "f.opml"))
+        prefix = [sys.executable, "-m", "tidings", "--data", str(data)]
+        if os.geteuid() == 0:
+            base.chmod(0o755)
+            for path in (data, *data.iterdir()):
+                os.chown(path, 65534, 65534)
+            prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *prefix]
+        (data / "tidings.sqlite3").chmod(0o444)
+        data.chmod(0o555)
+        yield data, prefix
+    finally:
+        data.chmod(0o755)
+        shutil.rmtree(base)
+
+
+def test_a_read_only_data_directory_reads_and_refuses_writes_in_one_line(
+    read_only_archive: tuple[Path, list[str]],
+) -> None:
+    data, prefix = read_only_archive
+    env = {**os.environ, "TIDINGS_HOME": ""}
+    for args in (["sources", "--json"], ["items"], ["stats"], ["export"], ["search", "x"]):
+        done = subprocess.run([*prefix, *args], capture_output=True, text=True, env=env,
+                              check=False, timeout=60)
+        assert done.returncode in (0, 1), (args, done.stderr)
+        assert "read-only" not in done.stderr and "Traceback" not in done.stderr, args
+    listed = subprocess.run([*prefix, "sources", "--json"], capture_output=True, text=True,
+                            env=env, check=True, timeout=60)
+    assert len(json.loads(listed.stdout)) == 2
+    for args in (["add", "--kind", "external", "pushed"], ["remove", "a"],
+                 ["collect", "--all"], ["config", "a", "--set", "proxy=true"]):
+        done = subprocess.run([*prefix, *args], capture_output=True, text=True, env=env,
+                              check=False, timeout=60)
+        assert done.returncode == 1, (args, done.stderr)
+        assert f"the data directory {data} is read-only" in one_line(done.stderr)
+    assert sorted(p.name for p in data.iterdir()) == ["tidings.sqlite3"], "nothing written"

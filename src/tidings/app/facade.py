@@ -24,7 +24,7 @@ from typing import Any, NoReturn
 from tidings.app import catalog
 from tidings.app.access import Access
 from tidings.app.paging import sort_time
-from tidings.errors import ConfigError, NotFoundError
+from tidings.errors import ConfigError, NotFoundError, ReadOnlyError
 from tidings.model import (
     BodyState,
     FeedCandidate,
@@ -250,7 +250,10 @@ class Tidings:
         search does first, so that a search never waits long behind a big backlog."""
         if not self._store.unindexed_count():
             return 0
-        indexed: int = await self._writer(jobs.index_step)
+        try:
+            indexed: int = await self._writer(jobs.index_step)
+        except ReadOnlyError:
+            return 0  # a read-only archive is searched as it was last indexed
         return indexed
 
     async def mark_read(self, item_ids: Sequence[int], read: bool = True) -> int:

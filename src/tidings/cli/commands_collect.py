@@ -145,7 +145,7 @@ def stats(ctx: Context, as_json: bool) -> None:
 @click.pass_obj
 @handle_errors
 def backup(ctx: Context) -> None:
-    """Write a consistent copy of the archive (keeps 14 daily, monthly ones)."""
+    """Write a consistent copy of the archive, named by time (restore: `tidings restore`)."""
     tidings = ctx.open()
     try:
         path = tidings.backup()

@@ -97,17 +97,24 @@ def sources(ctx: Context, as_json: bool) -> None:
     tidings = ctx.open()
     try:
         rows = tidings.source_health()
+        # what the web's sparkline counts: items collected per day, history included
+        # (new_item_counts leaves a first collection's history out, so it reads 0.0)
+        collected = {} if as_json else {
+            r.id: tidings.source_stats(r.id).items_per_day for r in rows}
     finally:
         tidings.close()
     if as_json:
         print_json([row.as_json() for row in rows])
         return
-    table = Table("id", "health", "fails", "every", "next fetch", "new/day", box=None)
-    table.add_column("last run: reason first", overflow="fold", ratio=1)
+    table = Table(box=None)
+    table.add_column("id", no_wrap=True, min_width=max((len(r.id) for r in rows), default=2))
+    for name in ("health", "fails", "every", "next fetch", "items/day"):
+        table.add_column(name, no_wrap=True)
+    table.add_column("last run", overflow="fold", ratio=1, min_width=20)
     for row in rows:
         never = row.last_outcome is None
         nxt = row.next_fetch_at.strftime("%m-%d %H:%M") if row.next_fetch_at else "-"
-        week = sum(row.items_per_day) / max(1, len(row.items_per_day))
+        week = sum(collected[row.id]) / 7
         table.add_row(row.id, "new" if never else row.health.value, str(row.fail_count),
                       f"{row.interval_min}m", nxt, "-" if never else f"{week:.1f}",
                       _last_run(row))

@@ -179,7 +179,7 @@ def test_sources_show_the_reason_first_the_url_once_and_never_cut(tmp_path: Path
                for r in json.loads(invoke(tmp_path, "sources", "--json")[1])}
     healthy = next(line.split() for line in table.splitlines()
                    if line.split()[:1] == [ids["1.xml"]])
-    assert healthy[1] == "ok" and float(healthy[5]) > 0, "its first items count per day"
+    assert healthy[1] == "ok" and float(healthy[6]) > 0, "its first items count per day"
     failing = f"{farm.base}/feeds/7.xml"
     flat = "".join(table.split())
     assert "HTTP404NotFound(failed)" in flat, table

@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -59,3 +62,20 @@ def test_the_demo_command_sets_up_its_own_archive_once(tmp_path: Path) -> None:
     assert again.exit_code == 0 and "0 sources added" in again.output, again.output
     hits = json.loads(run(data, "search", "--json", "检索"))
     assert hits and hits[0]["title"].startswith("数据库全文检索")
+
+
+#: what only the dev extra installs: the demo must not need any of it (issue 15)
+DEV_ONLY = ("pytest", "hypothesis", "playwright", "schemathesis", "httpx", "trustme", "mypy")
+
+
+def test_the_demo_runs_without_the_dev_extra(tmp_path: Path) -> None:
+    """`tidings demo` in a process where every dev-only package fails to import."""
+    block = "".join(f"sys.modules[{name!r}] = None; " for name in DEV_ONLY)
+    code = (f"import sys; {block}from tidings.cli import main; "
+            f"sys.argv = ['tidings', '--data', {str(tmp_path / 'demo')!r}, 'demo', "
+            "'--no-serve', '--site-port', '0']; main()")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TIDINGS_")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "3 sources added, 5 new items" in done.stdout

@@ -426,3 +426,9 @@ def test_a_read_only_data_directory_reads_and_refuses_writes_in_one_line(
         assert done.returncode == 1, (args, done.stderr)
         assert f"the data directory {data} is read-only" in one_line(done.stderr)
     assert sorted(p.name for p in data.iterdir()) == ["tidings.sqlite3"], "nothing written"
+
+
+def test_a_bare_tidings_shows_its_help() -> None:
+    result = CliRunner().invoke(cli, [])
+    assert result.exit_code == 0 and result.output.startswith("Usage: tidings")
+    assert "tidings: Usage" not in result.output

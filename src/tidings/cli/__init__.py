@@ -50,6 +50,9 @@ class OneLineGroup(click.Group):
         kwargs["standalone_mode"] = False
         try:
             result = super().main(*args, **kwargs)
+        except click.exceptions.NoArgsIsHelpError as exc:  # a bare `tidings`: its help
+            click.echo(exc.format_message())
+            sys.exit(EXIT_OK)
         except click.UsageError as exc:
             where = exc.ctx.command_path if exc.ctx is not None else "tidings"
             fail(f"{exc.format_message().rstrip('.')} (see `{where} --help`)", EXIT_USAGE)

@@ -429,6 +429,6 @@ def test_a_read_only_data_directory_reads_and_refuses_writes_in_one_line(
 
 
 def test_a_bare_tidings_shows_its_help() -> None:
-    result = CliRunner().invoke(cli, [])
+    result = CliRunner().invoke(cli, [], prog_name="tidings")
     assert result.exit_code == 0 and result.output.startswith("Usage: tidings")
     assert "tidings: Usage" not in result.output

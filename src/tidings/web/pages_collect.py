@@ -40,7 +40,7 @@ async def collect_one(request: Request, source_id: str) -> Response:
     report = await st.tidings.collect([source_id], extract=False)
     st.changed()
     counts = report.results.get(source_id)
-    outcome = counts.outcome.value if counts else "busy"
+    outcome = counts.outcome.value if counts else "muted" if source.muted_reason else "busy"
     return RedirectResponse(f"/sources/{source_id}?collected={outcome}", status_code=303)
 
 

@@ -223,6 +223,7 @@ def serve(settings: Settings, *, host: str | None = None, port: int | None = Non
     config = uvicorn.Config(app, host=host, port=port, log_level="info",
                             proxy_headers=True, server_header=False)
     server = uvicorn.Server(config)
+    log.info("the reader is on http://%s:%d/ (Ctrl-C stops it)", host, port)
     with sock:
         asyncio.run(_run(server, tidings, sock))
 

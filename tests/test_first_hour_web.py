@@ -110,3 +110,16 @@ def _answers(port: int) -> bool:
         return httpx.get(f"http://127.0.0.1:{port}/offline", timeout=2).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+def test_a_source_never_collected_is_new_not_ok(settings: Settings) -> None:
+    tid = support.open_archive(settings)
+    support.add_source(tid, "alpha", "Alpha")
+    server = support.serve_web(tid, settings)
+    try:
+        page = httpx.get(server.url + "/sources").text
+    finally:
+        server.stop()
+        tid.close()
+    assert '<span class="health h-new">1 new</span>' in page
+    assert 'aria-label="health new"' in page and "1 ok" not in page

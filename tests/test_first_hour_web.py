@@ -17,27 +17,29 @@ from pathlib import Path
 import httpx
 
 import test_web_support as support
+from tidings.app import Tidings
 from tidings.settings import Settings
+
+
+def page_of(tid: Tidings, settings: Settings, path: str) -> str:
+    """One page from a reader started for it (nothing cached from before)."""
+    server = support.serve_web(tid, settings)
+    try:
+        return httpx.get(server.url + path).text
+    finally:
+        server.stop()
 
 
 def test_an_empty_today_says_why_and_links_to_the_history(settings: Settings) -> None:
     tid = support.open_archive(settings)
     support.add_source(tid, "alpha", "Alpha")
-    server = support.serve_web(tid, settings)
-    try:
-        empty = httpx.get(server.url + "/").text
-    finally:
-        server.stop()
+    empty = page_of(tid, settings, "/")
     assert "No items yet" in empty and 'href="/add"' in empty
     old = [support.Spec("Old story", age=timedelta(days=30), backfill=True),
            support.Spec("Older story", age=timedelta(days=60), backfill=True)]
     ids = support.add_items(tid, old)
-    server = support.serve_web(tid, settings)  # a fresh reader: no figures cached
-    try:
-        page = httpx.get(server.url + "/").text
-    finally:
-        server.stop()
-        tid.close()
+    page = page_of(tid, settings, "/")  # a fresh reader: no figures cached
+    tid.close()
     page = " ".join(page.split())
     assert "Nothing new in the last 24 hours" in page, page[page.find("empty"):][:900]
     assert "first collection" in page and "2 items" in page, page[page.find("today-empty"):][:900]
@@ -115,11 +117,7 @@ def _answers(port: int) -> bool:
 def test_a_source_never_collected_is_new_not_ok(settings: Settings) -> None:
     tid = support.open_archive(settings)
     support.add_source(tid, "alpha", "Alpha")
-    server = support.serve_web(tid, settings)
-    try:
-        page = httpx.get(server.url + "/sources").text
-    finally:
-        server.stop()
-        tid.close()
+    page = page_of(tid, settings, "/sources")
+    tid.close()
     assert '<span class="health h-new">1 new</span>' in page
     assert 'aria-label="health new"' in page and "1 ok" not in page

@@ -35,6 +35,8 @@ def source_slug(title: str, url: str) -> str:
     if re.search("[a-z]", from_title):
         return from_title[:40].strip("-")
     host = host_of(url)
+    if url.startswith(EXTERNAL_SCHEME):
+        return _ascii_slug(host)[:40].strip("-") or "source"
     path = re.sub(r"^[a-z][a-z0-9+.-]*://[^/?#]*", "", url, flags=re.IGNORECASE)
     words = [re.sub(r"\.(xml|rss|atom|json|php|html?)$", "", w, flags=re.IGNORECASE)
              for w in path.split("?")[0].split("#")[0].split("/")]

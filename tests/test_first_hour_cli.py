@@ -122,6 +122,7 @@ def test_init_on_an_existing_archive_changes_nothing(tmp_path: Path) -> None:
     code, out = invoke(tmp_path, "init", "--defaults")
     assert code == 0 and "18 sources added" in out
     assert len(json.loads(invoke(tmp_path, "sources", "--json")[1])) == 18
+    assert invoke(tmp_path, "stats")[1].startswith("sources: 18 new\n")
     assert invoke(tmp_path, "init", "--empty", "--defaults")[0] == 1
 
 

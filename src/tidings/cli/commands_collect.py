@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -123,12 +124,15 @@ def stats(ctx: Context, as_json: bool) -> None:
     try:
         figures = tidings.stats()
         spend = tidings.spend_today()
+        shown = Counter("new" if r.last_outcome is None else r.health.value
+                        for r in ([] if as_json else tidings.source_health()))
     finally:
         tidings.close()
     if as_json:
         print_json({**to_jsonable(figures), "spend_today": to_jsonable(spend)})
         return
-    health = ", ".join(f"{n} {h}" for h, n in sorted(figures.sources_by_health.items()))
+    # a source never collected is "new", not "ok" (as in `tidings sources`)
+    health = ", ".join(f"{n} {h}" for h, n in sorted(shown.items()))
     click.echo(f"sources: {health or 'none'}")
     click.echo(f"items: {figures.items} ({figures.items_backfill} backfill, "
                f"{figures.items_unread} unread); raw responses: {figures.raw_responses}")

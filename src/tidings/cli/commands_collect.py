@@ -102,7 +102,7 @@ def collect(ctx: Context, source_ids: tuple[str, ...], once: bool, every: bool,
         if report.extraction is not None and report.extraction.tried:
             ex = report.extraction
             click.echo(f"bodies: {ex.ok} extracted, {ex.unconfirmed + ex.failed} unconfirmed "
-                       f"of {ex.tried} pages")
+                       f"of {plural(ex.tried, 'page')}")
         for sid, error in report.results.items():
             if error.outcome is RunOutcome.FAILED:
                 click.echo(f"  {sid}: {error.error}", err=True)
@@ -142,7 +142,7 @@ def stats(ctx: Context, as_json: bool) -> None:
                    f"{plural(figures.last_round_sources, 'source')} ok, "
                    f"{plural(figures.last_round_new_items, 'new item')}")
     for provider, used in sorted(spend.items()):
-        click.echo(f"paid API {provider} today: {used.calls} calls, cost {used.cost:g}")
+        click.echo(f"paid API {provider} today: {plural(used.calls, 'call')}, cost {used.cost:g}")
 
 
 @cli.command()

@@ -147,7 +147,7 @@ def export(ctx: Context, source_id: str | None, since: str | None, out: Path | N
     finally:
         tidings.close()
     if out is not None:
-        click.echo(f"{written} items written to {out}", err=True)
+        click.echo(f"{plural(written, 'item')} written to {out}", err=True)
 
 
 @contextmanager

@@ -91,6 +91,8 @@ def test_a_leading_minus_word_is_a_search_term_not_an_option(tmp_path: Path) -> 
     code, out = invoke(tmp_path, "search", "-word", "--json")
     assert code == 0, out
     assert json.loads(out) == []
+    code, out = invoke(tmp_path, "search", "--rankd", "word")
+    assert code == 2 and "No such option: --rankd" in one_line(out)
 
 
 def test_nothing_searchable_in_the_api_and_the_web_page(settings: Settings) -> None:

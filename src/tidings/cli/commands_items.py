@@ -176,6 +176,9 @@ def search(ctx: Context, query: tuple[str, ...], ranked: bool, limit: int,
            as_json: bool) -> None:
     """Search titles and bodies (CJK included): words, "phrases", intitle:, author:,
     source:, date:FROM..TO, -excluded."""
+    unknown = next((t for t in query if t.startswith("--") and len(t) > 2), None)
+    if unknown:  # `-word` is an exclusion; `--word` is a mistyped option
+        raise click.UsageError(f"No such option: {unknown}")
     tidings = ctx.open()
 
     async def find() -> tuple[list[SearchHit], list[Item]]:

@@ -118,7 +118,7 @@ def test_collect_extracts_unless_told_not_to(tmp_path: Path, site: Site) -> None
     assert out["pages"] == 1 and out["feeds"] == 2 and out["errors"] == 0
     assert out["revised"] == 0, "a selector that finds no article leaves the body alone"
     text = run(tmp_path, "reparse", "--source", source.id, "--since", "1d")
-    assert text.startswith("reparsed 2 feed responses and 1 pages: 0 items revised")
+    assert text.startswith("reparsed 2 feed responses and 1 page: 0 items revised")
     assert site.total == requests, "reparse sent a request"
     out2 = run(tmp_path, "reparse", "--source", "nope", code=1)
     assert "nope" in out2 and out2.count("\n") == 1

@@ -1,15 +1,18 @@
-"""The offline demo flow end to end: discover, collect, list, search (CJK too)."""
+"""The offline demo flow end to end: discover, collect, list, search (CJK too); and
+``tidings demo``, which does it all on what the run command installs."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner
 
-from demo.serve import make_app
-from farm import serve_app
 from tidings.cli import cli
+from tidings.cli.commands_demo import demo_site
 
 ENV = {"TIDINGS_ALLOW_PRIVATE_HOSTS": "127.0.0.1", "TIDINGS_PER_HOST_DELAY": "0"}
 
@@ -21,7 +24,7 @@ def run(data: Path, *args: str) -> str:
 
 
 def test_demo_site_end_to_end(tmp_path: Path) -> None:
-    with serve_app(make_app()) as url:
+    with demo_site() as url:
         run(tmp_path, "init", "--empty")
         lab = json.loads(run(tmp_path, "add", url + "/", "--json"))
         assert lab["url"] == url + "/lab/feed.xml", "the comments feed must rank lower"
@@ -43,3 +46,36 @@ def test_demo_site_end_to_end(tmp_path: Path) -> None:
                                 ("intitle:二元组", "数据库全文检索")]:
             hits = json.loads(run(tmp_path, "search", "--json", query))
             assert any(h["title"].startswith(expected) for h in hits), (query, hits)
+
+
+def test_the_demo_command_sets_up_its_own_archive_once(tmp_path: Path) -> None:
+    """`tidings demo` serves the packaged site, adds its three feeds to a separate
+    archive, collects; run again on the same port it adds nothing twice."""
+    data = tmp_path / "demo"
+    with demo_site() as url:  # only to find a free port for the demo's own site
+        port = url.rsplit(":", 1)[1]
+    args = ["--data", str(data), "demo", "--no-serve", "--site-port", port]
+    first = CliRunner().invoke(cli, args, env={"TIDINGS_ALLOW_PRIVATE_HOSTS": None})
+    assert first.exit_code == 0, first.output
+    assert "3 sources added, 5 new items" in first.output
+    again = CliRunner().invoke(cli, args)
+    assert again.exit_code == 0 and "0 sources added" in again.output, again.output
+    hits = json.loads(run(data, "search", "--json", "检索"))
+    assert hits and hits[0]["title"].startswith("数据库全文检索")
+
+
+#: what only the dev extra installs: the demo must not need any of it (issue 15)
+DEV_ONLY = ("pytest", "hypothesis", "playwright", "schemathesis", "httpx", "trustme", "mypy")
+
+
+def test_the_demo_runs_without_the_dev_extra(tmp_path: Path) -> None:
+    """`tidings demo` in a process where every dev-only package fails to import."""
+    block = "".join(f"sys.modules[{name!r}] = None; " for name in DEV_ONLY)
+    code = (f"import sys; {block}from tidings.cli import main; "
+            f"sys.argv = ['tidings', '--data', {str(tmp_path / 'demo')!r}, 'demo', "
+            "'--no-serve', '--site-port', '0']; main()")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TIDINGS_")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "3 sources added, 5 new items" in done.stdout

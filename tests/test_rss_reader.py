@@ -199,20 +199,33 @@ async def test_no_validators_means_an_empty_cursor(fetcher: Fetcher) -> None:
 # ----------------------------------------------------------------------- 403 and request options
 
 
+async def picky(request: web.Request) -> web.Response:
+    """403 unless the request looks like a browser's."""
+    if not request.headers.get("Accept", "").startswith("text/html"):
+        return web.Response(status=403, text="forbidden")
+    return feed_response()
+
+
 async def test_403_is_retried_once_with_browser_accept_headers(fetcher: Fetcher) -> None:
     seen = Seen()
-
-    async def picky(request: web.Request) -> web.Response:
-        if not request.headers.get("Accept", "").startswith("text/html"):
-            return web.Response(status=403, text="forbidden")
-        return feed_response()
-
     async with serve(app_with({"/feed": picky}, seen)) as base:
         result = await read(fetcher, source(base + "/feed"))
     assert len(result.items) == 4
     assert len(seen.requests) == 2
     assert "application/rss+xml" in seen.headers(0)["accept"]
     assert "accept-language" in seen.headers(1)
+
+
+async def test_the_403_retry_keeps_the_headers_the_user_configured(fetcher: Fetcher) -> None:
+    """Issue 15: the browser-header retry overwrote a configured Accept-Language."""
+    seen = Seen()
+    async with serve(app_with({"/feed": picky}, seen)) as base:
+        result = await read(fetcher, source(base + "/feed",
+                                            headers={"accept-language": "de-DE"}))
+    assert len(result.items) == 4 and len(seen.requests) == 2
+    assert seen.headers(0)["accept-language"] == "de-DE"
+    assert seen.headers(1)["accept-language"] == "de-DE", "the user's header wins"
+    assert seen.headers(1)["accept"].startswith("text/html")
 
 
 async def test_a_second_403_is_raised(fetcher: Fetcher) -> None:

@@ -118,7 +118,7 @@ def test_make_backup_and_rotation(storage: Storage, tmp_path: Path) -> None:
     (folder / "notes.txt").write_text("keep me")
     now = start + timedelta(days=500)
     made = make_backup(storage, folder, now)
-    assert made.name == f"tidings-{now.date()}.sqlite3" and made.stat().st_size > 0
+    assert made.name == f"tidings-{now:%Y-%m-%d-%H%M%S}.sqlite3" and made.stat().st_size > 0
     names = sorted(p.name for p in folder.glob("tidings-*.sqlite3"))
     assert len(names) == 14 + 11  # 14 days (two months) and the 11 months before them
     assert names[-1] == made.name and (folder / "notes.txt").exists()

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from storage_contract import at, fields, new, source
+from tidings.errors import ConfigError
 from tidings.store.base import Revision, SearchQuery, Storage, UpsertBatch
 from tidings.store.query_syntax import parse_search
 
@@ -131,8 +132,10 @@ def test_revision_and_deletion_update_the_index(indexed: Storage) -> None:
 def test_queries_without_words_filter_the_timeline(indexed: Storage) -> None:
     assert keys(indexed, "source:other") == ["en2"]
     assert keys(indexed, "author:Ann -snakes") == ["en1"]
-    assert keys(indexed, "") == list(reversed(DOCS))
-    assert keys(indexed, "。。。") == list(reversed(DOCS))
+    # nothing searchable is not "everything" (issue 15): it is refused, with the reason
+    for nothing in ("", "。。。", "🙂", "*", "()"):
+        with pytest.raises(ConfigError, match="nothing to search for"):
+            keys(indexed, nothing)
 
 
 def test_full_width_and_single_characters_inside_terms(indexed: Storage) -> None:

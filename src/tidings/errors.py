@@ -56,6 +56,11 @@ class StorageError(TidingsError):
     """The database could not do what was asked (wraps driver errors)."""
 
 
+class ReadOnlyError(StorageError):
+    """The archive is opened read-only (its directory cannot be written): reads work,
+    this write cannot."""
+
+
 class TransactionLostError(StorageError):
     """The database rolled back a whole unit of work, not just the failing part of it.
 

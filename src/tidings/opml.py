@@ -32,8 +32,13 @@ def _attr(node: ET.Element, name: str) -> str:
     return ""
 
 
-def parse_opml(data: bytes, origin: str = "OPML file") -> list[OpmlFeed]:
-    """Every outline that names a feed URL; raises ParseError if it is not OPML."""
+def parse_opml(data: bytes, origin: str = "OPML file",
+               skipped: list[str] | None = None) -> list[OpmlFeed]:
+    """Every outline that names a feed URL; raises ParseError if it is not OPML.
+
+    Each outline left out is described in ``skipped`` (when given), with why: an
+    import that drops a subscription without a word loses it for good."""
+    notes: list[str] = [] if skipped is None else skipped
     try:
         root = ET.fromstring(data)  # noqa: S314 - see the import note
     except ET.ParseError as exc:
@@ -52,11 +57,22 @@ def parse_opml(data: bytes, origin: str = "OPML file") -> list[OpmlFeed]:
             if url.startswith(("http://", "https://")) and url not in seen:
                 seen.add(url)
                 feeds.append(OpmlFeed(url, title, _attr(child, "htmlUrl"), folder))
+            elif url or not len(child):
+                notes.append(f"outline {title or url or '(untitled)'!r}: "
+                             + _skip_reason(url, seen))
             walk(child, title if not url else folder)
 
     body = root.find("body")
     walk(body if body is not None else root, "")
     return feeds
+
+
+def _skip_reason(url: str, seen: set[str]) -> str:
+    if not url:
+        return "no xmlUrl (neither a feed nor a folder with feeds)"
+    if url in seen:
+        return f"{url} is listed twice (imported once)"
+    return f"{url[:200]} is not an http(s) URL"
 
 
 def render_opml(feeds: Iterable[OpmlFeed], title: str = "tidings subscriptions") -> str:

@@ -183,6 +183,8 @@ def load_settings(
     if chosen_dir:
         settings = replace(settings, data_dir=Path(chosen_dir).expanduser())
     path = Path(config_file) if config_file else settings.config_path
+    if config_file and not path.is_file():
+        raise ConfigError(f"--config {path}: no such settings file")
     if path.is_file():
         try:
             file_values = tomllib.loads(path.read_text("utf-8"))

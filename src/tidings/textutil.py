@@ -62,3 +62,13 @@ def shorten(text: str, limit: int = SUMMARY_MAX_CHARS) -> str:
     if space > limit * 0.6:
         cut = cut[:space]
     return cut.rstrip(" ,.;:，。") + "…"
+
+
+def plural(count: int, singular: str, plural_word: str | None = None) -> str:
+    """``1 source``, ``3 sources``: the count and its word in CLDR's English plural rule
+    (babel), so no caller writes ``1 sources`` or its own ``if n == 1``."""
+    from babel import Locale
+
+    form = Locale.parse("en").plural_form(count)
+    word = singular if form == "one" else plural_word or singular + "s"
+    return f"{count:,} {word}"

@@ -11,6 +11,7 @@ from tidings.app.catalog import slugify
 from tidings.app.crawling import CrawlLimits, Crawls
 from tidings.app.facade import Tidings, utcnow
 from tidings.app.standalone import discover_feeds, extract_target
+from tidings.net.listen import listen_socket
 from tidings.pipeline.doctor import DoctorReport
 from tidings.pipeline.extraction import ExtractReport
 from tidings.pipeline.reparse import ReparseReport
@@ -60,6 +61,7 @@ __all__ = [
     "WebSession",
     "discover_feeds",
     "extract_target",
+    "listen_socket",
     "slugify",
     "utcnow",
 ]

@@ -14,9 +14,10 @@ coroutines with ``asyncio.run``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
+from itertools import islice
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -24,7 +25,7 @@ from tidings.app import catalog
 from tidings.app.access import Access
 from tidings.app.crawling import Crawls
 from tidings.app.paging import sort_time
-from tidings.errors import ConfigError, NoFeedError, NotFoundError
+from tidings.errors import ConfigError, NoFeedError, NotFoundError, ReadOnlyError
 from tidings.model import (
     BodyState,
     CostClass,
@@ -38,8 +39,9 @@ from tidings.model import (
     SourceKind,
     Spend,
 )
-from tidings.net import Fetcher
+from tidings.net import Fetcher, allow_list_from_settings, url_refusal
 from tidings.opml import parse_opml
+from tidings.pipeline import history
 from tidings.pipeline.config import (
     cost_class_of,
     identity_mode_of,
@@ -49,10 +51,12 @@ from tidings.pipeline.config import (
 from tidings.pipeline.doctor import DoctorReport, doctor
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.extraction import ExtractReport, extract_item, extract_pending
+from tidings.pipeline.history import HistoryReport
 from tidings.pipeline.reparse import ReparseReport, reparse
 from tidings.pipeline.round import RoundProgress, RoundReport, run_round
 from tidings.pipeline.spend import Ledger, parse_providers
 from tidings.pipeline.timing import local_zone
+from tidings.pipeline.upsert import UpsertOutcome, upsert_items
 from tidings.schedule import jobs, ops
 from tidings.schedule.ops import DiversityReport, HealthReport, SourceOverview
 from tidings.schedule.plan import COST_CLAMPS
@@ -169,7 +173,8 @@ class Tidings:
         clean = validate_config(kind, config or {})
         if taken is None:
             taken = {s.id for s in self._store.list_sources()}
-        sid = source_id or catalog.slugify(title or catalog.host_of(url), taken)
+        sid = (catalog.check_source_id(source_id) if source_id
+               else catalog.slugify(catalog.source_slug(title, url), taken))
         if sid in taken:
             raise ConfigError(f"source id {sid!r} is already taken")
         now = self.clock()
@@ -264,7 +269,10 @@ class Tidings:
         search does first, so that a search never waits long behind a big backlog."""
         if not self._store.unindexed_count():
             return 0
-        indexed: int = await self._writer(jobs.index_step)
+        try:
+            indexed: int = await self._writer(jobs.index_step)
+        except ReadOnlyError:
+            return 0  # a read-only archive is searched as it was last indexed
         return indexed
 
     async def mark_read(self, item_ids: Sequence[int], read: bool = True) -> int:
@@ -274,6 +282,13 @@ class Tidings:
     async def star(self, item_ids: Sequence[int], starred: bool = True) -> int:
         changed: int = await self._writer(_set_starred, list(item_ids), starred)
         return changed
+
+    async def delete_item(self, item_id: int) -> Item:
+        """Delete one item for good; a tombstone keeps its identity key so the next
+        fetch of its feed does not bring it back (R-DEDUP-11). Returns what it was."""
+        item = self._store.get_item(item_id)  # NotFoundError for an unknown id
+        await self._writer(_delete_item, item_id, self.clock())
+        return item
 
     def stats(self) -> ArchiveStats:
         return self._store.archive_stats()
@@ -373,9 +388,18 @@ class Tidings:
     async def import_opml(
         self, data: bytes, origin: str = "OPML file",
         progress: Callable[[int, int], None] | None = None,
+        notes: list[str] | None = None,
     ) -> tuple[list[Source], int]:
-        """Add every feed of an OPML document; returns (added, already present)."""
-        feeds = parse_opml(data, origin)
+        """Add every feed of an OPML document; returns (added, already present).
+
+        ``notes`` receives one line per outline skipped (and why) and per added feed
+        the guard will refuse by its address alone (decided without any request)."""
+        notes = [] if notes is None else notes
+        feeds = parse_opml(data, origin, skipped=notes)
+        allow = allow_list_from_settings(self.settings)
+        notes.extend(f"{feed.url}: added, but the guard will refuse it ({why}); "
+                     "allow_private_hosts lets it through" for feed in feeds
+                     if (why := url_refusal(feed.url, allow)) is not None)
         existing = self._store.list_sources()
         urls, taken = {s.url for s in existing}, {s.id for s in existing}
         added: list[Source] = []
@@ -388,6 +412,24 @@ class Tidings:
             if progress is not None:
                 progress(n, len(feeds))
         return added, len(feeds) - len(added)
+
+    async def import_history(self, lines: Iterable[str],
+                             source_id: str | None = None) -> HistoryReport:
+        """Store exported items (JSON lines) as imported history (R-DEDUP-5), a batch
+        per write; bad lines are noted in the report and skipped, good ones all kept."""
+        if source_id is not None:
+            self._store.get_source(source_id)  # NotFoundError names it
+        sources = {s.id: s for s in self._store.list_sources()}
+        report = HistoryReport()
+        numbered = enumerate(lines, 1)
+        while batch := list(islice(numbered, history.BATCH)):
+            for sid, items in history.read_history(batch, source_id, set(sources),
+                                                   report).items():
+                outcome: UpsertOutcome = await self._writer(
+                    upsert_items, sources[sid], items, self.clock(), imported=True)
+                report.created += outcome.created
+                report.present += len(items) - outcome.created
+        return report
 
     def export_opml(self) -> str:
         return catalog.opml_of(self._store.list_sources())
@@ -464,6 +506,30 @@ class Tidings:
                            keep_daily=self.settings.backup_keep_daily,
                            keep_monthly=self.settings.backup_keep_monthly)
 
+    @staticmethod
+    def check_backup(settings: Settings, backup: Path) -> int:
+        """How many items ``backup`` holds, if it can be restored; ConfigError if not."""
+        from tidings.store.sqlite.restore import check_backup
+
+        _sqlite_only(settings)
+        return check_backup(backup)
+
+    @staticmethod
+    def restore(settings: Settings, backup: Path, now: datetime) -> Path | None:
+        """Put a checked copy of ``backup`` in place of the archive (no process may have
+        it open); returns where the replaced archive was kept."""
+        from tidings.store.sqlite.restore import restore_backup
+
+        _sqlite_only(settings)
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        return restore_backup(backup, settings.database_path, now)
+
+
+def _sqlite_only(settings: Settings) -> None:
+    if settings.database_url:
+        raise ConfigError("restore works on the SQLite archive; restore a database server "
+                          "with its own tools")
+
 
 # ---------------------------------------------------------------- write steps
 # Each runs on the writer thread inside a unit of work (see tidings.store.writer).
@@ -486,6 +552,10 @@ def _rename_folder(unit: Unit, old: str, new: str) -> int:
 
 def _delete_folder(unit: Unit, name: str) -> int:
     return unit.delete_folder(name)
+
+
+def _delete_item(unit: Unit, item_id: int, now: datetime) -> None:
+    unit.delete_item(item_id, now)
 
 
 def _set_read(unit: Unit, item_ids: list[int], read: bool) -> int:

@@ -2,8 +2,11 @@
 
 Every command turns a :class:`tidings.errors.TidingsError` into one line on
 stderr and a non-zero exit code; a traceback is only shown with
-``TIDINGS_DEBUG=1``. Listing commands take ``--json``. The commands live in
-``commands_*`` modules by theme; this module holds the group and the plumbing.
+``TIDINGS_DEBUG=1``. One exit-code rule holds for every command (docs/cli.md):
+0 all done, 1 something failed (a source, a file, a value), 2 the command line
+itself is wrong, 3 an internal error, 130 interrupted. Listing commands take
+``--json``. The commands live in ``commands_*`` modules by theme; this module
+holds the group and the plumbing.
 """
 
 from __future__ import annotations
@@ -30,8 +33,34 @@ from tidings.settings import VERSION, Settings, load_settings
 P = ParamSpec("P")
 T = TypeVar("T")
 
+EXIT_OK = 0
 EXIT_ERROR = 1
+EXIT_USAGE = 2
 EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
+
+
+class OneLineGroup(click.Group):
+    """A click group whose usage errors are one line too (click prints four).
+
+    The line names the command and where its help is, so nothing is lost.
+    """
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["standalone_mode"] = False
+        try:
+            result = super().main(*args, **kwargs)
+        except click.exceptions.NoArgsIsHelpError as exc:  # a bare `tidings`: its help
+            click.echo(exc.format_message())
+            sys.exit(EXIT_OK)
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx is not None else "tidings"
+            fail(f"{exc.format_message().rstrip('.')} (see `{where} --help`)", EXIT_USAGE)
+        except click.ClickException as exc:
+            fail(exc.format_message(), exc.exit_code)
+        except click.Abort:
+            fail("aborted", EXIT_INTERRUPTED)
+        sys.exit(result if isinstance(result, int) else EXIT_OK)
 
 
 class Context:
@@ -46,6 +75,15 @@ class Context:
         self._data = data
         self._config = config
         self._settings: Settings | None = None
+
+    @property
+    def data_dir(self) -> str | None:
+        """The data directory the command line (or TIDINGS_HOME) named, if any."""
+        return self._data
+
+    @property
+    def config_file(self) -> str | None:
+        return self._config
 
     @property
     def settings(self) -> Settings:
@@ -93,7 +131,7 @@ def handle_errors(func: Callable[P, T]) -> Callable[P, T]:
         except TidingsError as exc:
             fail(str(exc))
         except KeyboardInterrupt:
-            fail("interrupted", 130)
+            fail("interrupted", EXIT_INTERRUPTED)
         except (click.ClickException, click.exceptions.Exit, SystemExit):
             raise
         except Exception as exc:
@@ -118,7 +156,7 @@ def run_async(tidings: Tidings, coro: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(main())
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=OneLineGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--data", "data", metavar="DIR", envvar="TIDINGS_HOME",
               help="Data directory (default ./tidings-data, or $TIDINGS_HOME).")
 @click.option("--config", "config", metavar="FILE", type=click.Path(dir_okay=False),
@@ -142,11 +180,12 @@ from tidings.cli import (  # noqa: E402
     commands_collect,
     commands_config,
     commands_crawl,
+    commands_demo,
     commands_extract,
     commands_items,
     commands_preview,
     commands_sources,
 )
 
-__all__ = ["cli", "commands_collect", "commands_config", "commands_crawl", "commands_extract",
-           "commands_items", "commands_preview", "commands_sources", "main"]
+__all__ = ["cli", "commands_collect", "commands_config", "commands_crawl", "commands_demo",
+           "commands_extract", "commands_items", "commands_preview", "commands_sources", "main"]

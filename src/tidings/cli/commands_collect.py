@@ -2,16 +2,29 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tidings.app import RoundReport, Tidings
-from tidings.cli import Context, cli, handle_errors, print_json, run_async, to_jsonable
+from tidings.cli import (
+    EXIT_ERROR,
+    Context,
+    cli,
+    handle_errors,
+    print_json,
+    run_async,
+    to_jsonable,
+)
 from tidings.errors import ConfigError
 from tidings.model import RunCounts, RunOutcome, Source
+from tidings.textutil import plural
 
 
 class BarProgress:
@@ -83,13 +96,13 @@ def collect(ctx: Context, source_ids: tuple[str, ...], once: bool, every: bool,
     if as_json:
         print_json(summary)
     else:
-        click.echo(f"{summary['sources']} sources: {summary['ok']} ok, "
-                   f"{summary['failed']} failed; {summary['created']} new items, "
-                   f"{summary['revised']} revised in {summary['seconds']} s")
+        click.echo(f"{plural(report.sources, 'source')}: {report.ok} ok, "
+                   f"{report.failed} failed; {plural(report.created, 'new item')}, "
+                   f"{report.revised} revised in {summary['seconds']} s")
         if report.extraction is not None and report.extraction.tried:
             ex = report.extraction
             click.echo(f"bodies: {ex.ok} extracted, {ex.unconfirmed + ex.failed} unconfirmed "
-                       f"of {ex.tried} pages")
+                       f"of {plural(ex.tried, 'page')}")
         for sid, error in report.results.items():
             if error.outcome is RunOutcome.FAILED:
                 click.echo(f"  {sid}: {error.error}", err=True)
@@ -97,8 +110,8 @@ def collect(ctx: Context, source_ids: tuple[str, ...], once: bool, every: bool,
     if skipped:
         click.echo(f"not run: {', '.join(skipped[:10])}{' …' if len(skipped) > 10 else ''} "
                    "(muted, or running in another process right now)", err=True)
-    if report.sources and report.ok == 0:
-        sys.exit(1)
+    if report.failed or (skipped and not every):
+        sys.exit(EXIT_ERROR)  # the rule of docs/cli.md: 1 when anything failed
 
 
 @cli.command()
@@ -111,28 +124,32 @@ def stats(ctx: Context, as_json: bool) -> None:
     try:
         figures = tidings.stats()
         spend = tidings.spend_today()
+        shown = Counter("new" if r.last_outcome is None else r.health.value
+                        for r in ([] if as_json else tidings.source_health()))
     finally:
         tidings.close()
     if as_json:
         print_json({**to_jsonable(figures), "spend_today": to_jsonable(spend)})
         return
-    health = ", ".join(f"{n} {h}" for h, n in sorted(figures.sources_by_health.items()))
+    # a source never collected is "new", not "ok" (as in `tidings sources`)
+    health = ", ".join(f"{n} {h}" for h, n in sorted(shown.items()))
     click.echo(f"sources: {health or 'none'}")
     click.echo(f"items: {figures.items} ({figures.items_backfill} backfill, "
                f"{figures.items_unread} unread); raw responses: {figures.raw_responses}")
     if figures.last_round_started:
         click.echo(f"last round: {figures.last_round_started:%Y-%m-%d %H:%M} UTC, "
-                   f"{figures.last_round_ok}/{figures.last_round_sources} ok, "
-                   f"{figures.last_round_new_items} new items")
+                   f"{figures.last_round_ok} of "
+                   f"{plural(figures.last_round_sources, 'source')} ok, "
+                   f"{plural(figures.last_round_new_items, 'new item')}")
     for provider, used in sorted(spend.items()):
-        click.echo(f"paid API {provider} today: {used.calls} calls, cost {used.cost:g}")
+        click.echo(f"paid API {provider} today: {plural(used.calls, 'call')}, cost {used.cost:g}")
 
 
 @cli.command()
 @click.pass_obj
 @handle_errors
 def backup(ctx: Context) -> None:
-    """Write a consistent copy of the archive (keeps 14 daily, monthly ones)."""
+    """Write a consistent copy of the archive, named by time (restore: `tidings restore`)."""
     tidings = ctx.open()
     try:
         path = tidings.backup()
@@ -158,7 +175,13 @@ def serve(ctx: Context, host: str | None, port: int | None) -> None:
     if port:
         settings = replace(settings, port=port)
     ctx.open().close()  # a clear error now if there is no archive yet
+    serve_console()
     serve_web(settings)
+
+
+def serve_console() -> None:
+    """``serve`` shows each round's outcome and failing sources next to uvicorn's lines."""
+    logging.getLogger("tidings").setLevel(logging.INFO)
 
 
 @cli.command("set-password")
@@ -171,9 +194,32 @@ def set_password_command(ctx: Context, from_stdin: bool) -> None:
 
     if from_stdin:
         password = sys.stdin.readline().rstrip("\n")
+    elif not sys.stdin.isatty():
+        raise ConfigError("no terminal to ask for the password on; "
+                          "pipe it in with `tidings set-password --stdin`")
     else:
         password = click.prompt("New admin password", hide_input=True,
                                 confirmation_prompt=True)
     tidings = ctx.open()  # the password is stored in the archive
     run_async(tidings, set_password(tidings, password))
     click.echo(f"admin password set for {ctx.settings.data_dir}")
+
+
+@cli.command()
+@click.argument("backup_file", metavar="BACKUP", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--check", "check_only", is_flag=True, help="Only check the backup.")
+@click.pass_obj
+@handle_errors
+def restore(ctx: Context, backup_file: Path, check_only: bool) -> None:
+    """Check a backup and put it in place of the archive (stop `tidings serve` first).
+
+    The archive it replaces is kept next to it (``tidings.sqlite3.before-restore-…``)."""
+    items = Tidings.check_backup(ctx.settings, backup_file)
+    if check_only:
+        click.echo(f"{backup_file}: a whole archive of {plural(items, 'item')}; "
+                   "restore it with `tidings restore` without --check")
+        return
+    kept = Tidings.restore(ctx.settings, backup_file, datetime.now(UTC))
+    click.echo(f"restored {backup_file} ({plural(items, 'item')}) into "
+               f"{ctx.settings.database_path}"
+               + (f"; the previous archive is kept as {kept}" if kept else ""))

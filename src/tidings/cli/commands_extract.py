@@ -11,6 +11,7 @@ from tidings.app import ReparseReport, extract_target
 from tidings.cli import Context, cli, handle_errors, print_json, run_async
 from tidings.cli.commands_items import parse_since
 from tidings.model import BodyState
+from tidings.textutil import plural
 
 if TYPE_CHECKING:
     from tidings.app import Extraction
@@ -74,8 +75,9 @@ def reparse(ctx: Context, source_id: str | None, since: str | None, as_json: boo
                     "unchanged": report.unchanged, "errors": report.error_count,
                     "error_samples": report.errors, "indexed": indexed})
         return
-    click.echo(f"reparsed {report.feeds} feed responses and {report.pages} pages: "
-               f"{report.revised} items revised, {report.unchanged} unchanged")
+    click.echo(f"reparsed {plural(report.feeds, 'feed response')} and "
+               f"{plural(report.pages, 'page')}: {plural(report.revised, 'item')} revised, "
+               f"{report.unchanged} unchanged")
     for line in report.errors:
         click.echo(f"  {line}", err=True)
     if report.error_count > len(report.errors):

@@ -18,9 +18,10 @@ from rich.table import Table
 
 from tidings.app import ItemQuery, Tidings
 from tidings.app.paging import decode_cursor, encode_cursor, sort_time
-from tidings.cli import Context, cli, handle_errors, print_json, run_async, to_jsonable
+from tidings.cli import Context, cli, fail, handle_errors, print_json, run_async, to_jsonable
 from tidings.errors import ConfigError
 from tidings.model import Item, ItemBrief, SearchHit
+from tidings.textutil import plural
 
 
 def parse_since(text: str | None) -> datetime | None:
@@ -29,7 +30,11 @@ def parse_since(text: str | None) -> datetime | None:
         return None
     units = {"d": "days", "h": "hours", "m": "minutes", "w": "weeks"}
     if text[-1:] in units and text[:-1].isdigit():
-        return datetime.now(UTC) - timedelta(**{units[text[-1]]: int(text[:-1])})
+        try:
+            return datetime.now(UTC) - timedelta(**{units[text[-1]]: int(text[:-1])})
+        except (OverflowError, ValueError):
+            raise ConfigError(f"--since {text!r}: that is before the year 1; "
+                              "give a smaller age or a date") from None
     try:
         when = datetime.fromisoformat(text)
     except ValueError as exc:
@@ -142,7 +147,7 @@ def export(ctx: Context, source_id: str | None, since: str | None, out: Path | N
     finally:
         tidings.close()
     if out is not None:
-        click.echo(f"{written} items written to {out}", err=True)
+        click.echo(f"{plural(written, 'item')} written to {out}", err=True)
 
 
 @contextmanager
@@ -160,7 +165,7 @@ def _output(path: Path | None) -> Iterator[TextIO]:
     partial.replace(path)
 
 
-@cli.command()
+@cli.command(context_settings={"ignore_unknown_options": True})
 @click.argument("query", nargs=-1, required=True)
 @click.option("--ranked", is_flag=True, help="Best match first instead of newest first.")
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 1000))
@@ -171,6 +176,9 @@ def search(ctx: Context, query: tuple[str, ...], ranked: bool, limit: int,
            as_json: bool) -> None:
     """Search titles and bodies (CJK included): words, "phrases", intitle:, author:,
     source:, date:FROM..TO, -excluded."""
+    unknown = next((t for t in query if t.startswith("--") and len(t) > 2), None)
+    if unknown:  # `-word` is an exclusion; `--word` is a mistyped option
+        raise click.UsageError(f"No such option: {unknown}")
     tidings = ctx.open()
 
     async def find() -> tuple[list[SearchHit], list[Item]]:
@@ -187,3 +195,39 @@ def search(ctx: Context, query: tuple[str, ...], ranked: bool, limit: int,
     if not hits:
         click.echo("no matches", err=True)
     _print_items([h.item for h in hits])
+
+
+@cli.command("delete")
+@click.argument("item_ids", nargs=-1, required=True, type=click.IntRange(1, 2**62),
+                metavar="ITEM...")
+@click.pass_obj
+@handle_errors
+def delete_command(ctx: Context, item_ids: tuple[int, ...]) -> None:
+    """Delete items for good (ids from `tidings items`); their feeds will not bring
+    them back (each leaves a tombstone)."""
+    tidings = ctx.open()
+
+    async def delete_all() -> list[Item]:
+        return [await tidings.delete_item(item_id) for item_id in item_ids]
+
+    for item in run_async(tidings, delete_all()):
+        click.echo(f"deleted {item.id}: {item.title[:80] or item.url}")
+
+
+@cli.command("import-items")
+@click.argument("file", type=click.File("r", encoding="utf-8", errors="replace"))
+@click.option("--source", "source_id", help="Store every line under this source.")
+@click.pass_obj
+@handle_errors
+def import_items(ctx: Context, file: TextIO, source_id: str | None) -> None:
+    """Import history: items as JSON lines (what `tidings export` writes; FILE or -),
+    stored as imported baseline, so a later fetch of the same item is no revision."""
+    tidings = ctx.open()
+    report = run_async(tidings, tidings.import_history(file, source_id))
+    for note in report.notes[:50]:
+        click.echo(f"  {note}", err=True)
+    if len(report.notes) > 50:
+        click.echo(f"  … and {len(report.notes) - 50} more", err=True)
+    click.echo(f"{plural(report.created, 'item')} imported, {report.present} already present")
+    if report.notes:
+        fail(f"{plural(len(report.notes), 'line')} refused (listed above); the rest is stored")

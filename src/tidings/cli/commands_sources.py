@@ -12,27 +12,43 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from tidings.app import Tidings
+from tidings.app import SourceOverview, Tidings
 from tidings.cli import Context, cli, handle_errors, print_json, run_async
 from tidings.cli.commands_config import changed
 from tidings.cli.commands_preview import SourceSpec, load_config, source_spec
 from tidings.errors import ConfigError, NoFeedError
 from tidings.model import SourceKind
+from tidings.textutil import plural
 
 
 @cli.command()
 @click.option("--empty", is_flag=True, help="Do not add the default sources.")
+@click.option("--defaults", is_flag=True,
+              help="Add the default sources missing from an existing archive too.")
 @click.pass_obj
 @handle_errors
-def init(ctx: Context, empty: bool) -> None:
-    """Create the data directory and the archive (with the default sources)."""
+def init(ctx: Context, empty: bool, defaults: bool) -> None:
+    """Create the data directory and the archive (with the default sources).
+
+    On an existing archive nothing changes unless ``--defaults`` asks for the
+    default sources on purpose."""
+    if empty and defaults:
+        raise ConfigError("--empty and --defaults contradict each other: choose one")
+    settings = ctx.settings
+    existed = not settings.database_url and settings.database_path.exists()
     tidings = ctx.open(create=True)
+    if existed and not defaults:
+        tidings.close()
+        click.echo(f"an archive already exists in {settings.data_dir}; nothing changed "
+                   "(`tidings init --defaults` adds the default sources to it)")
+        return
     if empty:
         tidings.close()
         added = []
     else:
         added = run_async(tidings, tidings.add_default_sources())
-    click.echo(f"archive ready in {ctx.settings.data_dir} ({len(added)} sources added)")
+    verb = "archive has" if existed else "archive ready in"
+    click.echo(f"{verb} {settings.data_dir} ({plural(len(added), 'source')} added)")
 
 
 def offer_web_list(tidings: Tidings, url: str, no_feed: NoFeedError,
@@ -125,24 +141,40 @@ def sources(ctx: Context, as_json: bool) -> None:
     tidings = ctx.open()
     try:
         rows = tidings.source_health()
+        # what the web's sparkline counts: items collected per day, history included
+        # (new_item_counts leaves a first collection's history out, so it reads 0.0)
+        collected = {} if as_json else {
+            r.id: tidings.source_stats(r.id).items_per_day for r in rows}
     finally:
         tidings.close()
     if as_json:
         print_json([row.as_json() for row in rows])
         return
-    table = Table("id", "health", "fails", "every", "next fetch", "last run", "per day",
-                  box=None)
+    table = Table(box=None)
+    table.add_column("id", no_wrap=True, min_width=max((len(r.id) for r in rows), default=2))
+    for name in ("health", "fails", "every", "next fetch", "items/day"):
+        table.add_column(name, no_wrap=True)
+    table.add_column("last run", overflow="fold", ratio=1, min_width=20)
     for row in rows:
-        outcome = row.last_outcome or "never"
-        if row.muted_reason:
-            outcome = f"muted: {row.muted_reason}"
-        elif row.last_reason:
-            outcome = f"{outcome}: {row.last_reason}"
+        never = row.last_outcome is None
         nxt = row.next_fetch_at.strftime("%m-%d %H:%M") if row.next_fetch_at else "-"
-        week = sum(row.items_per_day) / max(1, len(row.items_per_day))
-        table.add_row(row.id, row.health.value, str(row.fail_count), f"{row.interval_min}m",
-                      nxt, outcome[:70] + (" ⚠" if row.warnings else ""), f"{week:.1f}")
+        week = sum(collected[row.id]) / 7
+        table.add_row(row.id, "new" if never else row.health.value, str(row.fail_count),
+                      f"{row.interval_min}m", nxt, "-" if never else f"{week:.1f}",
+                      _last_run(row))
     Console().print(table)
+
+
+def _last_run(row: SourceOverview) -> str:
+    """The reason first, without the source's URL it usually starts with (the id
+    names the source already); never cut: the table wraps it."""
+    if row.muted_reason:
+        return f"muted: {row.muted_reason}"
+    if row.last_outcome is None:
+        return "never collected yet"
+    reason = (row.last_reason or "").removeprefix(f"{row.url}: ")
+    warn = " ⚠ " + "; ".join(row.warnings) if row.warnings else ""
+    return (f"{reason} ({row.last_outcome})" if reason else row.last_outcome) + warn
 
 
 @cli.command()
@@ -173,15 +205,19 @@ def discover(ctx: Context, url: str, as_json: bool) -> None:
 def import_opml(ctx: Context, file: Path) -> None:
     """Subscribe to every feed of an OPML file."""
     tidings = ctx.open()
+    notes: list[str] = []
     try:
         with Progress(transient=True, disable=not sys.stderr.isatty()) as bar:
             task = bar.add_task("importing", total=None)
             added, present = run_async(tidings, tidings.import_opml(
-                file.read_bytes(), str(file),
+                file.read_bytes(), str(file), notes=notes,
                 progress=lambda n, total: bar.update(task, completed=n, total=total)))
     finally:
         tidings.close()
-    click.echo(f"{len(added)} sources added, {present} already present")
+    for note in notes:
+        click.echo(f"  {note}", err=True)
+    click.echo(f"{plural(len(added), 'source')} added, {present} already present"
+               + (f"; {plural(len(notes), 'note')} above" if notes else ""))
 
 
 @cli.command("export-opml")

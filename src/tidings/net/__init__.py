@@ -11,6 +11,7 @@ from tidings.net.addresses import (
     classify_address,
     is_local_name,
     is_public_address,
+    url_refusal,
 )
 from tidings.net.body import Body
 from tidings.net.charset import decode_body, decode_text
@@ -38,5 +39,6 @@ __all__ = [
     "is_public_address",
     "parse_retry_after",
     "retry_after",
+    "url_refusal",
     "uses_proxy",
 ]

@@ -15,6 +15,7 @@ import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import urlsplit
 
 from tidings.errors import ConfigError
 from tidings.settings import Settings
@@ -203,3 +204,12 @@ def name_refusal(host: str, allow: AllowList) -> str | None:
     if is_local_name(host):
         return f"{host} is a local host name"
     return None
+
+
+def url_refusal(url: str, allow: AllowList) -> str | None:
+    """Why the guard would refuse ``url`` by its host alone (an address literal or a
+    local name), or None; names that only resolve to private addresses are found when
+    fetched. Sends nothing: for warnings before any request (OPML import)."""
+    host = (urlsplit(url).hostname or "").strip("[]")
+    ip = parse_address(host)
+    return address_refusal(ip, allow) if ip is not None else name_refusal(host, allow)

@@ -21,12 +21,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from tidings.model import RunCounts, Source
+from tidings.model import RunCounts, RunOutcome, Source
 from tidings.pipeline import timing
 from tidings.pipeline.batch import Group, collect_group, groups
 from tidings.pipeline.env import PipelineEnv
 from tidings.schedule import plan
 from tidings.store.base import Unit
+from tidings.textutil import plural
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +62,8 @@ class Collector:
         self.env = env
         self.concurrency = concurrency
         self.per_tick = per_tick
-        self.in_flight: dict[str, asyncio.Task[None]] = {}
+        self.in_flight: dict[str, asyncio.Task[dict[str, RunCounts]]] = {}
+        self._reports: set[asyncio.Task[None]] = set()  # round lines not written yet
         self.stats = CollectorStats()
         self._manual: list[str] = []
 
@@ -77,16 +79,22 @@ class Collector:
         picked = await self.env.writer(_claim, now, manual, len(self.in_flight),
                                        self.concurrency, self.per_tick)
         fresh = [s for s in picked if s.id not in self.in_flight]  # a lease ran out meanwhile
+        started = []
         for group in groups(fresh):
             ids = [s.id for s in group.sources]
             task = asyncio.create_task(self._collect(group), name=f"collect {', '.join(ids)}")
+            started.append(task)
             for source_id in ids:
                 self.in_flight[source_id] = task
+        if started:
+            report = asyncio.create_task(_log_round(started))
+            self._reports.add(report)
+            report.add_done_callback(self._reports.discard)
         self.stats.ticks += 1
         self.stats.started += len(picked)
         return picked
 
-    async def _collect(self, group: Group) -> None:
+    async def _collect(self, group: Group) -> dict[str, RunCounts]:
         ids = [s.id for s in group.sources]
         try:
             counts = await collect_group(self.env, group)
@@ -98,10 +106,11 @@ class Collector:
             log.exception("collecting %s crashed", ", ".join(ids))
             now = self.env.clock()
             await self.env.writer(_release, ids, now, timing.lease_until(now))
-            return
+            return {}
         else:
             for result in counts.values():
                 self._count(result)
+            return dict(counts)
         finally:
             for source_id in ids:
                 self.in_flight.pop(source_id, None)
@@ -121,3 +130,21 @@ class Collector:
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
+
+
+async def _log_round(tasks: list[asyncio.Task[dict[str, RunCounts]]]) -> None:
+    """One console line per tick's round once its sources are done: how many were ok,
+    what was new, and each failing source with its reason (``tidings serve`` shows it)."""
+    done = await asyncio.gather(*tasks, return_exceptions=True)
+    results = {sid: c for d in done if isinstance(d, dict) for sid, c in d.items()}
+    if not results:
+        return
+    ok = [c for c in results.values() if c.outcome in (RunOutcome.OK, RunOutcome.NOT_MODIFIED)]
+    failed = {sid: c.error or c.outcome.value for sid, c in results.items()
+              if c.outcome is RunOutcome.FAILED}
+    line = (f"round: {len(ok)} of {plural(len(results), 'source')} ok, "
+            f"{plural(sum(c.created for c in results.values()), 'new item')}")
+    if failed:
+        log.warning("%s; failed: %s", line, "; ".join(f"{k} ({v})" for k, v in failed.items()))
+    else:
+        log.info("%s", line)

@@ -28,7 +28,7 @@ from datetime import datetime, time, tzinfo
 from enum import StrEnum
 from zoneinfo import ZoneInfo
 
-from tidings.model import Source
+from tidings.model import RunCounts, Source
 from tidings.pipeline import timing
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.extraction import extract_pending
@@ -102,7 +102,7 @@ class Runner:
         self._reason = StopReason.REQUESTED
 
     @property
-    def in_flight(self) -> dict[str, asyncio.Task[None]]:
+    def in_flight(self) -> dict[str, asyncio.Task[dict[str, RunCounts]]]:
         return self.collector.in_flight
 
     @property

@@ -21,6 +21,7 @@ from datetime import UTC, date, datetime, timedelta
 
 from tidings.errors import ConfigError
 from tidings.store.base import SearchQuery
+from tidings.store.textindex import searchable
 
 _QUOTES = {'"': '"', "\u201c": "\u201d", "\u300c": "\u300d"}
 _OPERATORS = ("intitle", "author", "source", "date")
@@ -115,6 +116,18 @@ def _operator(parts: _Parts, name: str, value: str) -> None:
         parts.since, parts.until = _dates(value)
 
 
+def _require_something(text: str, parts: _Parts) -> None:
+    """Refuse a query that would match everything because nothing in it can be searched
+    (``🙂``, ``*``, ``()``, blanks): a user who typed it wanted something specific."""
+    wanted = [*parts.terms, *parts.title_terms]
+    filters = (parts.author, parts.source_id, parts.has_date or None)
+    if (wanted and not any(map(searchable, wanted))) or (
+            not wanted and not any(map(searchable, parts.excluded))
+            and not any(f is not None for f in filters)):
+        raise ConfigError(f"search: nothing to search for in {text.strip()!r}: "
+                          "type a word, a number or a CJK character")
+
+
 def parse_search(text: str, *, ranked: bool = False, limit: int = 50) -> SearchQuery:
     """Parse what a user typed into the search box."""
     parts = _Parts()
@@ -130,6 +143,7 @@ def parse_search(text: str, *, ranked: bool = False, limit: int = 50) -> SearchQ
         word = _unquote(body)
         if word and word != "-":
             (parts.excluded if negated else parts.terms).append(word)
+    _require_something(text, parts)
     return SearchQuery(
         terms=tuple(parts.terms), excluded=tuple(parts.excluded),
         title_terms=tuple(parts.title_terms), author=parts.author, source_id=parts.source_id,

@@ -150,6 +150,11 @@ def _term_expr(term: str, in_title: bool = False) -> str | None:
     return parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")"
 
 
+def searchable(term: str) -> bool:
+    """Whether ``term`` has anything the index holds (letters, digits, CJK)."""
+    return _term_expr(term) is not None
+
+
 def match_expression(terms: Iterable[str], title_terms: Iterable[str] = (),
                      excluded: Iterable[str] = ()) -> str | None:
     """An FTS5 MATCH expression for all ``terms`` and ``title_terms``, none of ``excluded``."""

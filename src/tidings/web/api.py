@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, Field
+from starlette.responses import Response
 
 from tidings.app import ItemQuery
 from tidings.app.paging import decode_cursor, encode_cursor
@@ -194,6 +195,17 @@ async def change_item(request: Request, who: Writer, item_id: int, change: State
     tid.item(item_id)
     await _apply(request, [item_id], change)
     return _item_out(tid.item(item_id))
+
+
+@router.delete("/items/{item_id}", status_code=204,
+               responses={403: {"description": "CSRF header missing"},
+                          404: {"description": "no such item"}})
+async def delete_item(request: Request, who: Writer, item_id: int) -> Response:
+    """Delete one item; its tombstone keeps the next fetch from bringing it back."""
+    st = web_state(request)
+    await st.tidings.delete_item(item_id)
+    st.changed()
+    return Response(status_code=204)
 
 
 @router.post("/items/state", response_model=Updated,

@@ -89,8 +89,13 @@ def _list_page(request: Request, view: str, title: str, query: ItemQuery, *,
 @router.get("/")
 async def today(request: Request) -> Response:
     since = datetime.now(UTC) - timedelta(hours=TODAY_HOURS)
+    who = require_reader(request)
+    newest = web_state(request).tidings.briefs(ItemQuery(limit=1,
+                                                         editorial_only=not who.admin))
+    # an empty Today explains itself: a first collection is mostly history (R-DEDUP-5)
     return _list_page(request, "today", "Today",
-                      ItemQuery(since=since, include_backfill=False))
+                      ItemQuery(since=since, include_backfill=False),
+                      extra={"newest": newest[0] if newest else None})
 
 
 @router.get("/all")

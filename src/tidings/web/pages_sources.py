@@ -37,13 +37,20 @@ async def sources(request: Request) -> Response:
     def context() -> dict[str, Any]:
         listed = sorted(st.tidings.sources(), key=lambda s: (s.health != "failing",
                                                              s.health != "degraded", s.id))
-        rows = [(s, _stats(request, s)) for s in listed]
+        rows = [(s, _stats(request, s), shown_health(s)) for s in listed]
         counts: dict[str, int] = {}
-        for s in listed:
-            counts[s.health] = counts.get(s.health, 0) + 1
+        for _, _, health in rows:
+            counts[health] = counts.get(health, 0) + 1
         return {"title": "Sources", "rows": rows, "counts": counts, "stats": st.stats()}
 
     return render(request, "sources.html", context)
+
+
+def shown_health(source: Source) -> str:
+    """``new`` for a source never collected yet (its stored health says ``ok``)."""
+    if source.last_success_at is None and not source.fail_count:
+        return "new"
+    return source.health.value
 
 
 def _source_context(request: Request, source: Source) -> dict[str, Any]:

@@ -14,11 +14,13 @@ from html import escape as _esc
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
+from babel.dates import format_timedelta
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from tidings.model import Item, ItemBrief, SearchHit
 from tidings.settings import VERSION
+from tidings.textutil import plural
 from tidings.web.body import highlight, render_body, render_snippet
 from tidings.web.listing import Row
 
@@ -47,6 +49,17 @@ def ago(when: datetime | None, now: datetime | None = None) -> str:
     if seconds < 30 * 86400:
         return f"{int(seconds // 86400)}d"
     return when.strftime("%Y-%m-%d")
+
+
+def relative(when: datetime | None, now: datetime | None = None) -> str:
+    """``3 minutes ago``, ``in 2 hours``, ``never``: CLDR words from babel, for sentences
+    (``ago`` is the compact form of the list rows)."""
+    if when is None:
+        return "never"
+    delta = when - (now or datetime.now(UTC))
+    if abs(delta.total_seconds()) < 10:
+        return "just now"  # babel would say "in 0 seconds"
+    return format_timedelta(delta, add_direction=True, locale="en")
 
 
 def until(when: datetime | None, now: datetime | None = None) -> str:
@@ -193,7 +206,7 @@ def make_env() -> Environment:
         lstrip_blocks=True,
     )
     env.filters.update(ago=ago, until=until, isotime=isotime, fulltime=fulltime, host=host,
-                       safe_href=safe_href)
+                       safe_href=safe_href, relative=relative, plural=plural)
     env.globals.update(
         item_time=item_time, sparkline=sparkline, render_body=render_body, list_rows=list_rows,
         search_rows=search_rows,

@@ -23,13 +23,15 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from tidings.app import Tidings
+from tidings.app import Tidings, listen_socket
 from tidings.errors import ConfigError, NotFoundError, TidingsError
 from tidings.settings import VERSION, Settings
 from tidings.web import (
     api,
     api_sources,
+    pages_collect,
     pages_explore,
+    pages_items,
     pages_preview,
     pages_read,
     pages_site,
@@ -183,6 +185,8 @@ def create_app(tidings: Tidings, settings: Settings, *, page_ttl: float = 2.0) -
     app.include_router(pages_read.router)
     app.include_router(pages_sources.router)
     app.include_router(pages_preview.router)
+    app.include_router(pages_collect.router)
+    app.include_router(pages_items.router)
     app.include_router(pages_site.router)
     app.include_router(pages_explore.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
@@ -216,14 +220,21 @@ def serve(settings: Settings, *, host: str | None = None, port: int | None = Non
     except BaseException:
         tidings.close()
         raise
+    try:
+        sock = listen_socket(host, port)  # before the scheduler: a busy port costs nothing
+    except BaseException:
+        tidings.close()
+        raise
     app = create_app(tidings, settings)
     config = uvicorn.Config(app, host=host, port=port, log_level="info",
                             proxy_headers=True, server_header=False)
     server = uvicorn.Server(config)
-    asyncio.run(_run(server, tidings))
+    log.info("the reader is on http://%s:%d/ (Ctrl-C stops it)", host, port)
+    with sock:
+        asyncio.run(_run(server, tidings, sock))
 
 
-async def _run(server: Any, tidings: Tidings) -> None:
+async def _run(server: Any, tidings: Tidings, sock: Any) -> None:
     """Serve and schedule side by side; whichever ends first winds the other down.
 
     uvicorn owns SIGTERM/SIGINT: when it stops serving, the scheduler is asked to
@@ -233,7 +244,7 @@ async def _run(server: Any, tidings: Tidings) -> None:
     """
     stop = asyncio.Event()
     scheduler = asyncio.create_task(tidings.serve_scheduler(signals=False, stop=stop))
-    web = asyncio.create_task(server.serve())
+    web = asyncio.create_task(server.serve(sockets=[sock]))
     await asyncio.wait({scheduler, web}, return_when=asyncio.FIRST_COMPLETED)
     stop.set()
     server.should_exit = True

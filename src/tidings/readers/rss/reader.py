@@ -5,7 +5,8 @@ R-RSS-1: validators are stored together with the final URL they came from; a
 document, so it is ignored and the feed is fetched unconditionally.
 R-RSS-9: user agent, cookie, extra headers and proxy come from the source's
 config (checked by the pipeline, handed over as ``ctx.request``); a 403 is
-retried once with the Accept headers a browser sends.
+retried once with the Accept headers a browser sends, except those the source's
+config sets itself: the user's headers win.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ class RssReader:
             if exc.status != 403:
                 raise
         return await ctx.fetcher.fetch(ctx.source.url, etag=etag, last_modified=modified,
-                                       headers={**headers, **BROWSER_HEADERS}, proxy=proxy,
+                                       headers=browser_headers(options.headers), proxy=proxy,
                                        user_agent=agent, defer_decoding=True)
 
     def _result(self, source: Source, resp: Response, feed: ParsedFeed,
@@ -96,6 +97,14 @@ class RssReader:
         return _from_feed(feed, cursor=cursor, raw=(raw,), status=resp.status,
                           size=len(resp.content), final_url=resp.final_url,
                           hint=not_before(resp.headers, feed.ttl, now))
+
+
+def browser_headers(configured: Mapping[str, str]) -> dict[str, str]:
+    """The retry's headers: a browser's, except where the source's config names its own
+    (in any letter case): the user's headers always win."""
+    mine = {k.lower() for k in configured}
+    return {**{k: v for k, v in BROWSER_HEADERS.items() if k.lower() not in mine},
+            **configured}
 
 
 def _parse_body(body: Body, *, url: str, headers: Mapping[str, str]) -> ParsedFeed:

@@ -15,17 +15,17 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
-from tidings.errors import StorageError
+from tidings.errors import ReadOnlyError, StorageError
 from tidings.store.sqlite._access import AccessMixin
 from tidings.store.sqlite._crawl import CrawlMixin
-from tidings.store.sqlite._db import Database, Transaction, connect
+from tidings.store.sqlite._db import Database, Transaction, connect, is_read_only
 from tidings.store.sqlite._find import SearchMixin
 from tidings.store.sqlite._items import ItemsWriteMixin
 from tidings.store.sqlite._ops import OpsMixin
 from tidings.store.sqlite._raw import RawMixin
 from tidings.store.sqlite._reading import ItemsReadMixin
 from tidings.store.sqlite._runs import RunsMixin
-from tidings.store.sqlite._schema import migrate
+from tidings.store.sqlite._schema import MIGRATIONS, migrate
 from tidings.store.sqlite._search import SearchIndexMixin, check_tokenizer
 from tidings.store.sqlite._sources import SourcesMixin
 from tidings.store.sqlite._spend import SpendMixin
@@ -51,6 +51,19 @@ def _make_private(path: Path) -> None:
         with contextlib.suppress(FileNotFoundError, PermissionError):
             if file.stat().st_mode & 0o077:
                 file.chmod(0o600)
+
+
+def _check_current(path: Path) -> None:
+    """A read-only archive cannot be migrated: it must be of this tidings' schema."""
+    conn = connect(path, read_only=True)
+    try:
+        (version,) = conn.execute("PRAGMA user_version").fetchone()
+    finally:
+        conn.close()
+    if version != len(MIGRATIONS):
+        raise ReadOnlyError(f"the archive in {path.parent} needs a schema upgrade "
+                            f"({version} -> {len(MIGRATIONS)}), but its directory is "
+                            "read-only; open it once where it can be written")
 
 
 class _Everything(
@@ -84,17 +97,21 @@ class SqliteStorage(_Everything):
     backup_suffix = ".sqlite3"
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _create_private(path)
-        _make_private(path)
+        read_only = path.exists() and is_read_only(path)
         try:
-            setup = connect(path)
-            try:
-                migrate(setup)
-                check_tokenizer(setup)
-            finally:
-                setup.close()
-            self._db = Database(path)
+            if read_only:  # reads work; every write says the directory is read-only
+                _check_current(path)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                _create_private(path)
+                _make_private(path)
+                setup = connect(path)
+                try:
+                    migrate(setup)
+                    check_tokenizer(setup)
+                finally:
+                    setup.close()
+            self._db = Database(path, read_only=read_only)
         except sqlite3.Error as exc:
             raise StorageError(f"cannot open database {path}: {exc}") from exc
         self.path = path

@@ -9,6 +9,7 @@ what makes calls atomic.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from tidings.errors import ConfigError, StorageError, TransactionLostError
+from tidings.errors import ConfigError, ReadOnlyError, StorageError, TransactionLostError
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _PRAGMAS = (
@@ -62,7 +63,9 @@ def opt_dt(value: int | None) -> datetime | None:
     return None if value is None else from_us(value)
 
 
-def connect(path: Path) -> sqlite3.Connection:
+def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
+    if read_only:
+        return _connect_read_only(path)
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
                            timeout=10.0)
     for pragma in _PRAGMAS:
@@ -70,13 +73,39 @@ def connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that never writes. A WAL database needs its shared-memory file
+    even to read; where the directory cannot hold one, the file is opened as
+    immutable (nobody can be writing it: its directory is read-only)."""
+    for flags in ("mode=ro", "mode=ro&immutable=1"):
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?{flags}", uri=True,
+                               isolation_level=None, check_same_thread=False, timeout=10.0)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.OperationalError:
+            conn.close()
+            continue
+        conn.execute("PRAGMA query_only = ON")
+        return conn
+    raise sqlite3.OperationalError(f"{path} cannot be read")
+
+
+def is_read_only(path: Path) -> bool:
+    """Whether this process may not write the archive (a read-only directory or
+    file system, or a file it may only read)."""
+    if path.exists() and not os.access(path, os.W_OK):
+        return True
+    return path.parent.exists() and not os.access(path.parent, os.W_OK)
+
+
 class Database:
     """The connections of one SQLite file: one writer behind a lock, a reader per thread."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
-        self._writer = connect(path)
-        for pragma in _WRITER_PRAGMAS:
+        self.read_only = read_only
+        self._writer = connect(path, read_only=read_only)
+        for pragma in () if read_only else _WRITER_PRAGMAS:
             self._writer.execute(pragma)
         self._write_lock = threading.Lock()
         self._writing: int | None = None  # the thread holding the write lock
@@ -118,6 +147,11 @@ class Database:
         lock and retrying on ``SQLITE_BUSY``: write latency stays predictable.
         """
         self._check_not_writing()
+        if self.read_only:
+            raise ReadOnlyError(
+                f"the data directory {self.path.parent} is read-only: this command writes "
+                "to the archive (reading commands such as items, search, sources, stats "
+                "and export work)")
         with self._write_lock:
             self._check_open()
             conn = self._writer
@@ -140,7 +174,7 @@ class Database:
         if conn is None:
             with self._readers_lock:
                 self._check_open()
-                conn = connect(self.path)
+                conn = connect(self.path, read_only=self.read_only)
                 conn.execute("PRAGMA query_only = ON")
                 self._readers.append(conn)
             self._local.conn = conn

@@ -58,8 +58,10 @@ class StatsMixin(Access):
                 started, sources, ok, new = conn.execute(
                     "SELECT min(started_at), count(DISTINCT source_id), "
                     "count(DISTINCT CASE WHEN outcome IN (?, ?) THEN source_id END), "
-                    "coalesce(sum(created), 0) FROM fetch_runs WHERE started_at >= ?",
-                    (RunOutcome.OK.value, RunOutcome.NOT_MODIFIED.value, window)).fetchone()
+                    "coalesce(sum(created), 0) FROM fetch_runs WHERE started_at >= ? "
+                    "AND outcome NOT IN (?, ?)",  # a stopped process's runs are no round's
+                    (RunOutcome.OK.value, RunOutcome.NOT_MODIFIED.value, window,
+                     RunOutcome.ABANDONED.value, RunOutcome.RUNNING.value)).fetchone()
             (oldest,) = conn.execute(
                 "SELECT min(last_success_at) FROM sources WHERE muted_reason IS NULL").fetchone()
         return ArchiveStats(

@@ -108,6 +108,14 @@
   var rows = list ? Array.prototype.slice.call(list.querySelectorAll(".row[data-id]")) : [];
   var cur = -1;
   var cursorKey = "tidings-cursor:" + location.pathname + location.search;
+  var LIST = "tidings-list";  // the list an article was opened from (no Referer is sent)
+  if (list) { try { sessionStorage.setItem(LIST, location.pathname + location.search); } catch (e) { /* ignore */ } }
+  function savedList() {
+    var back = null;
+    try { back = sessionStorage.getItem(LIST); } catch (e) { /* ignore */ }
+    return back && back.charAt(0) === "/" && back.charAt(1) !== "/" ? back : null;
+  }
+  function backToList() { go(savedList() || "/"); }
   function setCursor(i, scroll) {
     if (!rows.length) return;
     i = Math.max(0, Math.min(rows.length - 1, i));
@@ -178,6 +186,13 @@
       articleState("read", true);
       change([id], { read: true });
     }
+    var delNext = doc.getElementById("delete-next");
+    if (delNext) {
+      delNext.value = savedList() || delNext.value;  // back to the list it came from
+      delNext.form.addEventListener("submit", function (e) {
+        if (!window.confirm("Delete this item for good? Its feed will not bring it back.")) e.preventDefault();
+      });
+    }
     ["btn-read", "btn-star"].forEach(function (bid) {
       var btn = doc.getElementById(bid);
       if (btn) btn.form.addEventListener("submit", function (e) {
@@ -231,7 +246,7 @@
       case "A": markAbove(); break;
       case "n": var older = doc.getElementById("older"); if (older) go(older.href); else handled = false; break;
       case "p": var newer = doc.getElementById("newest"); if (newer) go(newer.href); else handled = false; break;
-      case "u": if (article) { if (history.length > 1 && doc.referrer.indexOf(location.origin) === 0) history.back(); else go("/"); } else handled = false; break;
+      case "u": if (article) backToList(); else handled = false; break;
       default: handled = false;
     }
     if (handled) e.preventDefault();

@@ -1,0 +1,121 @@
+"""``tidings demo``: try everything offline on what the run command installs.
+
+A small sample site (an English RSS feed behind a page, a Chinese Atom feed behind
+a GB2312 page, a JSON Feed) ships inside the package. The command serves it on
+127.0.0.1, adds its three sources to an archive of its own (``./tidings-demo``
+unless ``--data`` says otherwise, so the real archive is never touched), collects
+once and then serves the reader. The site is served by the standard library's
+``http.server``: it is a fixture, not a part of the product's network door.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tidings.app import Tidings
+from tidings.cli import Context, cli, handle_errors, run_async
+from tidings.errors import ConfigError
+from tidings.model import Source
+from tidings.settings import Settings, load_settings
+from tidings.textutil import plural
+
+#: the demo site's pages whose feeds become the demo's sources (autodiscovery finds them)
+DEMO_PAGES = ("/", "/cn/", "/json/feed.json")
+
+
+def demo_site_root() -> Path:
+    return Path(str(resources.files("tidings").joinpath("data/demo")))
+
+
+_TYPES = {".xml": "application/xml", ".json": "application/feed+json"}
+
+
+class _DemoHandler(SimpleHTTPRequestHandler):
+    """Static files with the types and charsets the feeds need; no access log."""
+
+    def guess_type(self, path: Any) -> str:
+        name = Path(str(path))
+        if name.suffix == ".html":  # the Chinese page is GB2312 on purpose
+            return f"text/html; charset={'gb2312' if name.parent.name == 'cn' else 'utf-8'}"
+        return _TYPES.get(name.suffix) or super().guess_type(path)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the reader's own console is the one to watch."""
+
+
+@contextmanager
+def demo_site(port: int = 0) -> Iterator[str]:
+    """Serve the sample site on 127.0.0.1 (``port`` 0: any free one); yields its base URL."""
+    handler = partial(_DemoHandler, directory=str(demo_site_root()))
+    try:
+        server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    except OSError as exc:
+        raise ConfigError(f"cannot serve the demo site on port {port} ({exc.strerror}); "
+                          "try --site-port 0") from None
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def demo_settings(ctx: Context) -> Settings:
+    """The user's settings, on the demo's own data directory, allowed to reach 127.0.0.1."""
+    settings = load_settings(ctx.data_dir or "tidings-demo", config_file=ctx.config_file)
+    return replace(settings, per_host_delay=0.0,
+                   allow_private_hosts=(*settings.allow_private_hosts, "127.0.0.1"))
+
+
+async def add_demo_sources(tidings: Tidings, base: str) -> list[Source]:
+    """The site's three feeds as sources, those not added by an earlier demo run."""
+    present = {u for s in tidings.sources() for u in (s.url, s.site_url) if u}
+    return [await tidings.add_source(base + page) for page in DEMO_PAGES
+            if base + page not in present]
+
+
+@cli.command()
+@click.option("--site-port", default=8765, show_default=True, type=click.IntRange(0, 65535),
+              help="Port of the sample site on 127.0.0.1 (0: any free one).")
+@click.option("--port", type=click.IntRange(1, 65535), help="Port of the reader (default 8080).")
+@click.option("--no-serve", is_flag=True, help="Set up and collect once, then exit.")
+@click.pass_obj
+@handle_errors
+def demo(ctx: Context, site_port: int, port: int | None, no_serve: bool) -> None:
+    """Try tidings offline: a sample site, its feeds in ./tidings-demo, the reader."""
+    settings = demo_settings(ctx)
+    if port:
+        settings = replace(settings, port=port)
+    with demo_site(site_port) as base:
+        tidings = Tidings.open(settings, create=True)
+
+        async def prepare() -> tuple[list[Source], Any]:
+            added = await add_demo_sources(tidings, base)
+            report = await tidings.collect([s.id for s in tidings.sources()
+                                            if s.url.startswith(base)])
+            await tidings.index_pending()
+            return added, report
+
+        added, report = run_async(tidings, prepare())
+        click.echo(f"demo site on {base}/; archive in {settings.data_dir} "
+                   f"({plural(len(added), 'source')} added, "
+                   f"{plural(report.created, 'new item')})")
+        if no_serve:
+            return
+        from tidings.cli.commands_collect import serve_console
+        from tidings.web import serve as serve_web
+
+        serve_console()
+        click.echo(f"reader on http://{settings.host}:{settings.port}/ (Ctrl-C stops both)")
+        serve_web(settings)

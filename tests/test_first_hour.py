@@ -1,0 +1,199 @@
+"""The first hour of a new user, walked end to end every time (issue 15).
+
+A fresh data directory; ``tidings demo`` (what the run command installs: the
+sample site, its sources, one collection, the reader with its scheduler) as a
+real process; the reader in headless Chromium at 360 px and 1280 px in both
+themes: no sideways scrolling, no console errors, Today explains why it is
+empty, ``u`` returns to the list at the same row, the phone's menu reaches every
+view. Then every CLI command once with a bad argument: one line, the exit code
+docs/cli.md documents, no traceback. Screenshots go to test-artifacts/screenshots/.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from click.testing import CliRunner
+
+from test_web_support import free_port, wait_until
+from tidings.cli import cli
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+SHOTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "screenshots"
+PAGES = ("/", "/all", "/sources", "/search?q=检索", "/settings")
+
+#: one bad argument for every command, with the exit code docs/cli.md gives it
+BAD = """
+1  add ftp://example.com/feed
+2  backup extra
+1  collect
+1  config no-such-source
+2  delete 0
+2  demo --site-port 99999
+1  discover not-a-url
+1  doctor no-such-source
+1  export --since yesterday-ish
+1  export-opml /no-such-dir/x.opml
+1  extract /no-such-file.html
+2  import-items /no-such-file.jsonl
+2  import-opml /no-such-file.opml
+1  init --empty --defaults
+2  items --limit -1
+2  prune-raw extra
+1  remove no-such-source
+1  reparse --source no-such-source
+1  restore /no-such-backup.sqlite3
+1  search 🙂
+2  serve --port 0
+1  set-password
+2  sources --bogus
+2  stats extra
+"""
+
+
+@dataclass
+class Demo:
+    data: Path
+    url: str
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
+    """`tidings demo` in a fresh directory, as a user starts it (Ctrl-C ends it)."""
+    data = tmp_path_factory.mktemp("first-hour") / "tidings-demo"
+    port, site = free_port(), free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TIDINGS_")}
+    log = data.parent / "console.log"
+    with log.open("w") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tidings", "--data", str(data), "demo", "--port", str(port),
+             "--site-port", str(site)], env=env, stdout=sink, stderr=sink)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_until(lambda: _answers(url), timeout=60)
+            assert _answers(url), log.read_text()
+            yield Demo(data, url)
+        finally:
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(30) == 130, log.read_text()  # docs/cli.md: 130 interrupted
+    console = log.read_text()
+    assert "3 sources added, 5 new items" in console, console
+    assert "Traceback" not in console, console
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url + "/offline", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def test_every_command_refuses_a_bad_argument_in_one_line(demo: Demo) -> None:
+    cases = [(int(code), command, args) for code, command, *args in
+             map(str.split, BAD.strip().splitlines())]
+    assert {c[1] for c in cases} == set(cli.commands), "every command has a case here"
+    for code, command, args in cases:
+        result = CliRunner().invoke(cli, ["--data", str(demo.data), command, *args],
+                                    env={"TIDINGS_HOME": None}, input="")
+        out = result.output
+        assert result.exit_code == code, (command, result.exit_code, out)
+        assert out.count("\n") == 1 and out.startswith("tidings: "), (command, out)
+        assert "Traceback" not in out and "internal error" not in out, (command, out)
+
+
+# ------------------------------------------------------------------- the browser
+
+if CHROMIUM.exists():
+    from playwright.sync_api import Page, sync_playwright
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.skip("headless Chromium is missing: apt-get install chromium")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+def _errors(page: Page) -> list[str]:
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("dialog", lambda d: (errors.append(f"dialog: {d.message}"), d.dismiss()))
+    return errors
+
+
+def _sideways(page: Page) -> int:
+    return int(page.evaluate(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth"))
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [360, 1280])
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_reader_at_phone_and_desktop_width(demo: Demo, chromium: Any, width: int,
+                                               scheme: str) -> None:
+    context = chromium.new_context(viewport={"width": width, "height": 800},
+                                   color_scheme=scheme)
+    page = context.new_page()
+    errors = _errors(page)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for path in PAGES:
+        page.goto(demo.url + path)
+        assert _sideways(page) <= 0, f"{path} scrolls sideways at {width}px"
+        name = path.strip("/").split("?")[0] or "today"
+        page.screenshot(path=str(SHOTS / f"first-hour-{name}-{width}-{scheme}.png"),
+                        full_page=True)
+    # Today explains itself: the demo's items are history, so it is empty, and says why
+    page.goto(demo.url + "/")
+    explain = page.locator("#today-empty")
+    assert explain.is_visible() and "Nothing new in the last 24 hours" in explain.inner_text()
+    page.locator("#today-all").click()
+    page.wait_for_url("**/all")
+    # u returns to the list the article came from, on the same row
+    rows = page.locator("#items .row[data-id]")
+    assert rows.count() >= 3
+    for _ in range(3):
+        page.keyboard.press("j")
+    third = rows.nth(2).get_attribute("data-id")
+    page.keyboard.press("o")
+    page.wait_for_url(f"**/item/{third}")
+    assert _sideways(page) <= 0, f"the article scrolls sideways at {width}px"
+    page.screenshot(path=str(SHOTS / f"first-hour-article-{width}-{scheme}.png"))
+    page.keyboard.press("u")
+    page.wait_for_url("**/all")
+    assert "cursor" in (page.locator("#items .row[data-id]").nth(2).get_attribute("class")
+                        or "")
+    _every_view_is_reachable(page, width)
+    assert not errors, errors
+    context.close()
+
+
+def _every_view_is_reachable(page: Page, width: int) -> None:
+    """At 360 px the nav does not scroll: Sources, Review and Settings are in its menu."""
+    nav = page.locator("nav.nav")
+    assert nav.evaluate("n => n.scrollWidth - n.clientWidth") <= 0
+    if width < 760:
+        assert not page.locator(".nav-wide a[href='/settings']").is_visible()
+        page.locator("#nav-menu summary").click()
+        link = page.locator("#nav-menu a[href='/settings']")
+    else:
+        assert not page.locator("#nav-menu").is_visible()
+        link = page.locator(".nav-wide a[href='/settings']")
+    assert link.is_visible()
+    button = page.locator("a.button[href='/add']")
+    page.goto(page.url.split("/all")[0] + "/sources")
+    assert button.evaluate("b => b.getClientRects().length") == 1, "the button does not break"

@@ -24,12 +24,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tidings.app import Tidings
-from tidings.errors import ConfigError, NotFoundError, TidingsError
+from tidings.errors import ConfigError, NotFoundError, StorageError, TidingsError
 from tidings.settings import VERSION, Settings
 from tidings.web import api, pages_read, pages_site, pages_sources
 from tidings.web.access import import_legacy, password_set
 from tidings.web.auth import host_header_name, is_loopback
 from tidings.web.context import LoginRequired, keep_alive, login_redirect, render
+from tidings.web.edge import control_characters
 from tidings.web.state import WebState
 
 log = logging.getLogger("tidings.web")
@@ -71,11 +72,12 @@ class Guard:
             await Response(f"tidings: {exc}\n", status_code=503, media_type="text/plain",
                            headers={"Content-Security-Policy": CSP})(scope, receive, send)
             return
-        if self.state.mode == "open":
+        refusal = _malformed(scope)
+        if refusal is None and self.state.mode == "open":
             refusal = self._refuse(scope)
-            if refusal is not None:
-                await refusal(scope, receive, send)
-                return
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -94,12 +96,33 @@ class Guard:
         if not client or not is_loopback(client[0]):
             return Response(OPEN_REFUSAL, status_code=403, media_type="text/plain",
                             headers={"Content-Security-Policy": CSP})
-        host = dict(scope.get("headers", [])).get(b"host", b"").decode("latin-1")
+        host = _host(scope)
         if host and not is_loopback(host_header_name(host)):
             return Response("tidings: without a password only loopback host names are "
                             "served (use http://127.0.0.1:PORT/)\n", status_code=421,
                             media_type="text/plain", headers={"Content-Security-Policy": CSP})
         return None
+
+
+def _host(scope: Scope) -> str:
+    return str(dict(scope.get("headers", [])).get(b"host", b"").decode("latin-1"))
+
+
+def _malformed(scope: Scope) -> Response | None:
+    """A Host header that is not a plain name[:port] (421), or control characters in the
+    path or query (400: see ``tidings.web.edge``)."""
+    host = _host(scope)
+    if host and host_header_name(host) is None:
+        return Response("tidings: malformed Host header\n", status_code=421,
+                        media_type="text/plain", headers={"Content-Security-Policy": CSP})
+    if control_characters(scope.get("path", ""), scope.get("query_string", b"")):
+        message = "control characters are not allowed in the address"
+        if str(scope.get("path", "")).startswith("/api/"):
+            return JSONResponse({"detail": message}, status_code=400,
+                                headers={"Content-Security-Policy": CSP})
+        return Response(f"tidings: {message}\n", status_code=400, media_type="text/plain",
+                        headers={"Content-Security-Policy": CSP})
+    return None
 
 
 def _wants_json(request: Request) -> bool:
@@ -133,6 +156,13 @@ def _install_handlers(app: FastAPI) -> None:
     @app.exception_handler(ConfigError)
     async def bad_request(request: Request, exc: ConfigError) -> Response:
         return _error(request, 400, str(exc))
+
+    @app.exception_handler(StorageError)
+    async def storage_failed(request: Request, exc: StorageError) -> Response:
+        # the database's own words may describe the schema or the query: logged only
+        log.error("%s %s: %s", request.method, request.url.path, exc)
+        return _error(request, 503, "the archive could not answer this request; "
+                                    "the server log says why")
 
     @app.exception_handler(TidingsError)
     async def failed(request: Request, exc: TidingsError) -> Response:
@@ -192,6 +222,14 @@ def check_listen(tidings: Tidings, host: str) -> None:
     )
 
 
+def proxy_options(settings: Settings) -> dict[str, Any]:
+    """uvicorn believes X-Forwarded-For only from ``trusted_proxies`` (its own default
+    trusts 127.0.0.1: every local client could then pick the address the login
+    lockout counts against)."""
+    trusted = list(settings.trusted_proxies)
+    return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted or None}
+
+
 def serve(settings: Settings, *, host: str | None = None, port: int | None = None) -> None:
     """Run the reader (and the scheduler, when the facade has one) until interrupted."""
     import uvicorn
@@ -206,8 +244,8 @@ def serve(settings: Settings, *, host: str | None = None, port: int | None = Non
         tidings.close()
         raise
     app = create_app(tidings, settings)
-    config = uvicorn.Config(app, host=host, port=port, log_level="info",
-                            proxy_headers=True, server_header=False)
+    config = uvicorn.Config(app, host=host, port=port, log_level="info", server_header=False,
+                            **proxy_options(settings))
     server = uvicorn.Server(config)
     asyncio.run(_run(server, tidings))
 

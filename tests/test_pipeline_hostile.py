@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+import pytest
 from aiohttp import web
 
 from netservers import body_app, serve
 from tidings.app import ItemQuery, Tidings
+from tidings.errors import ParseError
 from tidings.model import ItemData, RunOutcome
+from tidings.opml import parse_opml
 from tidings.pipeline import limits
+from tidings.readers.rss.parse import parse_feed
 from tidings.settings import Settings
 
 
@@ -60,3 +66,49 @@ def test_a_huge_link_is_dropped_not_cut() -> None:
     assert item.url is None and names == ("url",)
     assert limits.bound_item(ItemData(title="t", url="http://x/"))[1] == ()
 
+
+
+def test_an_undeclared_latin1_feed_is_read_as_latin1() -> None:
+    """Not "cafķ": short Latin text fools statistical detection, so Latin is tried first."""
+    for title in ("Un café au lait à Paris, s'il vous plaît", "Größe und Qualität: Müller"):
+        body = _rss(title).replace(b" encoding='utf-8'", b"").decode().encode("latin-1")
+        feed = parse_feed(body, url="http://x.example/f")
+        assert feed.items[0].title == title
+        assert any("windows-1252" in w for w in feed.warnings)
+    for title, codec in (("Новости дня: Москва", "cp1251"), ("今天的新闻汇总", "gbk")):
+        body = _rss(title).replace(b" encoding='utf-8'", b"").decode().encode(codec)
+        assert parse_feed(body, url="http://x.example/f").items[0].title == title
+
+
+def test_deep_json_feed_and_opml_are_parse_errors_not_recursion_errors() -> None:
+    deep = (b'{"version":"https://jsonfeed.org/version/1.1","items":' + b"[" * 200_000
+            + b"]" * 200_000 + b"}")
+    with pytest.raises(ParseError, match="nested too deeply"):
+        parse_feed(deep, url="http://x.example/f")
+    opml = (b"<opml><body>" + b'<outline text="f">' * 5000 + b'<outline xmlUrl="http://x/"/>'
+            + b"</outline>" * 5000 + b"</body></opml>")
+    with pytest.raises(ParseError, match="nested more than 64 levels"):
+        parse_opml(opml)
+    nested = (b'<opml><body><outline text="A"><outline xmlUrl="http://a/1" title="1"/>'
+              b'<outline text="B"><outline xmlUrl="http://b/2"/></outline></outline>'
+              b'<outline xmlUrl="http://c/3"/></body></opml>')
+    assert [(f.url, f.category) for f in parse_opml(nested)] == [
+        ("http://a/1", "A"), ("http://b/2", "B"), ("http://c/3", "")]
+
+
+async def test_a_huge_retry_after_pushes_a_source_one_day_at_most(settings: Settings) -> None:
+    app = web.Application()
+
+    async def busy(request: web.Request) -> web.Response:
+        return web.Response(status=429, headers={"Retry-After": "9" * 20})
+
+    app.router.add_get("/feed", busy)
+    t = await _collect(settings, app)
+    try:
+        source = t.source("f")
+        run = t.runs("f")[0]
+        assert run.outcome is RunOutcome.FAILED and run.error and "429" in run.error
+        assert source.next_fetch_at is not None
+        assert source.next_fetch_at - run.started_at <= timedelta(hours=24, minutes=1)
+    finally:
+        await t.aclose()

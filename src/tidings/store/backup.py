@@ -6,6 +6,7 @@ import re
 from datetime import date, datetime
 from pathlib import Path
 
+from tidings.errors import StorageError
 from tidings.store.base import Storage
 
 
@@ -16,10 +17,17 @@ def backup_stem(day: date) -> str:
 
 def make_backup(storage: Storage, backup_dir: Path, now: datetime, *, keep_daily: int = 14,
                 keep_monthly: int = 12) -> Path:
-    """Write today's backup (replacing an earlier one from today) and rotate the rest."""
-    dest = storage.backup(backup_dir, backup_stem(now.date()))
-    rotate_backups(backup_dir, now, suffix=storage.backup_suffix, keep_daily=keep_daily,
-                   keep_monthly=keep_monthly)
+    """Write today's backup (replacing an earlier one from today) and rotate the rest.
+
+    A directory we may not write (read-only data directory, a file in the way) is a
+    StorageError saying which, not a PermissionError."""
+    try:
+        dest = storage.backup(backup_dir, backup_stem(now.date()))
+        rotate_backups(backup_dir, now, suffix=storage.backup_suffix, keep_daily=keep_daily,
+                       keep_monthly=keep_monthly)
+    except OSError as exc:
+        raise StorageError(f"cannot write the backup in {backup_dir}: "
+                           f"{exc.strerror or exc}") from exc
     return dest
 
 

@@ -109,6 +109,8 @@ def _parse_json(content: bytes, url: str) -> XmlFeed:
         doc = json.loads(text)
     except ValueError as exc:
         raise ParseError(f"{url}: not a feed: invalid JSON ({exc})", url) from exc
+    except RecursionError as exc:  # the C decoder stops at the interpreter's limit, cleanly
+        raise ParseError(f"{url}: not a feed: JSON nested too deeply", url) from exc
     if not is_json_feed(doc):
         raise ParseError(f"{url}: not a feed: JSON without a JSON Feed version", url)
     return read_json_feed(doc, url)

@@ -13,7 +13,7 @@ from html.entities import html5
 
 from charset_normalizer import from_bytes
 
-from tidings.net.charset import codec_for  # one widening table for pages and feeds
+from tidings.net.charset import codec_for, looks_latin  # one table for pages and feeds
 from tidings.textutil import collapse_fffd
 
 _DECL_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._\-]+)["']""")
@@ -61,6 +61,9 @@ def decode(data: bytes, header_charset: str | None) -> tuple[str, list[str]]:
         except UnicodeDecodeError:
             continue
         return text, _label_warning(declared, name)
+    if declared is None and header_charset is None and looks_latin(data):
+        return data.decode("cp1252", "replace"), ["no encoding declared and the bytes are not "
+                                                  "UTF-8; decoded as windows-1252"]
     text = data.decode("utf-8", "replace")
     if text.count("\ufffd") <= len(text) * MAX_BAD_UTF8_SHARE:
         return collapse_fffd(text), ["some bytes are not valid UTF-8; replaced"]

@@ -112,3 +112,28 @@ async def test_a_huge_retry_after_pushes_a_source_one_day_at_most(settings: Sett
         assert source.next_fetch_at - run.started_at <= timedelta(hours=24, minutes=1)
     finally:
         await t.aclose()
+
+
+@pytest.mark.parametrize("body", [
+    b"<item>&#xD800;",  # feedparser encoded the surrogate as UTF-8 and failed
+    b"<entry><description></content>&#55296;",  # libxml2's recovery gave text not UTF-8
+    b"<rss><channel><item><title>a&#55296;b&#x110000;c&#0;</title></item></channel></rss>",
+])
+def test_references_to_no_character_are_replaced_not_fatal(body: bytes) -> None:
+    """Found by scripts/fuzz.sh: a ParsedFeed or a ParseError, never a UnicodeError."""
+    try:
+        feed = parse_feed(body, url="http://x.example/f")
+    except ParseError:
+        return
+    assert all("\ud800" not in item.title for item in feed.items)
+
+
+def test_control_characters_in_a_search_are_a_one_line_error() -> None:
+    """Found by scripts/fuzz.sh: ``\\x00intitle:`` reached SQLite ("unterminated string")."""
+    from tidings.errors import ConfigError
+    from tidings.store.query_syntax import parse_search
+
+    for text in ("\x00intitle:", "a\x00", "intitle:\x07x", "b\x7f"):
+        with pytest.raises(ConfigError, match="control characters"):
+            parse_search(text)
+    assert parse_search("tab\tand\nnewline").terms == ("tab", "and", "newline")

@@ -32,6 +32,7 @@ from tidings.readers.rss.repair import (
     declared_encoding,
     decode,
     repair,
+    valid_charrefs,
     wrap_markup,
 )
 from tidings.readers.rss.text import clean_title, has_cjk_date, resolve
@@ -216,6 +217,7 @@ def _parse_broken(
     content: bytes, url: str, header_charset: str | None, error: str
 ) -> tuple[XmlFeed, list[str]]:
     """Steps 2-4 of the ladder, for a document that is not well-formed XML."""
+    content = valid_charrefs(content)
     if "Extra content at the end" in error:
         # the feed itself is fine; something was appended after its end
         fixed, warnings = content, list[str]()

@@ -80,6 +80,24 @@ def _label_warning(declared: str | None, used: str) -> list[str]:
     return []
 
 
+#: a numeric character reference (found by scripts/fuzz.sh: one naming a surrogate made
+#: libxml2's recovery hand back text that is not UTF-8, and feedparser fail encoding it)
+_CHARREF = re.compile(rb"&#(?:[xX]([0-9a-fA-F]{1,8})|([0-9]{1,10}));")
+
+
+def _valid_charref(match: re.Match[bytes]) -> bytes:
+    hexa, decimal = match.groups()
+    point = int(hexa, 16) if hexa else int(decimal)
+    if point == 0 or 0xD800 <= point <= 0xDFFF or point > 0x10FFFF:
+        return b"&#xFFFD;"
+    return match.group(0)
+
+
+def valid_charrefs(data: bytes) -> bytes:
+    """``data`` with references to no character (NUL, surrogates, past U+10FFFF) as U+FFFD."""
+    return _CHARREF.sub(_valid_charref, data) if b"&#" in data else data
+
+
 def repair(data: bytes, header_charset: str | None) -> tuple[bytes, list[str]]:
     """Well-formed-as-possible UTF-8 bytes (without an encoding declaration)."""
     text, warnings = decode(data, header_charset)

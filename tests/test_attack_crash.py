@@ -82,7 +82,7 @@ def test_twenty_kill_9s_then_a_clean_round_loses_and_doubles_nothing(tmp_path: P
         db = tmp_path / "tidings.sqlite3"
         started = time.monotonic()
         for _ in range(KILLS):
-            _kill_at(tmp_path, rng.uniform(0.4, 2.2))
+            _kill_at(tmp_path, rng.uniform(0.3, 1.8))
             with sqlite3.connect(db) as conn:
                 assert conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
         killing = time.monotonic() - started

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
+import time
 
 import psutil
 
@@ -63,3 +65,21 @@ def test_runs_left_running_long_ago_are_closed_with_a_reason(storage: Storage) -
     run = storage.list_runs("a")[0]
     assert run.outcome is RunOutcome.ABANDONED
     assert run.error == holders.STALE_REASON
+
+
+def test_a_killed_but_unreaped_process_is_gone() -> None:
+    """A zombie still has its pid and start time; it holds nothing any more."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        started = psutil.Process(proc.pid).create_time()
+        holder = holders.Holder(holders.this_process().host, proc.pid, started)
+        assert not holders.is_gone(holder)
+        proc.send_signal(signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while psutil.Process(proc.pid).status() != psutil.STATUS_ZOMBIE:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        assert holders.is_gone(holder)
+    finally:
+        proc.kill()
+        proc.wait(10)

@@ -60,7 +60,10 @@ def is_gone(holder: Holder) -> bool:
     if holder.host != this_process().host:
         return False
     try:
-        started = psutil.Process(holder.pid).create_time()
+        process = psutil.Process(holder.pid)
+        started = process.create_time()
+        if process.status() == psutil.STATUS_ZOMBIE:  # killed, not yet reaped by its parent
+            return True
     except psutil.NoSuchProcess:
         return True
     except psutil.Error:  # exists, but not ours to inspect: assume alive
@@ -88,7 +91,6 @@ def recover(unit: Unit, now: datetime) -> int:
                                            "abandoned: its lease named no process")
     unit.abandon_stale_runs(timing.stale_runs_before(now), now, STALE_REASON)
     return freed
-
 
 
 def lease_name() -> str:

@@ -37,7 +37,9 @@ def test_a_dead_holders_leases_are_taken_over_with_a_reason(storage: Storage) ->
     storage.finish_run(storage.list_runs("done")[0].id, at(1), RunCounts(RunOutcome.OK))
 
     assert set(storage.lease_holders()) == {dead, holders.lease_name()}
-    assert holders.recover(storage, at(2)) == 2  # at once, not after the 10 minutes
+    # `collect --all` names every source: one with a run left running is skipped ...
+    assert storage.claim_due_sources(at(2), 10, at(12), only=["b"]) == []
+    assert holders.recover(storage, at(2)) == 2  # ... until taken over: at once
 
     assert storage.get_source("a").next_fetch_at == at(2)
     assert storage.get_source("done").next_fetch_at == at(60)
@@ -48,6 +50,8 @@ def test_a_dead_holders_leases_are_taken_over_with_a_reason(storage: Storage) ->
     assert storage.list_runs("mine")[0].outcome is RunOutcome.RUNNING
     assert storage.lease_holders() == [holders.lease_name()]
     assert [s.id for s in storage.claim_due_sources(at(3), 10, at(13))] == ["a", "b"]
+    assert [s.id for s in storage.claim_due_sources(at(3), 10, at(13), only=["done"])] == [
+        "done"]
 
 
 def test_a_reused_pid_is_not_the_holder(storage: Storage) -> None:

@@ -104,6 +104,8 @@ def test_database_errors_are_never_echoed(web: httpx.Client, settings: Settings)
 def test_malformed_host_headers_are_421(web: httpx.Client, host: str) -> None:
     response = web.get("/", headers={"Host": host})
     assert response.status_code == 421
+    api = web.get("/api/v1/stats", headers={"Host": host})
+    assert api.status_code == 421 and api.json() == {"detail": "malformed Host header"}
     assert web.get("/", headers={"Host": "[::1]:8080"}).status_code == 200
 
 

@@ -110,19 +110,21 @@ def _host(scope: Scope) -> str:
 
 def _malformed(scope: Scope) -> Response | None:
     """A Host header that is not a plain name[:port] (421), or control characters in the
-    path or query (400: see ``tidings.web.edge``)."""
+    path or query (400: see ``tidings.web.edge``). JSON for the API, one line otherwise."""
     host = _host(scope)
     if host and host_header_name(host) is None:
-        return Response("tidings: malformed Host header\n", status_code=421,
-                        media_type="text/plain", headers={"Content-Security-Policy": CSP})
+        return _refusal(scope, 421, "malformed Host header")
     if control_characters(scope.get("path", ""), scope.get("query_string", b"")):
-        message = "control characters are not allowed in the address"
-        if str(scope.get("path", "")).startswith("/api/"):
-            return JSONResponse({"detail": message}, status_code=400,
-                                headers={"Content-Security-Policy": CSP})
-        return Response(f"tidings: {message}\n", status_code=400, media_type="text/plain",
-                        headers={"Content-Security-Policy": CSP})
+        return _refusal(scope, 400, "control characters are not allowed in the address")
     return None
+
+
+def _refusal(scope: Scope, status: int, message: str) -> Response:
+    headers = {"Content-Security-Policy": CSP}
+    if str(scope.get("path", "")).startswith("/api/"):
+        return JSONResponse({"detail": message}, status_code=status, headers=headers)
+    return Response(f"tidings: {message}\n", status_code=status, media_type="text/plain",
+                    headers=headers)
 
 
 def _wants_json(request: Request) -> bool:

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,30 @@ def test_set_password_where_the_old_file_cannot_be_renamed_is_one_line(tmp_path:
                     "cannot be renamed", "writable")
     shutil.rmtree(blocker)
     assert _run(tmp_path, "set-password", "--stdin", stdin="new password 1\n")[0] == 0
+
+
+def _as_nobody() -> list[str] | None:
+    """The command prefix that drops to user nobody, where this process may (root)."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        return None
+    return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def test_backup_and_set_password_in_a_read_only_data_directory(tmp_path: Path) -> None:
+    """As the campaign ran them: a data directory its user may not write."""
+    prefix = _as_nobody()
+    if prefix is None:
+        pytest.skip("needs root to run a command as another user (CI runs as root)")
+    data = Path(tempfile.mkdtemp(prefix="tidings-ro-", dir="/tmp"))
+    try:
+        assert _run(data, "init", "--empty")[0] == 0
+        for path in (data, *data.iterdir()):
+            path.chmod(0o555 if path.is_dir() else 0o444)
+        for args, stdin in ((["backup"], None), (["set-password", "--stdin"], "pass word 1\n")):
+            done = subprocess.run([*prefix, sys.executable, "-m", "tidings", "--data", str(data),
+                                   *args], input=stdin, capture_output=True, text=True,
+                                  timeout=60, env={**os.environ, **ENV}, check=False)
+            _one_line_error(done.returncode, done.stdout + done.stderr, str(data))
+    finally:
+        shutil.rmtree(data, ignore_errors=True)

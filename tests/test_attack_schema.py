@@ -24,7 +24,7 @@ from test_web_support import Spec, add_items, add_source, new_token, open_archiv
 from tidings.settings import load_settings
 from tidings.web import create_app
 
-EXAMPLES = 10
+EXAMPLES = 8
 MODES = (schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE)
 
 

@@ -89,7 +89,13 @@ async def test_spacing_does_not_eat_the_time_budget(
         ("Wed, 01 May 2024 12:05:00 GMT", NOW + timedelta(minutes=5)),
         ("Wednesday, 01-May-24 12:05:00 GMT", NOW + timedelta(minutes=5)),
         ("Mon, 01 Jan 2024 00:00:00 GMT", NOW),  # in the past: no wait
-        ("99999999999999", NOW + timedelta(days=366)),
+        ("99999999999999", NOW + timedelta(hours=24)),  # capped at a day (issue 16)
+        ("99999999999999999999", NOW + timedelta(hours=24)),
+        ("9" * 5000, NOW + timedelta(hours=24)),
+        ("0000000000000005", NOW + timedelta(hours=24)),
+        ("86401", NOW + timedelta(hours=24)),
+        ("Fri, 01 Jan 9999 00:00:00 GMT", NOW + timedelta(hours=24)),
+        ("٣", None),
         ("", None),
         ("soon", None),
         ("-5", None),

@@ -4,14 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
-from typing import Any
 
 import httpx
-import hypothesis
-import hypothesis.errors
 import pytest
-import schemathesis
 
 from test_web_support import (
     Spec,
@@ -20,11 +15,9 @@ from test_web_support import (
     new_token,
     open_archive,
     serve_web,
-    store_password,
 )
 from tidings.app import Tidings
-from tidings.settings import Settings, load_settings
-from tidings.web import create_app
+from tidings.settings import Settings
 
 
 @pytest.fixture
@@ -110,41 +103,7 @@ def test_openapi_document_lists_the_api(api: tuple[Tidings, httpx.Client]) -> No
     assert not any(p.startswith(("/item/", "/sources")) for p in paths)  # pages stay out
 
 
-# --------------------------------------------------------------------------- fuzz
-
-
-def test_openapi_fuzz_never_gets_a_5xx(tmp_path: Path) -> None:
-    """Schemathesis drives every operation with valid and invalid input (bounded)."""
-    settings = load_settings(tmp_path / "data", env={})
-    tid = open_archive(settings)
-    add_source(tid, "alpha", "Alpha")
-    add_items(tid, [Spec(f"Fuzz {i} 中文", age=timedelta(minutes=i)) for i in range(20)])
-    store_password(tid, "fuzzing password")
-    headers = {"Authorization": f"Bearer {new_token(tid, 'fuzz')}"}
-    app = create_app(tid, settings, page_ttl=0)
-    schema = schemathesis.openapi.from_asgi("/api/openapi.json", app)
-    calls = 0
-    for found in schema.get_all_operations():
-        operation = found.ok()
-        for mode in (schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE):
-
-            @hypothesis.given(case=operation.as_strategy(generation_mode=mode))
-            @hypothesis.settings(max_examples=15, deadline=None, derandomize=True,
-                                 database=None, suppress_health_check=list(hypothesis.HealthCheck))
-            def run(case: Any) -> None:
-                nonlocal calls
-                response = case.call(headers=headers)
-                calls += 1
-                assert response.status_code < 500, (case.method, case.formatted_path,
-                                                    case.query, response.text[:300])
-
-            try:
-                run()
-            except hypothesis.errors.Unsatisfiable:
-                # nothing to make invalid (an operation without parameters)
-                assert mode is schemathesis.GenerationMode.NEGATIVE
-    tid.close()
-    assert calls > 100
+# The schemathesis run over the whole API is tests/test_attack_schema.py.
 
 
 # Adding sources and changing configs (issue 17): the same per-kind schema as the CLI

@@ -187,7 +187,7 @@ def test_hostile_titles_and_links_are_inert(web: Web) -> None:
 
 
 @pytest.mark.parametrize(("path", "status"), [
-    ("/item/999999", 404), ("/item/abc", 400), ("/item/-1", 404),
+    ("/item/999999", 404), ("/item/abc", 400), ("/item/-1", 400),
     ("/?before=garbage", 400), ("/all?before=-99999999999999999.1", 400),
     ("/source/nope", 404), ("/author", 400), ("/sources/nope", 404),
     ("/search?q=" + "x" * 600, 400), ("/item/1/raw/5", 404), ("/nowhere", 404),

@@ -14,6 +14,9 @@ from datetime import UTC, datetime
 
 from tidings.errors import ParseError
 
+#: folders in folders: real lists use two or three levels
+MAX_DEPTH = 64
+
 
 @dataclass(frozen=True, slots=True)
 class OpmlFeed:
@@ -32,6 +35,12 @@ def _attr(node: ET.Element, name: str) -> str:
     return ""
 
 
+def _outlines(node: ET.Element, folder: str, depth: int) -> list[tuple[ET.Element, str, int]]:
+    """The outline children of ``node``, last first (as a stack wants them)."""
+    return [(child, folder, depth) for child in reversed(node)
+            if child.tag.lower() == "outline"]
+
+
 def parse_opml(data: bytes, origin: str = "OPML file",
                skipped: list[str] | None = None) -> list[OpmlFeed]:
     """Every outline that names a feed URL; raises ParseError if it is not OPML.
@@ -47,23 +56,23 @@ def parse_opml(data: bytes, origin: str = "OPML file",
         raise ParseError(f"{origin}: not an OPML document (root element <{root.tag}>)")
     feeds: list[OpmlFeed] = []
     seen: set[str] = set()
-
-    def walk(node: ET.Element, folder: str) -> None:
-        for child in node:
-            if child.tag.lower() != "outline":
-                continue
-            url = _attr(child, "xmlUrl")
-            title = _attr(child, "title") or _attr(child, "text")
-            if url.startswith(("http://", "https://")) and url not in seen:
-                seen.add(url)
-                feeds.append(OpmlFeed(url, title, _attr(child, "htmlUrl"), folder))
-            elif url or not len(child):
-                notes.append(f"outline {title or url or '(untitled)'!r}: "
-                             + _skip_reason(url, seen))
-            walk(child, title if not url else folder)
-
     body = root.find("body")
-    walk(body if body is not None else root, "")
+    # depth first, in document order, on a stack of its own: a hostile file nested
+    # 5,000 deep must be a parse error, not a RecursionError
+    stack = _outlines(body if body is not None else root, "", 1)
+    while stack:
+        node, folder, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ParseError(f"{origin}: outlines nested more than {MAX_DEPTH} levels deep")
+        url = _attr(node, "xmlUrl")
+        title = _attr(node, "title") or _attr(node, "text")
+        if url.startswith(("http://", "https://")) and url not in seen:
+            seen.add(url)
+            feeds.append(OpmlFeed(url, title, _attr(node, "htmlUrl"), folder))
+        elif url or not len(node):
+            notes.append(f"outline {title or url or '(untitled)'!r}: "
+                         + _skip_reason(url, seen))
+        stack.extend(_outlines(node, title if not url else folder, depth + 1))
     return feeds
 
 

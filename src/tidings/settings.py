@@ -94,6 +94,9 @@ class Settings:
     port: int = _h("Port `tidings serve` listens on.", default=8080)
     admin_password: str = _h("Admin password (prefer `tidings set-password`).", default="")
     public_reading: bool = _h("Let anyone read without logging in.", default=False)
+    trusted_proxies: tuple[str, ...] = _h(
+        "Addresses of reverse proxies whose X-Forwarded-For/-Proto is believed; "
+        "empty: the headers are ignored.", default=())
     webhooks: tuple[str, ...] = _h("URLs that receive new items as JSON.", default=())
     # --- backups (R-STORE-5)
     backup_keep_daily: int = _h("Daily backups kept.", default=14)

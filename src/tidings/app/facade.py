@@ -124,6 +124,11 @@ class Tidings:
             self._fetcher = Fetcher(self.settings)
         return self._fetcher
 
+    def use_fetcher(self, fetcher: Fetcher) -> None:
+        """Fetch through ``fetcher`` from now on (an embedder's, or a test's with its own
+        resolver); ``aclose`` closes it. Call before the first fetch."""
+        self._fetcher = fetcher
+
     def pipeline_env(self) -> PipelineEnv:
         """What the pipeline and the scheduler work with (storage to read, the writer)."""
         return PipelineEnv(store=self._store, writer=self._writer, fetcher=self.fetcher,

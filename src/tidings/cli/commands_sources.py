@@ -16,6 +16,7 @@ from tidings.app import SourceOverview, Tidings
 from tidings.cli import Context, cli, handle_errors, print_json, run_async
 from tidings.cli.commands_config import changed
 from tidings.cli.commands_preview import SourceSpec, load_config, source_spec
+from tidings.cli.infiles import OPML_MAX_BYTES, read_regular_file
 from tidings.errors import ConfigError, NoFeedError
 from tidings.model import SourceKind
 from tidings.textutil import plural
@@ -210,7 +211,7 @@ def import_opml(ctx: Context, file: Path) -> None:
         with Progress(transient=True, disable=not sys.stderr.isatty()) as bar:
             task = bar.add_task("importing", total=None)
             added, present = run_async(tidings, tidings.import_opml(
-                file.read_bytes(), str(file), notes=notes,
+                read_regular_file(file, OPML_MAX_BYTES), str(file), notes=notes,
                 progress=lambda n, total: bar.update(task, completed=n, total=total)))
     finally:
         tidings.close()

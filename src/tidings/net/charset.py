@@ -83,6 +83,35 @@ def _bom(content: bytes) -> tuple[str, int] | None:
     return None
 
 
+_HIGH_RUN = re.compile(rb"[\x80-\xff]+")
+_UTF8_SEQUENCE = re.compile(
+    rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
+#: high bytes per run, on average, up to which undeclared non-UTF-8 text is Latin
+_LATIN_RUN = 1.5
+
+
+def looks_latin(content: bytes) -> bool:
+    """Whether undeclared bytes that are not UTF-8 are windows-1252 (Latin-1) text.
+
+    Accented Latin letters stand alone among ASCII ones ("café", "brûlée"), while
+    Cyrillic, Greek and CJK text come as runs of high bytes; and text that is
+    UTF-8 with a few bad bytes still has valid multi-byte sequences. Statistical
+    detection guesses wrong on short Latin text (cp1250 for French: "ŕ" for "à"),
+    which is exactly what a feed title is.
+    """
+    sample = content[:256 * 1024]
+    runs = _HIGH_RUN.findall(sample)
+    if not runs or len(_UTF8_SEQUENCE.findall(sample)) * 10 > len(runs):
+        return False
+    if sum(map(len, runs)) > _LATIN_RUN * len(runs):
+        return False
+    try:
+        sample.decode("cp1252")
+    except UnicodeDecodeError:  # one of the five bytes cp1252 leaves undefined
+        return False
+    return True
+
+
 def _detect(content: bytes) -> str:
     try:
         content.decode("utf-8")
@@ -90,6 +119,8 @@ def _detect(content: bytes) -> str:
         pass
     else:
         return "utf-8"
+    if looks_latin(content):
+        return "cp1252"
     best = charset_normalizer.from_bytes(content[:256 * 1024]).best()
     return codec_for(best.encoding if best else None) or "utf-8"
 

@@ -19,7 +19,9 @@ from email.utils import parsedate_to_datetime
 #: spacing is stretched by a random 0..JITTER share so requests do not fall in lockstep
 JITTER = 0.5
 _MAX_IDLE_GATES = 4096
-_MAX_RETRY_AFTER = 366 * 24 * 3600  # beyond a year the number is a bug, not a plan
+#: longer waits are not honoured: a source pushed a year ahead by one header is a
+#: source lost (``Retry-After: 99999999999999999999``); a day later we ask again
+_MAX_RETRY_AFTER = 24 * 3600
 
 
 @dataclass
@@ -80,17 +82,20 @@ def parse_retry_after(value: str, now: datetime) -> datetime | None:
     """The instant a ``Retry-After`` header asks us to wait for (UTC), or None.
 
     Both forms are accepted: delta seconds and an HTTP date. A date in the past
-    means "now"; garbage means the header is ignored. ``now`` is UTC-aware.
+    means "now"; garbage means the header is ignored; both forms are capped at 24
+    hours. ``now`` is UTC-aware.
     """
     text = value.strip()
     if not text:
         return None
-    if text.isdigit():
-        return now + timedelta(seconds=min(int(text), _MAX_RETRY_AFTER))
+    latest = now + timedelta(seconds=_MAX_RETRY_AFTER)
+    if text.isascii() and text.isdigit():
+        seconds = int(text) if len(text) <= 12 else _MAX_RETRY_AFTER  # int() of 5,000 digits raises
+        return now + timedelta(seconds=min(seconds, _MAX_RETRY_AFTER))
     try:
         when = parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError):
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    return max(when.astimezone(UTC), now)
+    return min(max(when.astimezone(UTC), now), latest)

@@ -19,6 +19,7 @@ from enum import StrEnum
 from tidings.identity import batch_keys, choose_identity_mode
 from tidings.model import ItemData, RawResponse, Source
 from tidings.net import Fetcher
+from tidings.pipeline import limits
 from tidings.pipeline.config import CommonConfig, Filters, parse_config
 from tidings.pipeline.filters import EntryRules, compile_rules, judge, limit_batch, summary_only
 from tidings.pipeline.upsert import Prepared, prepare
@@ -199,6 +200,9 @@ async def plan_read(
     for a source whose rule fetches pages (``detail.detail_step`` decides)."""
     if result.not_modified:
         return Listing(source, result)
+    items, warning = limits.bound_items(result.items)
+    if warning is not None:
+        result = replace(result, items=items, warnings=(*result.warnings, warning))
     if detail is None:
         return await ctx.offload(plan_listing, settings, source, rules, result, ctx.now,
                                  listed=listed)

@@ -16,7 +16,7 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 from tidings.model import RunCounts, RunOutcome, Source
-from tidings.pipeline import timing
+from tidings.pipeline import holders, timing
 from tidings.pipeline.batch import Group, collect_group, groups
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.extraction import ExtractReport, extract_pending
@@ -86,7 +86,9 @@ def interleave_hosts(sources: Sequence[Source]) -> list[Source]:
 
 
 def _claim(unit: Unit, now: datetime, limit: int, only: Sequence[str] | None) -> list[Source]:
-    return unit.claim_due_sources(now, limit, timing.lease_until(now), only=only or None)
+    holders.recover(unit, now)  # a killed earlier round must not hold its sources
+    return unit.claim_due_sources(now, limit, timing.lease_until(now), only=only or None,
+                                  holder=holders.lease_name())
 
 
 async def run_round(

@@ -28,7 +28,7 @@ from tidings.identity import (
 )
 from tidings.identity.decide import Action, Listed, decide
 from tidings.model import BodyState, ItemData, ItemState, Source
-from tidings.pipeline import listing
+from tidings.pipeline import limits, listing
 from tidings.store.base import Discovery, ItemFields, NewItem, Reads, Revision, Unit, UpsertBatch
 
 #: the raw key under which the detail rule marks what an entry's own page gave, and
@@ -77,6 +77,7 @@ class Deferred:
 
 def _item_fields(item: ItemData, url: str | None, now: datetime,
                  local_media: bool = False) -> ItemFields:
+    item = limits.bound_item(item)[0]  # readers' items are bounded already; other paths too
     # extracted bodies are absolute already; their only relative links are our /media/ copies
     base = None if local_media else url
     body = sanitize_html(item.body, base_url=base) if item.body else None

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from tidings.model import RunCounts, RunOutcome, Source
-from tidings.pipeline import timing
+from tidings.pipeline import holders, timing
 from tidings.pipeline.batch import Group, collect_group, groups
 from tidings.pipeline.env import PipelineEnv
 from tidings.schedule import plan
@@ -44,10 +44,12 @@ class CollectorStats:
 def _claim(unit: Unit, now: datetime, manual: list[str], busy: int, concurrency: int,
            per_tick: int) -> list[Source]:
     """Manual requests first (due or not), then what is due, as far as slots are free."""
-    lease = timing.lease_until(now)
-    picked = unit.claim_due_sources(now, len(manual), lease, only=manual) if manual else []
+    holders.recover(unit, now)
+    lease, holder = timing.lease_until(now), holders.lease_name()
+    picked = (unit.claim_due_sources(now, len(manual), lease, only=manual, holder=holder)
+              if manual else [])
     room = plan.tick_capacity(busy + len(picked), concurrency, per_tick)
-    return picked + unit.claim_due_sources(now, room, lease)
+    return picked + unit.claim_due_sources(now, room, lease, holder=holder)
 
 
 def _release(unit: Unit, source_ids: list[str], now: datetime,

@@ -14,7 +14,7 @@ from datetime import datetime, time, tzinfo
 
 from tidings.errors import NotFoundError
 from tidings.model import Visibility
-from tidings.pipeline import timing
+from tidings.pipeline import holders
 from tidings.pipeline.extraction import prune_archive
 from tidings.schedule import plan
 from tidings.schedule.ops import health_report
@@ -51,7 +51,7 @@ def daily_maintenance(unit: Unit, settings: Settings, now: datetime, tz: tzinfo)
     if previous == today or not unit.swap_mark(ADAPT_MARK, previous, today):
         return False
     adapt_intervals(unit, now)
-    unit.abandon_stale_runs(timing.stale_runs_before(now), now)
+    holders.recover(unit, now)
     prune_archive(unit, settings, now)
     return True
 

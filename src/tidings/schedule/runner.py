@@ -29,7 +29,7 @@ from enum import StrEnum
 from zoneinfo import ZoneInfo
 
 from tidings.model import RunCounts, Source
-from tidings.pipeline import timing
+from tidings.pipeline import holders
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.extraction import extract_pending
 from tidings.pipeline.fair import taking_turns
@@ -75,7 +75,7 @@ class RunnerOptions:
 
 
 def _abandon_stale(unit: Unit, now: datetime) -> int:
-    return unit.abandon_stale_runs(timing.stale_runs_before(now), now)
+    return holders.recover(unit, now)
 
 
 class Runner:

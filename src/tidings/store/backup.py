@@ -7,6 +7,7 @@ import re
 from datetime import date, datetime
 from pathlib import Path
 
+from tidings.errors import StorageError
 from tidings.store.base import Storage
 
 
@@ -18,14 +19,21 @@ def backup_stem(now: datetime) -> str:
 
 def make_backup(storage: Storage, backup_dir: Path, now: datetime, *, keep_daily: int = 14,
                 keep_monthly: int = 12) -> Path:
-    """Write a backup (never over an earlier one) and rotate the rest."""
-    stem, n = backup_stem(now), 2
-    while (backup_dir / f"{stem}{storage.backup_suffix}").exists():
-        stem = f"{backup_stem(now)}-{n}"
-        n += 1
-    dest = storage.backup(backup_dir, stem)
-    rotate_backups(backup_dir, now, suffix=storage.backup_suffix, keep_daily=keep_daily,
-                   keep_monthly=keep_monthly)
+    """Write a backup (never over an earlier one) and rotate the rest.
+
+    A directory we may not write (read-only data directory, a file in the way) is a
+    StorageError saying which, not a PermissionError."""
+    try:
+        stem, n = backup_stem(now), 2
+        while (backup_dir / f"{stem}{storage.backup_suffix}").exists():
+            stem = f"{backup_stem(now)}-{n}"
+            n += 1
+        dest = storage.backup(backup_dir, stem)
+        rotate_backups(backup_dir, now, suffix=storage.backup_suffix, keep_daily=keep_daily,
+                       keep_monthly=keep_monthly)
+    except OSError as exc:
+        raise StorageError(f"cannot write the backup in {backup_dir}: "
+                           f"{exc.strerror or exc}") from exc
     return dest
 
 

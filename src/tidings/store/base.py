@@ -350,9 +350,12 @@ class Writes(OpsWrites, AccessWrites, CrawlWrites, Protocol):
 
     def claim_due_sources(
         self, now: datetime, limit: int, lease_until: datetime,
-        only: Sequence[str] | None = None,
+        only: Sequence[str] | None = None, holder: str = "",
     ) -> list[Source]:
         """Atomically pick sources due at ``now`` (or those in ``only``, due or not).
+
+        A non-empty ``holder`` names the claiming process in a lease record, so that
+        once that process is known dead ``take_over_leases`` frees its sources at once.
 
         Longest-overdue first, higher priority first on ties and when more are due
         than ``limit``; muted sources and ``external`` ones (nothing to fetch) are

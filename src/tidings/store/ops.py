@@ -63,6 +63,10 @@ class OpsReads(Protocol):
         """
         ...
 
+    def lease_holders(self) -> list[str]:
+        """The distinct holders named by source leases (see ``claim_due_sources``)."""
+        ...
+
     def run_totals(self, since: datetime) -> dict[str, RunTotals]:
         """Finished fetch runs per source that started at or after ``since``."""
         ...
@@ -119,7 +123,15 @@ class OpsWrites(Protocol):
         Returns how many runs were abandoned."""
         ...
 
-    def abandon_stale_runs(self, started_before: datetime, now: datetime) -> int:
+    def abandon_stale_runs(self, started_before: datetime, now: datetime,
+                           reason: str = "") -> int:
         """Runs still ``running`` that started before ``started_before`` belong to a
-        dead process (no run outlives its source's lease): mark them abandoned."""
+        dead process (no run outlives its source's lease): mark them abandoned, with
+        ``reason`` as their error."""
+        ...
+
+    def take_over_leases(self, holder: str, now: datetime, reason: str) -> int:
+        """``holder`` is known to be dead: its sources whose lease it still holds are due
+        at ``now``, their ``running`` runs become ``abandoned`` with ``reason`` as the
+        error, and its lease records go. Returns how many sources were freed."""
         ...

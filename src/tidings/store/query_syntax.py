@@ -27,6 +27,9 @@ _QUOTES = {'"': '"', "\u201c": "\u201d", "\u300c": "\u300d"}
 _OPERATORS = ("intitle", "author", "source", "date")
 _DAY = timedelta(days=1)
 _COMPARE = re.compile(r"^(>=|<=|>|<)(.+)$")
+#: control characters end the full-text engine's strings early (a NUL in ``intitle:``
+#: made SQLite answer "unterminated string"): refused, as the web edge does
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 @dataclass
@@ -130,6 +133,8 @@ def _require_something(text: str, parts: _Parts) -> None:
 
 def parse_search(text: str, *, ranked: bool = False, limit: int = 50) -> SearchQuery:
     """Parse what a user typed into the search box."""
+    if _CONTROL.search(text):
+        raise ConfigError("search: control characters are not allowed")
     parts = _Parts()
     for token in _tokens(text):
         negated = token.startswith("-") and len(token) > 1

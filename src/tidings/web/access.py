@@ -10,7 +10,6 @@ in again).
 
 from __future__ import annotations
 
-import contextlib
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -54,8 +53,13 @@ async def import_legacy(tidings: Tidings) -> bool:
         raise ConfigError(f"{path}: cannot read ({exc.strerror})") from exc
     password_hash, tokens = _read_legacy(path, text)
     await tidings.access.import_access(password_hash, tokens)
-    with contextlib.suppress(FileNotFoundError):  # renamed by that other request
+    try:
         path.replace(path.with_name(LEGACY_FILE + IMPORTED_SUFFIX))
+    except FileNotFoundError:  # renamed by that other request
+        pass
+    except OSError as exc:  # a read-only data directory: imported, but it would come again
+        raise ConfigError(f"{path}: imported, but cannot be renamed ({exc.strerror}); "
+                          "check that the data directory is writable") from exc
     return True
 
 

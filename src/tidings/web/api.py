@@ -21,6 +21,7 @@ from tidings.app.paging import decode_cursor, encode_cursor
 from tidings.errors import NotFoundError
 from tidings.model import Item, ItemBrief, Source, Visibility
 from tidings.web.context import Viewer, check_api_csrf, viewer, web_state
+from tidings.web.edge import MAX_ID, ItemId
 from tidings.web.pages_read import TODAY_HOURS
 
 
@@ -113,7 +114,7 @@ class StateChange(BaseModel):
 
 
 class BatchChange(StateChange):
-    ids: list[Annotated[int, Field(ge=1, le=2**62)]] = Field(min_length=1, max_length=1000)
+    ids: list[Annotated[int, Field(ge=1, le=MAX_ID)]] = Field(min_length=1, max_length=1000)
 
 
 class Updated(BaseModel):
@@ -178,7 +179,7 @@ async def list_items(
 
 @router.get("/items/{item_id}", response_model=ItemFull,
             responses={404: {"description": "no such item"}})
-async def get_item(request: Request, who: Reader, item_id: int) -> Any:
+async def get_item(request: Request, who: Reader, item_id: ItemId) -> Any:
     item = web_state(request).tidings.item(item_id)
     if not _visible(request, who, item):
         raise NotFoundError(f"no item {item_id}")
@@ -189,7 +190,7 @@ async def get_item(request: Request, who: Reader, item_id: int) -> Any:
 @router.patch("/items/{item_id}", response_model=ItemOut,
               responses={403: {"description": "CSRF header missing"},
                          404: {"description": "no such item"}})
-async def change_item(request: Request, who: Writer, item_id: int, change: StateChange) -> Any:
+async def change_item(request: Request, who: Writer, item_id: ItemId, change: StateChange) -> Any:
     """Set the read and/or starred state of one item."""
     tid = web_state(request).tidings
     tid.item(item_id)

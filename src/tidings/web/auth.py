@@ -128,9 +128,13 @@ def is_loopback(host: str | None) -> bool:
         return False
 
 
-def host_header_name(value: str) -> str:
-    """The host part of a Host header (``[::1]:8080`` -> ``::1``)."""
-    value = value.strip()
-    if value.startswith("["):
-        return value[1:].partition("]")[0]
-    return value.rpartition(":")[0] if value.count(":") == 1 else value
+_HOST_HEADER = re.compile(r"(\[[0-9A-Fa-f:.]{2,45}\]|[A-Za-z0-9_.-]{1,253})(:[0-9]{1,5})?")
+
+
+def host_header_name(value: str) -> str | None:
+    """The host part of a Host header (``[::1]:8080`` -> ``::1``); None unless the whole
+    value is a name or address with an optional port (``[::1]x``, ``a:1@b`` are not)."""
+    match = _HOST_HEADER.fullmatch(value.strip())
+    if match is None:
+        return None
+    return match.group(1).strip("[]")

@@ -31,6 +31,7 @@ from tidings.web.context import (
     viewer,
     web_state,
 )
+from tidings.web.edge import ItemId, parse_ids
 from tidings.web.listing import DEFAULT_QUOTA, PAGE_SIZE, build_page
 
 router = APIRouter(include_in_schema=False)
@@ -173,7 +174,7 @@ async def search(request: Request, q: str = "", ranked: bool = False) -> Respons
 
 
 @router.get("/item/{item_id}")
-async def article(request: Request, item_id: int, q: str = "") -> Response:
+async def article(request: Request, item_id: ItemId, q: str = "") -> Response:
     require_reader(request)
     st = web_state(request)
     item = st.tidings.item(item_id)
@@ -188,7 +189,7 @@ async def article(request: Request, item_id: int, q: str = "") -> Response:
 
 
 @router.post("/item/{item_id}/state")
-async def item_state(request: Request, item_id: int) -> Response:
+async def item_state(request: Request, item_id: ItemId) -> Response:
     """No-JavaScript read/star buttons of the article page."""
     require_admin(request)
     form = await form_with_csrf(request)
@@ -207,10 +208,8 @@ async def mark_read(request: Request) -> Response:
     """'Mark all above as read': the ids of the rows of the page that was shown."""
     require_admin(request)
     form = await form_with_csrf(request)
-    ids: list[int] = []
-    for value in form.get("ids") or []:
-        ids.extend(int(p) for p in str(value).split(",") if p.strip().isdigit())
-    if not ids or len(ids) > 5000:
+    ids = parse_ids(form.get("ids") or [], limit=5000)
+    if not ids:
         raise HTTPException(400, "no items to mark (or too many at once)")
     await web_state(request).tidings.mark_read(ids, True)
     web_state(request).changed()

@@ -16,6 +16,7 @@ from tidings.app import SourceStats, SourceUpdate
 from tidings.errors import ConfigError, NotFoundError, TidingsError
 from tidings.model import Source, SourceKind, Visibility
 from tidings.web.context import form_with_csrf, render, require_admin, web_state
+from tidings.web.edge import ItemId, RawIndex
 
 router = APIRouter(include_in_schema=False)
 
@@ -153,9 +154,18 @@ async def source_delete(request: Request, source_id: str) -> Response:
 
 @router.get("/add")
 async def add_form(request: Request, url: str = "") -> Response:
+    """The form only: a GET never fetches (a link or an image tag could make the
+    server fetch any address), finding feeds is a POST with the CSRF token."""
+    require_admin(request)
+    return _add_page(request, url.strip()[:2000], [], "")
+
+
+@router.post("/add/find")
+async def add_find(request: Request) -> Response:
     """Paste any URL: the feeds autodiscovery finds on it are offered to pick from."""
     require_admin(request)
-    url = url.strip()[:2000]
+    form = await form_with_csrf(request)
+    url = str(form.get("url") or "").strip()[:2000]
     candidates: list[Any] = []
     error = ""
     if url:
@@ -169,8 +179,13 @@ async def add_form(request: Request, url: str = "") -> Response:
     if url and not candidates and not error:
         error = "no feed found on this page; add it as a web page source below"
         proposal = await _proposal(request, url)
+    return _add_page(request, url, candidates, error, proposal)
+
+
+def _add_page(request: Request, url: str, candidates: list[Any], error: str,
+              proposal: dict[str, Any] | None = None) -> Response:
     ctx = {"title": "Add a source", "url": url, "candidates": candidates, "error": error,
-           "kinds": EDITABLE_KINDS, **proposal}
+           "kinds": EDITABLE_KINDS, **(proposal or {})}
     return render(request, "add.html", ctx, status=200 if not error or not url else 422)
 
 
@@ -211,7 +226,7 @@ async def add_source(request: Request) -> Response:
 
 
 @router.get("/item/{item_id}/raw")
-async def raw_list(request: Request, item_id: int) -> Response:
+async def raw_list(request: Request, item_id: ItemId) -> Response:
     require_admin(request)
     tid = web_state(request).tidings
     item = tid.item(item_id)
@@ -221,7 +236,7 @@ async def raw_list(request: Request, item_id: int) -> Response:
 
 
 @router.get("/item/{item_id}/raw/{index}")
-async def raw_body(request: Request, item_id: int, index: int) -> Response:
+async def raw_body(request: Request, item_id: ItemId, index: RawIndex) -> Response:
     """An archived response as plain text: never rendered as a page of ours."""
     require_admin(request)
     raws = await run_in_threadpool(web_state(request).tidings.raw_pages, item_id)

@@ -24,11 +24,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tidings.app import Tidings, listen_socket
-from tidings.errors import ConfigError, NotFoundError, TidingsError
+from tidings.errors import ConfigError, NotFoundError, StorageError, TidingsError
 from tidings.settings import VERSION, Settings
 from tidings.web import (
     api,
     api_sources,
+    media,
     pages_collect,
     pages_explore,
     pages_items,
@@ -40,6 +41,7 @@ from tidings.web import (
 from tidings.web.access import import_legacy, password_set
 from tidings.web.auth import host_header_name, is_loopback
 from tidings.web.context import LoginRequired, keep_alive, login_redirect, render
+from tidings.web.edge import control_characters
 from tidings.web.state import WebState
 
 log = logging.getLogger("tidings.web")
@@ -81,11 +83,12 @@ class Guard:
             await Response(f"tidings: {exc}\n", status_code=503, media_type="text/plain",
                            headers={"Content-Security-Policy": CSP})(scope, receive, send)
             return
-        if self.state.mode == "open":
+        refusal = _malformed(scope)
+        if refusal is None and self.state.mode == "open":
             refusal = self._refuse(scope)
-            if refusal is not None:
-                await refusal(scope, receive, send)
-                return
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -104,12 +107,35 @@ class Guard:
         if not client or not is_loopback(client[0]):
             return Response(OPEN_REFUSAL, status_code=403, media_type="text/plain",
                             headers={"Content-Security-Policy": CSP})
-        host = dict(scope.get("headers", [])).get(b"host", b"").decode("latin-1")
+        host = _host(scope)
         if host and not is_loopback(host_header_name(host)):
             return Response("tidings: without a password only loopback host names are "
                             "served (use http://127.0.0.1:PORT/)\n", status_code=421,
                             media_type="text/plain", headers={"Content-Security-Policy": CSP})
         return None
+
+
+def _host(scope: Scope) -> str:
+    return str(dict(scope.get("headers", [])).get(b"host", b"").decode("latin-1"))
+
+
+def _malformed(scope: Scope) -> Response | None:
+    """A Host header that is not a plain name[:port] (421), or control characters in the
+    path or query (400: see ``tidings.web.edge``). JSON for the API, one line otherwise."""
+    host = _host(scope)
+    if host and host_header_name(host) is None:
+        return _refusal(scope, 421, "malformed Host header")
+    if control_characters(scope.get("path", ""), scope.get("query_string", b"")):
+        return _refusal(scope, 400, "control characters are not allowed in the address")
+    return None
+
+
+def _refusal(scope: Scope, status: int, message: str) -> Response:
+    headers = {"Content-Security-Policy": CSP}
+    if str(scope.get("path", "")).startswith("/api/"):
+        return JSONResponse({"detail": message}, status_code=status, headers=headers)
+    return Response(f"tidings: {message}\n", status_code=status, media_type="text/plain",
+                    headers=headers)
 
 
 def _wants_json(request: Request) -> bool:
@@ -143,6 +169,13 @@ def _install_handlers(app: FastAPI) -> None:
     @app.exception_handler(ConfigError)
     async def bad_request(request: Request, exc: ConfigError) -> Response:
         return _error(request, 400, str(exc))
+
+    @app.exception_handler(StorageError)
+    async def storage_failed(request: Request, exc: StorageError) -> Response:
+        # the database's own words may describe the schema or the query: logged only
+        log.error("%s %s: %s", request.method, request.url.path, exc)
+        return _error(request, 503, "the archive could not answer this request; "
+                                    "the server log says why")
 
     @app.exception_handler(TidingsError)
     async def failed(request: Request, exc: TidingsError) -> Response:
@@ -189,6 +222,7 @@ def create_app(tidings: Tidings, settings: Settings, *, page_ttl: float = 2.0) -
     app.include_router(pages_items.router)
     app.include_router(pages_site.router)
     app.include_router(pages_explore.router)
+    app.include_router(media.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return Guard(app, state)
 
@@ -205,6 +239,14 @@ def check_listen(tidings: Tidings, host: str) -> None:
         "it could read and change the archive; run `tidings set-password` (or set "
         "TIDINGS_ADMIN_PASSWORD) first, or listen on 127.0.0.1"
     )
+
+
+def proxy_options(settings: Settings) -> dict[str, Any]:
+    """uvicorn believes X-Forwarded-For only from ``trusted_proxies`` (its own default
+    trusts 127.0.0.1: every local client could then pick the address the login
+    lockout counts against)."""
+    trusted = list(settings.trusted_proxies)
+    return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted or None}
 
 
 def serve(settings: Settings, *, host: str | None = None, port: int | None = None) -> None:
@@ -226,8 +268,8 @@ def serve(settings: Settings, *, host: str | None = None, port: int | None = Non
         tidings.close()
         raise
     app = create_app(tidings, settings)
-    config = uvicorn.Config(app, host=host, port=port, log_level="info",
-                            proxy_headers=True, server_header=False)
+    config = uvicorn.Config(app, host=host, port=port, log_level="info", server_header=False,
+                            **proxy_options(settings))
     server = uvicorn.Server(config)
     log.info("the reader is on http://%s:%d/ (Ctrl-C stops it)", host, port)
     with sock:

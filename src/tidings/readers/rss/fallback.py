@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from tidings.readers.rss.entry import EntryFields
+from tidings.readers.rss.repair import valid_charrefs
 from tidings.readers.rss.xmlfeed import FeedMeta, XmlFeed
 
 _FORMATS = {
@@ -24,6 +25,7 @@ def read_with_feedparser(content: bytes, url: str) -> tuple[XmlFeed, str]:
     """Parse with feedparser; returns the feed and feedparser's bozo reason ('' if none)."""
     import feedparser  # imported here: 40 ms of start-up, needed for a rare broken feed
 
+    content = valid_charrefs(content)  # feedparser encodes &#xD800; as UTF-8, and fails
     parsed: Any = feedparser.parse(content, response_headers={"content-location": url})
     feed = parsed.get("feed", {})
     meta = FeedMeta(
@@ -44,17 +46,19 @@ def read_with_feedparser(content: bytes, url: str) -> tuple[XmlFeed, str]:
 
 def _entry(e: Any, url: str) -> EntryFields:
     f = EntryFields(base=url)
-    f.title = e.get("title", "")
+    # feedparser keeps a key whose value it could not read as None (a fuzzed
+    # ``<description></content>`` gave a None summary): text fields are "" then
+    f.title = e.get("title") or ""
     f.link = e.get("link")
     f.guid = e.get("id")
     f.guid_is_link = bool(e.get("guidislink"))
-    f.description = e.get("summary", "")
+    f.description = e.get("summary") or ""
     contents = e.get("content") or ()
     if contents:
-        f.content = contents[0].get("value", "")
+        f.content = contents[0].get("value") or ""
     f.published = e.get("published") or e.get("created")
     f.updated = e.get("updated")
-    f.author = e.get("author", "")
+    f.author = e.get("author") or ""
     f.categories = [t.get("term") for t in e.get("tags", ()) if t.get("term")]
     f.comments = e.get("comments")
     for m in list(e.get("media_content", ())) + list(e.get("media_thumbnail", ())):

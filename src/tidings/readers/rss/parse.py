@@ -32,6 +32,7 @@ from tidings.readers.rss.repair import (
     declared_encoding,
     decode,
     repair,
+    valid_charrefs,
     wrap_markup,
 )
 from tidings.readers.rss.text import clean_title, has_cjk_date, resolve
@@ -109,6 +110,8 @@ def _parse_json(content: bytes, url: str) -> XmlFeed:
         doc = json.loads(text)
     except ValueError as exc:
         raise ParseError(f"{url}: not a feed: invalid JSON ({exc})", url) from exc
+    except RecursionError as exc:  # the C decoder stops at the interpreter's limit, cleanly
+        raise ParseError(f"{url}: not a feed: JSON nested too deeply", url) from exc
     if not is_json_feed(doc):
         raise ParseError(f"{url}: not a feed: JSON without a JSON Feed version", url)
     return read_json_feed(doc, url)
@@ -214,6 +217,7 @@ def _parse_broken(
     content: bytes, url: str, header_charset: str | None, error: str
 ) -> tuple[XmlFeed, list[str]]:
     """Steps 2-4 of the ladder, for a document that is not well-formed XML."""
+    content = valid_charrefs(content)
     if "Extra content at the end" in error:
         # the feed itself is fine; something was appended after its end
         fixed, warnings = content, list[str]()

@@ -13,7 +13,7 @@ from html.entities import html5
 
 from charset_normalizer import from_bytes
 
-from tidings.net.charset import codec_for  # one widening table for pages and feeds
+from tidings.net.charset import codec_for, looks_latin  # one table for pages and feeds
 from tidings.textutil import collapse_fffd
 
 _DECL_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._\-]+)["']""")
@@ -61,6 +61,9 @@ def decode(data: bytes, header_charset: str | None) -> tuple[str, list[str]]:
         except UnicodeDecodeError:
             continue
         return text, _label_warning(declared, name)
+    if declared is None and header_charset is None and looks_latin(data):
+        return data.decode("cp1252", "replace"), ["no encoding declared and the bytes are not "
+                                                  "UTF-8; decoded as windows-1252"]
     text = data.decode("utf-8", "replace")
     if text.count("\ufffd") <= len(text) * MAX_BAD_UTF8_SHARE:
         return collapse_fffd(text), ["some bytes are not valid UTF-8; replaced"]
@@ -75,6 +78,24 @@ def _label_warning(declared: str | None, used: str) -> list[str]:
     if declared and codec_for(declared) != used:
         return [f"declared encoding {declared} is wrong; decoded as {used}"]
     return []
+
+
+#: a numeric character reference (found by scripts/fuzz.sh: one naming a surrogate made
+#: libxml2's recovery hand back text that is not UTF-8, and feedparser fail encoding it)
+_CHARREF = re.compile(rb"&#(?:[xX]([0-9a-fA-F]{1,8})|([0-9]{1,10}));")
+
+
+def _valid_charref(match: re.Match[bytes]) -> bytes:
+    hexa, decimal = match.groups()
+    point = int(hexa, 16) if hexa else int(decimal)
+    if point == 0 or 0xD800 <= point <= 0xDFFF or point > 0x10FFFF:
+        return b"&#xFFFD;"
+    return match.group(0)
+
+
+def valid_charrefs(data: bytes) -> bytes:
+    """``data`` with references to no character (NUL, surrogates, past U+10FFFF) as U+FFFD."""
+    return _CHARREF.sub(_valid_charref, data) if b"&#" in data else data
 
 
 def repair(data: bytes, header_charset: str | None) -> tuple[bytes, list[str]]:

@@ -139,10 +139,30 @@ class OpsMixin(Access):
                              (to_us(due_at or now), *part))
         return abandoned
 
-    def abandon_stale_runs(self, started_before: datetime, now: datetime) -> int:
+    def abandon_stale_runs(self, started_before: datetime, now: datetime,
+                           reason: str = "") -> int:
         with self._write() as conn:
             return conn.execute(
-                "UPDATE fetch_runs SET outcome = ?, finished_at = ? "
+                "UPDATE fetch_runs SET outcome = ?, finished_at = ?, error = ? "
                 "WHERE outcome = ? AND started_at < ?",
-                (RunOutcome.ABANDONED.value, to_us(now), RunOutcome.RUNNING.value,
-                 to_us(started_before))).rowcount
+                (RunOutcome.ABANDONED.value, to_us(now), reason or None,
+                 RunOutcome.RUNNING.value, to_us(started_before))).rowcount
+
+    def lease_holders(self) -> list[str]:
+        with self._read() as conn:
+            return [r[0] for r in conn.execute("SELECT DISTINCT holder FROM source_leases")]
+
+    def take_over_leases(self, holder: str, now: datetime, reason: str) -> int:
+        # still held: the source's next fetch is the lease time the holder wrote
+        held = ("SELECT l.source_id FROM source_leases l JOIN sources s ON s.id = l.source_id "
+                "WHERE l.holder = ? AND s.next_fetch_at = l.until")
+        with self._write() as conn:
+            conn.execute(
+                f"UPDATE fetch_runs SET outcome = ?, finished_at = ?, error = ? "  # noqa: S608
+                f"WHERE outcome = ? AND source_id IN ({held})",
+                (RunOutcome.ABANDONED.value, to_us(now), reason, RunOutcome.RUNNING.value,
+                 holder))
+            freed = conn.execute(f"UPDATE sources SET next_fetch_at = ? WHERE id IN ({held})",  # noqa: S608
+                                 (to_us(now), holder)).rowcount
+            conn.execute("DELETE FROM source_leases WHERE holder = ?", (holder,))
+            return freed

@@ -337,8 +337,22 @@ CREATE TABLE crawl_feeds (
 CREATE INDEX crawl_feeds_site ON crawl_feeds (site_id);
 """
 
+# Who holds each source's lease: a process named by host, pid and start time, so a
+# dead holder's leases are taken over at once instead of after the lease runs out.
+# ``until`` is the lease time written into ``sources.next_fetch_at``: once a run
+# records its outcome that column moves on and the row no longer holds anything.
+_LEASE_HOLDERS = """
+CREATE TABLE source_leases (
+    source_id TEXT PRIMARY KEY REFERENCES sources (id) ON DELETE CASCADE,
+    holder TEXT NOT NULL,
+    until INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX source_leases_holder ON source_leases (holder);
+"""
+
 MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _FOLDERS_AND_LOSSY, _WEB_ACCESS,
-                               _PAID_CALLS, _FINGERPRINTS_ON_ITEMS, _CRAWL_FRONTIER)
+                               _PAID_CALLS, _FINGERPRINTS_ON_ITEMS, _CRAWL_FRONTIER,
+                               _LEASE_HOLDERS)
 
 
 def migrate(conn: sqlite3.Connection) -> int:

@@ -181,7 +181,7 @@ class SourcesMixin(Access):
 
     def claim_due_sources(
         self, now: datetime, limit: int, lease_until: datetime,
-        only: Sequence[str] | None = None,
+        only: Sequence[str] | None = None, holder: str = "",
     ) -> list[Source]:
         if limit <= 0:
             return []
@@ -207,6 +207,10 @@ class SourcesMixin(Access):
             ids = [src.id for src in picked]
             conn.execute(f"UPDATE sources SET next_fetch_at = ? WHERE id IN ({marks(len(ids))})",  # noqa: S608
                          (to_us(lease_until), *ids))
+            if holder:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO source_leases (source_id, holder, until) "
+                    "VALUES (?, ?, ?)", [(i, holder, to_us(lease_until)) for i in ids])
         # longest overdue first among those picked (the pick itself favoured priority)
         picked.sort(key=lambda src: (src.next_fetch_at.timestamp() if src.next_fetch_at
                                      else -1.0, -src.priority, src.id))

@@ -39,6 +39,7 @@ BAD = """
 2  backup extra
 1  collect
 1  config no-such-source
+2  crawl --depth x
 2  delete 0
 2  demo --site-port 99999
 1  discover not-a-url
@@ -50,6 +51,7 @@ BAD = """
 2  import-opml /no-such-file.opml
 1  init --empty --defaults
 2  items --limit -1
+2  preview nope http://127.0.0.1/
 2  prune-raw extra
 1  remove no-such-source
 1  reparse --source no-such-source

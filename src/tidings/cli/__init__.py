@@ -144,7 +144,8 @@ from tidings.cli import (  # noqa: E402
     commands_extract,
     commands_items,
     commands_sources,
+    commands_stories,
 )
 
 __all__ = ["cli", "commands_collect", "commands_config", "commands_extract", "commands_items",
-           "commands_sources", "main"]
+           "commands_sources", "commands_stories", "main"]

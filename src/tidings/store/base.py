@@ -54,6 +54,7 @@ from tidings.model import (
 )
 from tidings.store.access import AccessReads, AccessWrites
 from tidings.store.ops import OpsReads, OpsWrites
+from tidings.store.stories import StoriesReads, StoriesWrites
 
 # ----------------------------------------------------------------- write models
 
@@ -224,7 +225,7 @@ class ArchiveStats:
 # -------------------------------------------------------------------- protocols
 
 
-class Reads(OpsReads, AccessReads, Protocol):
+class Reads(OpsReads, AccessReads, StoriesReads, Protocol):
     """Everything storage answers without writing. What asynchronous code holds."""
 
     # -- sources
@@ -317,7 +318,7 @@ class Reads(OpsReads, AccessReads, Protocol):
         ...
 
 
-class Writes(OpsWrites, AccessWrites, Protocol):
+class Writes(OpsWrites, AccessWrites, StoriesWrites, Protocol):
     """Every write; each call atomic by itself."""
 
     # -- sources

@@ -29,6 +29,7 @@ from tidings.store.sqlite._search import SearchIndexMixin, check_tokenizer
 from tidings.store.sqlite._sources import SourcesMixin
 from tidings.store.sqlite._spend import SpendMixin
 from tidings.store.sqlite._stats import StatsMixin
+from tidings.store.sqlite._stories import StoriesMixin
 
 __all__ = ["SqliteStorage", "SqliteUnit"]
 
@@ -54,7 +55,7 @@ def _make_private(path: Path) -> None:
 
 class _Everything(
     SourcesMixin, RunsMixin, ItemsWriteMixin, ItemsReadMixin, SearchIndexMixin, SearchMixin,
-    RawMixin, StatsMixin, OpsMixin, AccessMixin, SpendMixin,
+    RawMixin, StatsMixin, OpsMixin, AccessMixin, SpendMixin, StoriesMixin,
 ):
     """Every read and write, on whatever connection the subclass provides."""
 

@@ -42,7 +42,7 @@ def entry(n: int, title: str, lead: str, hours_ago: float, backfill: bool = Fals
 
 
 def seed(tid: Tidings) -> dict[str, int]:
-    store = tid._store  # noqa: SLF001 - the test writes items the way collection does
+    store = tid._store
     ids: dict[str, int] = {}
     texts = {"a": STORY[0], "b": STORY[1], "c": STORY[2], "d": OTHER}
     for n, (sid, (title, lead)) in enumerate(texts.items()):

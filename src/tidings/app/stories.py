@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+from tidings.model import ItemBrief
 from tidings.pipeline.stories import (
     Clusterer,
     Explanation,
@@ -80,6 +81,13 @@ class Stories:
     def of_items(self, item_ids: Sequence[int]) -> dict[int, int]:
         """item id -> cluster id."""
         return self._store.story_clusters(item_ids) if item_ids else {}
+
+    def folds(self, item_ids: Sequence[int]) -> tuple[dict[int, int], dict[int, list[ItemBrief]]]:
+        """For a list page: item id -> cluster id, and cluster id -> its members' list
+        rows (earliest first), for the stories of two items or more."""
+        if not item_ids:
+            return {}, {}
+        return self._store.story_clusters(item_ids), self._store.story_briefs(item_ids)
 
     def stories(self, cluster_ids: Sequence[int]) -> dict[int, Story]:
         """These clusters with their members and heat now."""

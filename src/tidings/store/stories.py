@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from tidings.model import ItemBrief
+
 
 @dataclass(frozen=True, slots=True)
 class StoryInput:
@@ -94,6 +96,11 @@ class StoriesReads(Protocol):
 
     def story_members(self, item_ids: Sequence[int]) -> list[StoryMember]:
         """The placements of these items (with their shingles)."""
+        ...
+
+    def story_briefs(self, item_ids: Sequence[int]) -> dict[int, list[ItemBrief]]:
+        """cluster id -> list rows of every member, earliest first, for the clusters of
+        these items that have two members or more (one query, whatever the page)."""
         ...
 
     def hot_stories(self, since: datetime, limit: int) -> list[int]:

@@ -7,7 +7,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from tidings.model import ItemBrief
 from tidings.store.sqlite._db import Access, from_us, to_us
+from tidings.store.sqlite._reading import BRIEF_COLUMNS, ITEM_FROM, brief_from_row
 from tidings.store.stories import StoryInput, StoryLink, StoryMember, StoryRow
 
 _INPUT = ("SELECT id, source_id, title, summary, substr(body, 1, 4000), sort_time, "
@@ -104,6 +106,20 @@ class StoriesMixin(Access):
                                     from_us(r[8]), bool(r[9])) for r in rows)
         out.sort(key=lambda r: (r.at, r.item_id))
         return out
+
+    def story_briefs(self, item_ids: Sequence[int]) -> dict[int, list[ItemBrief]]:
+        out: dict[int, list[ItemBrief]] = {}
+        with self._read() as conn:
+            for part in _chunks(list(dict.fromkeys(item_ids))):
+                marks = ",".join("?" * len(part))
+                rows = conn.execute(
+                    f"SELECT m.cluster_id, {BRIEF_COLUMNS} FROM {ITEM_FROM} "  # noqa: S608
+                    "JOIN story_members m ON m.item_id = i.id WHERE m.cluster_id IN ("
+                    f"SELECT cluster_id FROM story_members WHERE item_id IN ({marks})) "
+                    "ORDER BY i.sort_time, i.id", tuple(part)).fetchall()
+                for r in rows:
+                    out.setdefault(int(r[0]), []).append(brief_from_row(r[1:]))
+        return {c: briefs for c, briefs in out.items() if len(briefs) > 1}
 
     def hot_stories(self, since: datetime, limit: int) -> list[int]:
         with self._read() as conn:

@@ -19,8 +19,8 @@ from simhash import Simhash, SimhashIndex
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import story_eval
-from tidings.identity.shingles import shingle_hash, story_shingles, story_text
-from tidings.identity.storyindex import StoryIndex, StoryItem
+from tidings.identity.shingles import story_shingles, story_text
+from tidings.identity.storyindex import StoryIndex, StoryItem, item_of
 
 YEARS_US = 10 * 365 * 24 * 3_600_000_000
 
@@ -31,8 +31,7 @@ def _us(item: story_eval.Labelled) -> int:
 
 def _item(x: story_eval.Labelled) -> tuple[StoryItem, frozenset[str]]:
     sh = story_shingles(story_text(x.title, x.lead, x.body))
-    return StoryItem(x.item_id, x.source, _us(x), frozenset(map(shingle_hash, sh.all)),
-                     frozenset(map(shingle_hash, sh.title)), sh.exact), sh.all
+    return item_of(x.item_id, x.source, _us(x), sh), sh.all
 
 
 def run_minhash(items: list[story_eval.Labelled], window_us: int,

@@ -17,12 +17,13 @@ import argparse
 import itertools
 import random
 import statistics
+import sys
 import time
 import tracemalloc
 from collections.abc import Iterator
 
-from tidings.identity.shingles import shingle_hash, story_shingles, story_text
-from tidings.identity.storyindex import StoryIndex, StoryItem, similarity
+from tidings.identity.shingles import story_shingles, story_text
+from tidings.identity.storyindex import StoryIndex, StoryItem, item_of, similarity
 
 HOUR = 3_600_000_000
 ZH = (
@@ -68,9 +69,7 @@ def stream(n: int, days: float, seed: int = 7) -> Iterator[StoryItem]:
             title, lead = _text(rng, story, lang)
             sh = story_shingles(story_text(title, lead, None))
             made += 1
-            yield StoryItem(made, f"s{rng.randrange(3000)}", at + copy * HOUR // 2,
-                            frozenset(map(shingle_hash, sh.all)),
-                            frozenset(map(shingle_hash, sh.title)), sh.exact)
+            yield item_of(made, f"s{rng.randrange(3000)}", at + copy * HOUR // 2, sh)
 
 
 def run_index(items: Iterator[StoryItem], chunk: int = 10_000) -> tuple[float, float, int, int]:
@@ -87,6 +86,9 @@ def run_index(items: Iterator[StoryItem], chunk: int = 10_000) -> tuple[float, f
             index.place(x)
         rates.append(len(part) / (time.perf_counter() - t))
         total += len(part)
+        if total % 100_000 == 0:
+            print(f"  {total:,} placed, {rates[-1]:,.0f} items/s, {len(index):,} held",
+                  file=sys.stderr, flush=True)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return statistics.median(rates), peak / 2**20, len(index), total

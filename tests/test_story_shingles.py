@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from tidings.identity.shingles import shingle_hash, story_shingles, story_text
-from tidings.identity.storyindex import StoryIndex, StoryItem
+from tidings.identity.shingles import story_shingles, story_text
+from tidings.identity.storyindex import StoryIndex, StoryItem, item_of
 
 HOUR = 3_600_000_000
 
 
 def item(n: int, source: str, title: str, lead: str = "", at: int = 0) -> StoryItem:
     sh = story_shingles(story_text(title, lead, None))
-    return StoryItem(n, source, at, frozenset(map(shingle_hash, sh.all)),
-                     frozenset(map(shingle_hash, sh.title)), sh.exact)
+    return item_of(n, source, at, sh)
 
 
 def placed_alone(*items: StoryItem) -> bool:

@@ -145,6 +145,7 @@ class Shingles:
     all: frozenset[str]
     title: frozenset[str]
     exact: int = 0  # CRC-32 of title + lead when both are there and the lead is long enough
+    latin: frozenset[str] = frozenset()  # the Latin-script shingles, when CJK ones are there too
 
 
 def story_shingles(text: StoryText) -> Shingles:
@@ -161,7 +162,8 @@ def story_shingles(text: StoryText) -> Shingles:
         if text.title and len(text.lead) >= EXACT_MIN_LEAD else 0
     if len(shingles) < MIN_SHINGLES:
         return Shingles(frozenset(), frozenset(), exact)
-    return Shingles(shingles, title, exact)
+    latin = frozenset(s for s in shingles if not _CJK.match(s))
+    return Shingles(shingles, title, exact, latin if latin != shingles else frozenset())
 
 
 def shingle_hash(shingle: str) -> int:

@@ -22,16 +22,18 @@ from dataclasses import dataclass, field, replace
 
 from datasketch import MinHash, MinHashLSH
 
-from tidings.identity.shingles import MIN_SHINGLES
+from tidings.identity.shingles import MIN_SHINGLES, Shingles, shingle_hash
 
 __all__ = ["JOIN_THRESHOLD", "NUM_PERM", "WINDOW_US", "Candidate", "Placement", "StoryIndex",
-           "StoryItem", "similarity"]
+           "StoryItem", "item_of", "similarity"]
 
 #: an item joins a cluster whose member shares at least this share of shingles (Jaccard)
 JOIN_THRESHOLD = 0.25
 #: the LSH is tuned a little below the join threshold, so near-threshold pairs are found
 LSH_THRESHOLD = 0.2
 NUM_PERM = 64
+#: two items sharing fewer shingles than this are not similar, whatever their sizes
+MIN_SHARED = 3
 #: titles shorter than this (in shingles) are not compared alone
 TITLE_MIN = 4
 #: a title-only match counts this much of its Jaccard (identical titles: 0.6)
@@ -57,6 +59,16 @@ class StoryItem:
     hashes: frozenset[int]
     title: frozenset[int] = frozenset()  # the hashes of title shingles (a subset)
     exact: int = 0  # a hash of the whole title + lead, when there is enough of it (else 0)
+    latin: frozenset[int] = frozenset()  # of a bilingual item, its Latin-script shingles
+
+
+def item_of(item_id: int, source_id: str, at_us: int, sh: Shingles) -> StoryItem:
+    """The index's view of an item: its shingles hashed."""
+    def hashed(values: frozenset[str]) -> frozenset[int]:
+        return frozenset(map(shingle_hash, values))
+
+    return StoryItem(item_id, source_id, at_us, hashed(sh.all), hashed(sh.title), sh.exact,
+                     hashed(sh.latin))
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,19 +92,31 @@ class Placement:
 
 
 def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
-    """Jaccard similarity of two shingle sets (0 when either is empty)."""
+    """Jaccard similarity of two shingle sets; 0 when they share fewer than
+    ``MIN_SHARED`` shingles (two short sets sharing a word are no evidence)."""
     if not a or not b:
         return 0.0
     common = len(a & b)
-    return common / (len(a) + len(b) - common)
+    return common / (len(a) + len(b) - common) if common >= MIN_SHARED else 0.0
+
+
+def _views(hashes: frozenset[int], latin: frozenset[int]) -> list[frozenset[int]]:
+    """A bilingual item is compared whole and per script (its Latin-script and its CJK
+    shingles apart): a Chinese report quoting the English wire shares the wire's words
+    without its Chinese half diluting them."""
+    return [hashes, latin, hashes - latin] if latin else [hashes]
 
 
 def similarity(a: frozenset[int], b: frozenset[int], title_a: frozenset[int] = frozenset(),
-               title_b: frozenset[int] = frozenset()) -> float:
-    """Jaccard of title and lead together, or of the titles alone when both titles have
-    ``TITLE_MIN`` shingles or more: copies of one story share the headline while their
-    leads may be each site's own teaser."""
-    score = jaccard(a, b)
+               title_b: frozenset[int] = frozenset(), latin_a: frozenset[int] = frozenset(),
+               latin_b: frozenset[int] = frozenset()) -> float:
+    """Jaccard of title and lead together (per script too, for bilingual items), or of
+    the titles alone when both titles have ``TITLE_MIN`` shingles or more: copies of one
+    story share the headline while their leads may be each site's own teaser."""
+    if latin_a or latin_b:
+        score = max(jaccard(x, y) for x in _views(a, latin_a) for y in _views(b, latin_b))
+    else:
+        score = jaccard(a, b)
     if len(title_a) >= TITLE_MIN and len(title_b) >= TITLE_MIN:
         score = max(score, jaccard(title_a, title_b) * TITLE_WEIGHT)
     return score
@@ -107,6 +131,7 @@ class _Entry:
     title: frozenset[int]
     counted: frozenset[int]  # what it added to the window's shingle counts
     exact: int
+    latin: frozenset[int]
 
 
 @dataclass(slots=True)
@@ -204,7 +229,9 @@ class StoryIndex:
         reaches the threshold, most similar first. ``item`` as :meth:`effective` gives it."""
         if not item.hashes and not item.title and not item.exact:
             return []
-        keys = set(self._lsh.query(self._minhash(item.hashes))) if item.hashes else set()
+        keys: set[int] = set()
+        for view in _views(item.hashes, item.latin) if item.hashes else []:
+            keys.update(abs(k) for k in self._lsh.query(self._minhash(view)))
         keys.update(self._titles.get(item.title, ()))
         twins = self._exact.get(item.exact, set()) if item.exact else set()
         keys.update(twins)
@@ -215,8 +242,8 @@ class StoryIndex:
                 continue
             if abs(entry.at - item.at) > self.window_us:
                 continue
-            score = 1.0 if key in twins else \
-                similarity(item.hashes, entry.hashes, item.title, entry.title)
+            score = 1.0 if key in twins else similarity(
+                item.hashes, entry.hashes, item.title, entry.title, item.latin, entry.latin)
             if score >= self.threshold:
                 found.append(Candidate(key, entry.cluster_id, score))
         found.sort(key=lambda c: (-c.similarity, c.item_id))
@@ -233,7 +260,8 @@ class StoryIndex:
         for other in sorted(together):
             entry = self._entries.get(other)
             if entry is not None:
-                score = similarity(item.hashes, entry.hashes, item.title, entry.title)
+                score = similarity(item.hashes, entry.hashes, item.title, entry.title,
+                                   item.latin, entry.latin)
                 return Candidate(other, entry.cluster_id, score)
         return None
 
@@ -247,9 +275,14 @@ class StoryIndex:
         limit = max(COMMON_FLOOR, int(COMMON_SHARE * len(self._entries)))
         df = self._df
         hashes = frozenset(h for h in plain if df.get(h, 0) <= limit)
-        if len(hashes) < MIN_SHINGLES and len(title) < TITLE_MIN:
-            return replace(item, hashes=frozenset(), title=frozenset())  # the exact copy stays
-        return replace(item, hashes=hashes, title=title)
+        if len(title) < TITLE_MIN:
+            title = frozenset()
+        if len(hashes) < MIN_SHINGLES:  # too little left to compare; the title may do
+            return replace(item, hashes=frozenset(), title=title, latin=frozenset())
+        latin = item.latin & hashes
+        if min(len(latin), len(hashes) - len(latin)) < MIN_SHINGLES:
+            latin = frozenset()
+        return replace(item, hashes=hashes, title=title, latin=latin)
 
     # ----------------------------------------------------------- maintenance
     def add(self, item: StoryItem, cluster_id: int) -> None:
@@ -261,7 +294,7 @@ class StoryIndex:
             return
         counted = item.hashes | item.title
         self._entries[item.item_id] = _Entry(cluster_id, item.source_id, item.at, item.hashes,
-                                             item.title, counted, item.exact)
+                                             item.title, counted, item.exact, item.latin)
         if item.exact:
             self._exact.setdefault(item.exact, set()).add(item.item_id)
         self._df.update(counted)
@@ -269,6 +302,8 @@ class StoryIndex:
         self._newest = max(self._newest, item.at)
         if item.hashes:
             self._lsh.insert(item.item_id, self._minhash(item.hashes), check_duplication=False)
+        if item.latin:  # a bilingual item is found by its Latin-script half alone too
+            self._lsh.insert(-item.item_id, self._minhash(item.latin), check_duplication=False)
         if len(item.title) >= TITLE_MIN:
             self._titles.setdefault(item.title, set()).add(item.item_id)
 
@@ -291,6 +326,8 @@ class StoryIndex:
                 continue
             if entry.hashes:
                 self._lsh.remove(item_id)
+            if entry.latin:
+                self._lsh.remove(-item_id)
             self._df.subtract(entry.counted)
             for h in entry.counted:
                 if self._df[h] <= 0:

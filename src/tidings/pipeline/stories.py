@@ -19,7 +19,14 @@ from datetime import datetime, timedelta
 from tidings.errors import ConfigError, NotFoundError
 from tidings.identity.heat import HEAT_WINDOW, HeatMember, heat
 from tidings.identity.shingles import shingle_hash, story_shingles, story_text
-from tidings.identity.storyindex import WINDOW_US, StoryIndex, StoryItem, jaccard, similarity
+from tidings.identity.storyindex import (
+    WINDOW_US,
+    StoryIndex,
+    StoryItem,
+    item_of,
+    jaccard,
+    similarity,
+)
 from tidings.store.base import Reads, Unit
 from tidings.store.stories import StoryInput, StoryLink, StoryMember, StoryRow
 
@@ -47,8 +54,7 @@ def _us(when: datetime) -> int:
 
 def story_item(x: StoryInput) -> StoryItem:
     sh = story_shingles(story_text(x.title, x.summary, x.body))
-    return StoryItem(x.item_id, x.source_id, _us(x.at), frozenset(map(shingle_hash, sh.all)),
-                     frozenset(map(shingle_hash, sh.title)), sh.exact)
+    return item_of(x.item_id, x.source_id, _us(x.at), sh)
 
 
 @dataclass(slots=True)
@@ -75,7 +81,8 @@ def _place(index: StoryIndex, inputs: Sequence[StoryInput], links: _Links
         p = index.place(item, apart=links.apart.get(x.item_id, ()),
                         together=links.together.get(x.item_id, ()))
         out.append(StoryMember(x.item_id, p.cluster_id, x.source_id, x.at, p.similarity,
-                               p.matched, p.item.hashes, p.item.title, p.item.exact))
+                               p.matched, p.item.hashes, p.item.title, p.item.exact,
+                               p.item.latin))
     return out
 
 
@@ -88,8 +95,8 @@ class Clusterer:
     def _warm(self, store: Reads, now: datetime) -> StoryIndex:
         index = StoryIndex()
         for m in store.story_window(now - WINDOW):
-            index.add(StoryItem(m.item_id, m.source_id, _us(m.at), m.hashes, m.title, m.exact),
-                      m.cluster_id)
+            index.add(StoryItem(m.item_id, m.source_id, _us(m.at), m.hashes, m.title, m.exact,
+                                m.latin), m.cluster_id)
         return index
 
     def step(self, unit: Unit, now: datetime, limit: int = BATCH) -> int:
@@ -238,7 +245,8 @@ def explain(store: Reads, item_id: int) -> Explanation:
     for r in rows:
         theirs = _shingles(store, r.item_id)
         other = stored.get(r.item_id)
-        score = similarity(me.hashes, other.hashes, me.title, other.title) if other \
+        score = similarity(me.hashes, other.hashes, me.title, other.title, me.latin,
+                           other.latin) if other \
             else jaccard(frozenset(map(shingle_hash, mine)), frozenset(map(shingle_hash, theirs)))
         peers.append(Peer(r.item_id, r.source_id, r.title, score, sorted(mine & theirs)))
     peers.sort(key=lambda p: (-p.similarity, p.item_id))

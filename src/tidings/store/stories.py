@@ -44,6 +44,7 @@ class StoryMember:
     hashes: frozenset[int] = frozenset()
     title: frozenset[int] = frozenset()
     exact: int = 0
+    latin: frozenset[int] = frozenset()  # of a bilingual item, its Latin-script shingles
 
 
 @dataclass(frozen=True, slots=True)

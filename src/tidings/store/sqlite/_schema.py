@@ -297,7 +297,8 @@ CREATE TABLE story_members (
     at INTEGER NOT NULL,
     hashes BLOB NOT NULL DEFAULT x'',
     title_hashes BLOB NOT NULL DEFAULT x'',
-    exact INTEGER NOT NULL DEFAULT 0
+    exact INTEGER NOT NULL DEFAULT 0,
+    latin_hashes BLOB NOT NULL DEFAULT x''
 );
 CREATE INDEX story_members_cluster ON story_members (cluster_id);
 CREATE INDEX story_members_at ON story_members (at);

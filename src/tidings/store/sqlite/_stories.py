@@ -15,7 +15,7 @@ from tidings.store.stories import StoryInput, StoryLink, StoryMember, StoryRow
 _INPUT = ("SELECT id, source_id, title, summary, substr(body, 1, 4000), sort_time, "
           "published_at, discovered_at, backfill FROM items ")
 _MEMBER = ("SELECT m.item_id, m.cluster_id, i.source_id, m.at, m.similarity, m.matched, "
-           "m.hashes, m.title_hashes, m.exact FROM story_members m "
+           "m.hashes, m.title_hashes, m.exact, m.latin_hashes FROM story_members m "
            "JOIN items i ON i.id = m.item_id ")
 _CHUNK = 900
 
@@ -38,7 +38,7 @@ def _input(r: Sequence[Any]) -> StoryInput:
 def _member(r: Sequence[Any]) -> StoryMember:
     return StoryMember(int(r[0]), int(r[1]), r[2], from_us(r[3]), float(r[4]),
                        int(r[5]) if r[5] is not None else None, _unpack(r[6]), _unpack(r[7]),
-                       int(r[8]))
+                       int(r[8]), _unpack(r[9]))
 
 
 def _chunks(values: Sequence[Any]) -> list[Sequence[Any]]:
@@ -154,10 +154,10 @@ class StoriesMixin(Access):
         with self._write() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO story_members (item_id, cluster_id, similarity, matched, "
-                "at, hashes, title_hashes, exact) SELECT ?, ?, ?, ?, ?, ?, ?, ? "
+                "at, hashes, title_hashes, exact, latin_hashes) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? "
                 "WHERE EXISTS (SELECT 1 FROM items WHERE id = ?)",
                 [(m.item_id, m.cluster_id, m.similarity, m.matched, to_us(m.at), _pack(m.hashes),
-                  _pack(m.title), m.exact, m.item_id) for m in members])
+                  _pack(m.title), m.exact, _pack(m.latin), m.item_id) for m in members])
 
     def move_story_members(self, item_ids: Sequence[int], cluster_id: int) -> int:
         moved = 0

@@ -65,7 +65,10 @@ sims: dict[int, Simhash] = {}
 
 def _report(name: str, items: list[story_eval.Labelled], window_us: int) -> None:
     truth = {x.item_id: x.story for x in items}
-    for label, fn in (("minhash-lsh", run_minhash), ("simhash k=12", run_simhash)):
+    runs_of = (("minhash-lsh", run_minhash),
+               ("simhash k=3", lambda i, w: run_simhash(i, w, 3)),
+               ("simhash k=12", run_simhash))
+    for label, fn in runs_of:
         runs = []
         found: dict[int, int] = {}
         for _ in range(3):
@@ -81,8 +84,8 @@ def _report(name: str, items: list[story_eval.Labelled], window_us: int) -> None
 
 def main() -> None:
     real = story_eval.real_style()
-    _report("real-style", real, YEARS_US)
-    _report("farm", story_eval.farm_items(300), YEARS_US)
+    _report("real-style", real, 72 * 3_600_000_000)
+    _report("farm", story_eval.farm_items(60), YEARS_US)
 
 
 if __name__ == "__main__":

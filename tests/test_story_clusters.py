@@ -118,3 +118,28 @@ def test_heat_counts_independent_sources_and_no_history() -> None:
     assert heat(reprint, NOW, {("mirror", "a")}) == pytest.approx(1.0)
     assert heat(reprint, NOW) == pytest.approx(2.0)
     assert heat([m("old", "https://o.example", 1, backfill=True)], NOW) == 0.0
+
+
+def test_the_cluster_commands(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from tidings.cli import cli
+
+    tid = open_tidings(tmp_path)
+    ids = seed(tid)
+    tid.close()
+
+    def run_cli(*args: str, code: int = 0) -> str:
+        result = CliRunner().invoke(cli, ["--data", str(tmp_path), "cluster", *args],
+                                    env={"TIDINGS_HOME": ""})
+        assert result.exit_code == code, result.output
+        return result.output
+
+    assert "4 items clustered" in run_cli("rebuild")
+    out = run_cli("explain", str(ids["c"]))
+    assert f"story {ids['a']}" in out and "shared:" in out and "rust" in out
+    assert '"cluster_id"' in run_cli("explain", str(ids["c"]), "--json")
+    assert "not clustered" in run_cli("explain", "424242", code=1)
+    assert "split from 2 items" in run_cli("split", str(ids["c"]))
+    assert "alone in its story" in run_cli("split", str(ids["c"]), code=1)
+    assert "1 items moved" in run_cli("merge", str(ids["a"]), str(ids["d"]))

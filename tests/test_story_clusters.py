@@ -143,3 +143,21 @@ def test_the_cluster_commands(tmp_path: Path) -> None:
     assert "split from 2 items" in run_cli("split", str(ids["c"]))
     assert "alone in its story" in run_cli("split", str(ids["c"]), code=1)
     assert "1 items moved" in run_cli("merge", str(ids["a"]), str(ids["d"]))
+
+
+def test_the_runner_places_new_items(tmp_path: Path) -> None:
+    from tidings.schedule.runner import Runner
+
+    tid = open_tidings(tmp_path)
+    ids = seed(tid)
+
+    async def go() -> None:
+        runner = Runner(tid.pipeline_env())
+        runner.clustering.kick()
+        while runner.clustering.running:
+            await asyncio.sleep(0.02)
+        clusters = tid.stories.of_items(list(ids.values()))
+        assert clusters[ids["b"]] == ids["a"] and clusters[ids["d"]] == ids["d"]
+        await tid.aclose()
+
+    asyncio.run(go())

@@ -16,6 +16,7 @@ report its own story twice, but it does repeat its own furniture.
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections import Counter, deque
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
@@ -136,9 +137,10 @@ class _Entry:
 
 @dataclass(slots=True)
 class _Template:
-    """A source's recent shingle sets and how many of them hold each shingle."""
+    """A source's recent shingle sets (as compact arrays: thousands of sources each
+    keep their last 20) and how many of them hold each shingle."""
 
-    recent: deque[frozenset[int]] = field(default_factory=deque)
+    recent: deque[array[int]] = field(default_factory=deque)
     counts: Counter[int] = field(default_factory=Counter)
     seen: set[int] = field(default_factory=set)
 
@@ -146,7 +148,7 @@ class _Template:
         if item_id in self.seen:
             return
         self.seen.add(item_id)
-        self.recent.append(hashes)
+        self.recent.append(array("I", hashes))
         self.counts.update(hashes)
         if len(self.recent) > TEMPLATE_MEMORY:
             old = self.recent.popleft()

@@ -184,6 +184,7 @@ class StoryIndex:
         self._expiry: list[tuple[int, int]] = []  # (at, item id), a min-heap
         self._templates: dict[str, _Template] = {}
         self._df: Counter[int] = Counter()  # in how many indexed items each shingle is
+        self._signatures: dict[int, tuple[frozenset[int], MinHash]] = {}
         self._newest = 0
 
     def __len__(self) -> int:
@@ -348,7 +349,15 @@ class StoryIndex:
         return gone
 
     def _minhash(self, hashes: frozenset[int]) -> MinHash:
+        """The signature of a set; the last few are kept, since placing an item queries
+        with the same sets it then inserts."""
+        cached = self._signatures.get(id(hashes))
+        if cached is not None and cached[0] is hashes:
+            return cached[1]
         m = MinHash(num_perm=self.num_perm, permutations=self._perms, scheme="affine32",
                     hashfunc=int)
         m.update_batch(list(hashes))
+        if len(self._signatures) >= 8:
+            self._signatures.clear()
+        self._signatures[id(hashes)] = (hashes, m)
         return m

@@ -25,6 +25,7 @@ from tidings.app import catalog
 from tidings.app.access import Access
 from tidings.app.crawling import Crawls
 from tidings.app.paging import sort_time
+from tidings.app.stories import Stories
 from tidings.errors import ConfigError, NoFeedError, NotFoundError, ReadOnlyError
 from tidings.model import (
     BodyState,
@@ -96,6 +97,7 @@ class Tidings:
         self._fetcher: Fetcher | None = None
         #: the web reader's users, sessions and API tokens (R-API-6)
         self.access = Access(store, self._writer, clock)
+        self.stories = Stories(store, self._writer, clock)
         self._ledger = Ledger(parse_providers(settings.providers), store, self._writer, clock,
                               local_zone(settings.timezone))
 

@@ -185,7 +185,9 @@ from tidings.cli import (  # noqa: E402
     commands_items,
     commands_preview,
     commands_sources,
+    commands_stories,
 )
 
 __all__ = ["cli", "commands_collect", "commands_config", "commands_crawl", "commands_demo",
-           "commands_extract", "commands_items", "commands_preview", "commands_sources", "main"]
+           "commands_extract", "commands_items", "commands_preview", "commands_sources",
+           "commands_stories", "main"]

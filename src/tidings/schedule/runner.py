@@ -33,6 +33,7 @@ from tidings.pipeline import holders
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.extraction import extract_pending
 from tidings.pipeline.fair import taking_turns
+from tidings.pipeline.stories import Clusterer
 from tidings.pipeline.timing import local_zone
 from tidings.schedule import jobs, plan
 from tidings.schedule.background import Repeating
@@ -97,6 +98,8 @@ class Runner:
                                                o.report_weekday, o.report_at)
         self.extraction = Repeating("extract pending", self._extract)
         self.indexing = Repeating("search index", self._index)
+        self.clusterer = Clusterer()
+        self.clustering = Repeating("story clusters", self._cluster)
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
         self._reason = StopReason.REQUESTED
@@ -156,6 +159,7 @@ class Runner:
             await jobs.push_new_items(env.store, env.writer, self.webhooks)
         self.extraction.kick()
         self.indexing.kick()
+        self.clustering.kick()
         if self.calendar.daily_due(now):
             await env.writer(jobs.daily_maintenance, env.settings, now, self.options.tz)
         if self.calendar.weekly_due(now):
@@ -185,6 +189,10 @@ class Runner:
     async def _index(self) -> None:
         await jobs.index_pending(self.env.writer)
 
+    async def _cluster(self) -> None:
+        while await self.env.writer(self.clusterer.step, self.clock.now()):
+            pass
+
     async def _extract(self) -> None:
         report = await extract_pending(self.env)
         if report.tried:
@@ -195,6 +203,7 @@ class Runner:
         """Let running fetches finish within the grace time, cancel the rest, release them."""
         await self.extraction.cancel()  # pending bodies stay pending
         await self.indexing.cancel()  # unindexed items stay queued
+        await self.clustering.cancel()  # unplaced items wait for the next start
         await self.collector.drain(self.options.grace_seconds)
         if self.webhooks is not None:
             with contextlib.suppress(Exception):

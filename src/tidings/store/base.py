@@ -55,6 +55,7 @@ from tidings.model import (
 from tidings.store.access import AccessReads, AccessWrites
 from tidings.store.crawl import CrawlReads, CrawlWrites
 from tidings.store.ops import OpsReads, OpsWrites
+from tidings.store.stories import StoriesReads, StoriesWrites
 
 # ----------------------------------------------------------------- write models
 
@@ -225,7 +226,7 @@ class ArchiveStats:
 # -------------------------------------------------------------------- protocols
 
 
-class Reads(OpsReads, AccessReads, CrawlReads, Protocol):
+class Reads(OpsReads, AccessReads, CrawlReads, StoriesReads, Protocol):
     """Everything storage answers without writing. What asynchronous code holds."""
 
     # -- sources
@@ -318,7 +319,7 @@ class Reads(OpsReads, AccessReads, CrawlReads, Protocol):
         ...
 
 
-class Writes(OpsWrites, AccessWrites, CrawlWrites, Protocol):
+class Writes(OpsWrites, AccessWrites, CrawlWrites, StoriesWrites, Protocol):
     """Every write; each call atomic by itself."""
 
     # -- sources

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, Field
 from starlette.responses import Response
 
-from tidings.app import ItemQuery
+from tidings.app import ItemQuery, Tidings
 from tidings.app.paging import decode_cursor, encode_cursor
 from tidings.errors import NotFoundError
 from tidings.model import Item, ItemBrief, Source, Visibility
@@ -71,6 +71,11 @@ class ItemOut(BaseModel):
     backfill: bool
     body_state: str
     cursor: str = Field(description="pass as `before` to continue after this item")
+    cluster_id: int | None = Field(
+        default=None, description="the story it belongs to (the id of the story's first "
+        "item); null until it is clustered")
+    heat: float = Field(default=0.0, description="the story's heat: independent sources of the "
+                        "last 48 h, each halving every 24 h")
 
 
 class ItemFull(ItemOut):
@@ -140,6 +145,19 @@ def _item_out(item: Item | ItemBrief) -> ItemOut:
                    body_state=item.body_state.value, cursor=encode_cursor(item))
 
 
+def with_stories(tid: Tidings, items: list[ItemOut]) -> list[ItemOut]:
+    """The items with their story's id and heat (R-DEDUP-12)."""
+    clusters = tid.stories.of_items([i.id for i in items])
+    stories = tid.stories.stories(sorted(set(clusters.values())))
+    for out in items:
+        cluster = clusters.get(out.id)
+        if cluster is not None:
+            out.cluster_id = cluster
+            story = stories.get(cluster)
+            out.heat = round(story.heat, 3) if story else 0.0
+    return items
+
+
 def _source_out(s: Source) -> SourceOut:
     return SourceOut(id=s.id, kind=s.kind.value, url=s.url, title=s.title, health=s.health.value,
                      visibility=s.visibility.value, interval_min=s.interval_min,
@@ -172,8 +190,9 @@ async def list_items(
     if view is View.TODAY:
         query = replace(query, include_backfill=False,
                         since=datetime.now(UTC) - timedelta(hours=TODAY_HOURS))
-    items = web_state(request).tidings.briefs(query)
-    out = [_item_out(i) for i in items if _visible(request, who, i)]
+    tid = web_state(request).tidings
+    items = tid.briefs(query)
+    out = with_stories(tid, [_item_out(i) for i in items if _visible(request, who, i)])
     return ItemPage(items=out, next=encode_cursor(items[-1]) if len(items) == limit else None)
 
 
@@ -183,7 +202,8 @@ async def get_item(request: Request, who: Reader, item_id: ItemId) -> Any:
     item = web_state(request).tidings.item(item_id)
     if not _visible(request, who, item):
         raise NotFoundError(f"no item {item_id}")
-    return ItemFull(**_item_out(item).model_dump(), summary=item.summary, body=item.body,
+    (out,) = with_stories(web_state(request).tidings, [_item_out(item)])
+    return ItemFull(**out.model_dump(), summary=item.summary, body=item.body,
                     categories=list(item.categories))
 
 

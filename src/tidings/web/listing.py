@@ -30,6 +30,7 @@ class Row:
     more_count: int = 0  # > 0: "N more from <item's source>" overflow row
     more_cursor: str = ""
     folded: int = 0  # how many reprints are folded into this row ("+N")
+    story: int = 0  # > 0: the row stands for this story cluster ("+N sources", R-DEDUP-12)
     #: every item id the row stands for, comma-separated (for scripts and forms)
     ids: str = field(init=False, default="")
 
@@ -55,11 +56,24 @@ class Page:
 
 Fetch = Callable[[ItemQuery], list[ItemBrief]]
 Groups = Callable[[Sequence[str]], Mapping[str, list[ItemBrief]]]
+#: item ids -> (item id -> cluster id, cluster id -> members earliest first)
+Stories = Callable[[Sequence[int]], tuple[Mapping[int, int], Mapping[int, list[ItemBrief]]]]
+
+
+@dataclass(slots=True)
+class _Folds:
+    """What a page folds: reprint fingerprints shown, and story clusters."""
+
+    fps: set[str] = field(default_factory=set)
+    of: dict[int, int] = field(default_factory=dict)
+    members: dict[int, list[ItemBrief]] = field(default_factory=dict)
+    shown: set[int] = field(default_factory=set)
 
 
 def build_page(
     fetch: Fetch, groups: Groups, query: ItemQuery, *, quota: int | None = DEFAULT_QUOTA,
     page_size: int = PAGE_SIZE, visible: Callable[[ItemBrief], bool] = lambda _: True,
+    stories: Stories | None = None,
 ) -> Page:
     """Consume items newest first until ``page_size`` rows are filled.
 
@@ -68,7 +82,8 @@ def build_page(
     more than a page, a second one only when folding or the quota ate rows.
     """
     rows: list[Row] = []
-    folded: set[str] = set()
+    folds = _Folds()
+    folded = folds.fps
     per_source: dict[str, int] = {}
     overflow: dict[str, Row] = {}
     window = page_size * 2
@@ -80,10 +95,14 @@ def build_page(
         want = limit - taken
         batch = fetch(replace(query, before=before, limit=want))
         group_map = groups([i.title_fp for i in batch if i.title_fp and i.title_fp not in folded])
+        if stories is not None:
+            of, members = stories([i.id for i in batch])
+            folds.of.update(of)
+            folds.members.update(members)
         for item in batch:
             last = item
             taken += 1
-            _consume(item, rows, folded, per_source, overflow, group_map, quota, visible)
+            _consume(item, rows, folds, per_source, overflow, group_map, quota, visible)
             if len(rows) >= page_size:
                 break
         # items remain after `last`: it was not the batch's end, or the batch was full
@@ -95,15 +114,20 @@ def build_page(
 
 
 def _consume(
-    item: ItemBrief, rows: list[Row], folded: set[str], per_source: dict[str, int],
+    item: ItemBrief, rows: list[Row], folds: _Folds, per_source: dict[str, int],
     overflow: dict[str, Row], group_map: Mapping[str, list[ItemBrief]], quota: int | None,
     visible: Callable[[ItemBrief], bool],
 ) -> None:
+    folded = folds.fps
     fp = item.title_fp
-    if fp and fp in folded:
+    cluster = folds.of.get(item.id, 0)
+    if (fp and fp in folded) or cluster in folds.shown:
         return
-    group = group_map.get(fp) if fp else None
-    members = _reprints(item, group, visible) if group else []
+    story = [m for m in folds.members.get(cluster, ()) if visible(m)]
+    if len(story) < 2:
+        cluster, story = 0, []
+    group = group_map.get(fp) if fp and not story else None
+    members = story or (_reprints(item, group, visible) if group else [])
     if quota is not None and per_source.get(item.source_id, 0) >= quota:
         more = overflow.get(item.source_id)
         if more is None:
@@ -114,9 +138,14 @@ def _consume(
         return
     per_source[item.source_id] = per_source.get(item.source_id, 0) + 1
     if len(members) > 1:
-        folded.add(fp)
+        if cluster:
+            folds.shown.add(cluster)
+            folded.update(m.title_fp for m in members if m.title_fp)
+        else:
+            folded.add(fp)
         shown = members[0]
-        rows.append(Row(item=shown, others=members[1:31], folded=len(members) - 1))
+        rows.append(Row(item=shown, others=members[1:31], folded=len(members) - 1,
+                        story=cluster))
     else:
         rows.append(Row(item=item))
 

@@ -33,6 +33,7 @@ from tidings.web.context import (
 )
 from tidings.web.edge import ItemId, parse_ids
 from tidings.web.listing import DEFAULT_QUOTA, PAGE_SIZE, build_page
+from tidings.web.stories import story_of
 
 router = APIRouter(include_in_schema=False)
 
@@ -80,7 +81,7 @@ def _list_page(request: Request, view: str, title: str, query: ItemQuery, *,
         tid = st.tidings
         q = replace(query, before=before, editorial_only=not who.admin)
         page = build_page(fetch or tid.briefs, tid.reprints, q, quota=quota,
-                          page_size=PAGE_SIZE, visible=show)
+                          page_size=PAGE_SIZE, visible=show, stories=tid.stories.folds)
         return {"view": view, "title": title, "page": page, "stats": st.stats(),
                 "sources": st.sources(), "paged": before is not None, **(extra or {})}
 
@@ -184,7 +185,8 @@ async def article(request: Request, item_id: ItemId, q: str = "") -> Response:
         if item.title_fp else []
     ctx = {"item": item, "terms": search_terms(q[:500]), "q": q[:500],
            "source": st.source(item.source_id), "title": item.title or "(untitled)",
-           "reprints": [r for r in reprints if r.id != item.id][:30]}
+           "reprints": [r for r in reprints if r.id != item.id][:30],
+           "story": story_of(st.tidings, item, visible_filter(request))}
     return render(request, "article.html", ctx)
 
 

@@ -149,8 +149,9 @@ def _row(row: Row, view: str, now: datetime) -> str:
         f'      {raw}<span class="star" aria-label="starred" title="starred">★</span>\n'
         "    </span>\n"]
     if row.folded:
+        label = f"+{row.folded} sources" if row.story else f"+{row.folded}"
         out.append(f'    <details class="reprints">\n      <summary title="also published by '
-                   f'{row.folded} more">+{row.folded}</summary>\n      <ul>\n')
+                   f'{row.folded} more">{label}</summary>\n      <ul>\n')
         for o in row.others:
             seen = item_time(o)
             out.append(f'        <li><a href="/item/{o.id}">{_esc(o.source_title or o.source_id)}'

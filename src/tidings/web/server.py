@@ -37,6 +37,7 @@ from tidings.web import (
     pages_read,
     pages_site,
     pages_sources,
+    pages_stories,
 )
 from tidings.web.access import import_legacy, password_set
 from tidings.web.auth import host_header_name, is_loopback
@@ -223,6 +224,7 @@ def create_app(tidings: Tidings, settings: Settings, *, page_ttl: float = 2.0) -
     app.include_router(pages_site.router)
     app.include_router(pages_explore.router)
     app.include_router(media.router)
+    app.include_router(pages_stories.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return Guard(app, state)
 

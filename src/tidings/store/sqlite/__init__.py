@@ -30,6 +30,7 @@ from tidings.store.sqlite._search import SearchIndexMixin, check_tokenizer
 from tidings.store.sqlite._sources import SourcesMixin
 from tidings.store.sqlite._spend import SpendMixin
 from tidings.store.sqlite._stats import StatsMixin
+from tidings.store.sqlite._stories import StoriesMixin
 
 __all__ = ["SqliteStorage", "SqliteUnit"]
 
@@ -68,7 +69,7 @@ def _check_current(path: Path) -> None:
 
 class _Everything(
     SourcesMixin, RunsMixin, ItemsWriteMixin, ItemsReadMixin, SearchIndexMixin, SearchMixin,
-    RawMixin, StatsMixin, OpsMixin, AccessMixin, SpendMixin, CrawlMixin,
+    RawMixin, StatsMixin, OpsMixin, AccessMixin, SpendMixin, CrawlMixin, StoriesMixin,
 ):
     """Every read and write, on whatever connection the subclass provides."""
 

@@ -350,9 +350,35 @@ CREATE TABLE source_leases (
 CREATE INDEX source_leases_holder ON source_leases (holder);
 """
 
+# Story clusters (R-DEDUP-12): each placed item, its cluster (the id of the item that
+# started it) and the shingles it was placed by, so a restart rebuilds the 72 h index
+# without reading bodies; hand edits (split/merge) in their own table, kept by rebuilds.
+_STORY_CLUSTERS = """
+CREATE TABLE story_members (
+    item_id INTEGER PRIMARY KEY REFERENCES items (id) ON DELETE CASCADE,
+    cluster_id INTEGER NOT NULL,
+    similarity REAL NOT NULL DEFAULT 0,
+    matched INTEGER,
+    at INTEGER NOT NULL,
+    hashes BLOB NOT NULL DEFAULT x'',
+    title_hashes BLOB NOT NULL DEFAULT x'',
+    exact INTEGER NOT NULL DEFAULT 0,
+    latin_hashes BLOB NOT NULL DEFAULT x''
+);
+CREATE INDEX story_members_cluster ON story_members (cluster_id);
+CREATE INDEX story_members_at ON story_members (at);
+CREATE TABLE story_links (
+    a INTEGER NOT NULL,
+    b INTEGER NOT NULL,
+    apart INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (a, b)
+);
+"""
+
 MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _FOLDERS_AND_LOSSY, _WEB_ACCESS,
                                _PAID_CALLS, _FINGERPRINTS_ON_ITEMS, _CRAWL_FRONTIER,
-                               _LEASE_HOLDERS)
+                               _LEASE_HOLDERS, _STORY_CLUSTERS)
 
 
 def migrate(conn: sqlite3.Connection) -> int:

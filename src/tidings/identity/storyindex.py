@@ -1,0 +1,363 @@
+"""The online story index: which recent item is a new item's twin (R-DEDUP-12).
+
+Items of the last ``WINDOW`` (72 h) are kept in a MinHash LSH index (datasketch):
+a new item's signature finds, in a few dictionary look-ups, the items likely to
+share enough shingles with it; each candidate is then checked exactly on its
+shingle set, and the item joins the cluster of its most similar candidate at or
+above ``JOIN_THRESHOLD``, else it starts a cluster of its own. Why MinHash rather
+than SimHash, and where the thresholds come from: docs/clustering.md.
+
+Shingles every recent item of one source carries (its template: a byline, a
+"more from" sentence) are dropped for that source before anything is compared,
+and two items of one source never join because of each other: a site does not
+report its own story twice, but it does repeat its own furniture.
+"""
+
+from __future__ import annotations
+
+import heapq
+from array import array
+from collections import Counter, deque
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field, replace
+
+from datasketch import MinHash, MinHashLSH
+
+from tidings.identity.shingles import MIN_SHINGLES, Shingles, shingle_hash
+
+__all__ = ["JOIN_THRESHOLD", "NUM_PERM", "WINDOW_US", "Candidate", "Placement", "StoryIndex",
+           "StoryItem", "item_of", "similarity"]
+
+#: an item joins a cluster whose member shares at least this share of shingles (Jaccard)
+JOIN_THRESHOLD = 0.25
+#: the LSH is tuned a little below the join threshold, so near-threshold pairs are found
+LSH_THRESHOLD = 0.2
+NUM_PERM = 64
+#: two items sharing fewer shingles than this are not similar, whatever their sizes
+MIN_SHARED = 3
+#: titles shorter than this (in shingles) are not compared alone
+TITLE_MIN = 4
+#: a title-only match counts this much of its Jaccard (identical titles: 0.6)
+TITLE_WEIGHT = 0.6
+HOUR_US = 3_600_000_000
+WINDOW_US = 72 * HOUR_US
+#: a shingle in more than this share of the window's items (and in more than
+#: COMMON_FLOOR of them) is the window's common vocabulary, not a story's
+COMMON_SHARE = 0.01
+COMMON_FLOOR = 30
+#: how many of a source's recent items its template is learnt from
+TEMPLATE_MEMORY = 20
+TEMPLATE_MIN_ITEMS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class StoryItem:
+    """What the index knows of an item: its source, time (µs) and shingle hashes."""
+
+    item_id: int
+    source_id: str
+    at: int
+    hashes: frozenset[int]
+    title: frozenset[int] = frozenset()  # the hashes of title shingles (a subset)
+    exact: int = 0  # a hash of the whole title + lead, when there is enough of it (else 0)
+    latin: frozenset[int] = frozenset()  # of a bilingual item, its Latin-script shingles
+
+
+def item_of(item_id: int, source_id: str, at_us: int, sh: Shingles) -> StoryItem:
+    """The index's view of an item: its shingles hashed."""
+    def hashed(values: frozenset[str]) -> frozenset[int]:
+        return frozenset(map(shingle_hash, values))
+
+    return StoryItem(item_id, source_id, at_us, hashed(sh.all), hashed(sh.title), sh.exact,
+                     hashed(sh.latin))
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    item_id: int
+    cluster_id: int
+    similarity: float
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where an item went: ``matched`` is the member it is most similar to (None for the
+    first item of a cluster); ``item`` is what was indexed (its shingles after template
+    and common-vocabulary removal)."""
+
+    item_id: int
+    cluster_id: int
+    similarity: float
+    matched: int | None
+    item: StoryItem
+
+
+def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
+    """Jaccard similarity of two shingle sets; 0 when they share fewer than
+    ``MIN_SHARED`` shingles (two short sets sharing a word are no evidence)."""
+    if not a or not b:
+        return 0.0
+    common = len(a & b)
+    return common / (len(a) + len(b) - common) if common >= MIN_SHARED else 0.0
+
+
+def _views(hashes: frozenset[int], latin: frozenset[int]) -> list[frozenset[int]]:
+    """A bilingual item is compared whole and per script (its Latin-script and its CJK
+    shingles apart): a Chinese report quoting the English wire shares the wire's words
+    without its Chinese half diluting them."""
+    return [hashes, latin, hashes - latin] if latin else [hashes]
+
+
+def similarity(a: frozenset[int], b: frozenset[int], title_a: frozenset[int] = frozenset(),
+               title_b: frozenset[int] = frozenset(), latin_a: frozenset[int] = frozenset(),
+               latin_b: frozenset[int] = frozenset()) -> float:
+    """Jaccard of title and lead together (per script too, for bilingual items), or of
+    the titles alone when both titles have ``TITLE_MIN`` shingles or more: copies of one
+    story share the headline while their leads may be each site's own teaser."""
+    if latin_a or latin_b:
+        score = max(jaccard(x, y) for x in _views(a, latin_a) for y in _views(b, latin_b))
+    else:
+        score = jaccard(a, b)
+    if len(title_a) >= TITLE_MIN and len(title_b) >= TITLE_MIN:
+        score = max(score, jaccard(title_a, title_b) * TITLE_WEIGHT)
+    return score
+
+
+@dataclass(slots=True)
+class _Entry:
+    cluster_id: int
+    source_id: str
+    at: int
+    hashes: frozenset[int]
+    title: frozenset[int]
+    counted: frozenset[int]  # what it added to the window's shingle counts
+    exact: int
+    latin: frozenset[int]
+
+
+@dataclass(slots=True)
+class _Template:
+    """A source's recent shingle sets (as compact arrays: thousands of sources each
+    keep their last 20) and how many of them hold each shingle."""
+
+    recent: deque[array[int]] = field(default_factory=deque)
+    counts: Counter[int] = field(default_factory=Counter)
+    seen: set[int] = field(default_factory=set)
+
+    def learn(self, item_id: int, hashes: frozenset[int]) -> None:
+        if item_id in self.seen:
+            return
+        self.seen.add(item_id)
+        self.recent.append(array("I", hashes))
+        self.counts.update(hashes)
+        if len(self.recent) > TEMPLATE_MEMORY:
+            old = self.recent.popleft()
+            self.counts.subtract(old)
+            for h in old:
+                if self.counts[h] <= 0:
+                    del self.counts[h]
+        if len(self.seen) > 4 * TEMPLATE_MEMORY:
+            self.seen.clear()  # only guards against learning one batch twice
+
+    def common(self) -> frozenset[int]:
+        """Shingles in at least half of the source's recent items (and in 3 or more)."""
+        n = len(self.recent)
+        if n < TEMPLATE_MIN_ITEMS:
+            return frozenset()
+        floor = max(3, n // 2)
+        return frozenset(h for h, c in self.counts.items() if c >= floor)
+
+
+class StoryIndex:
+    """Recent items by signature; see the module docstring."""
+
+    def __init__(self, *, threshold: float = JOIN_THRESHOLD, window_us: int = WINDOW_US,
+                 num_perm: int = NUM_PERM) -> None:
+        self.threshold = threshold
+        self.window_us = window_us
+        self.num_perm = num_perm
+        self._lsh = MinHashLSH(threshold=min(LSH_THRESHOLD, threshold), num_perm=num_perm)
+        self._perms = MinHash(num_perm=num_perm).permutations
+        self._entries: dict[int, _Entry] = {}
+        self._titles: dict[frozenset[int], set[int]] = {}
+        self._exact: dict[int, set[int]] = {}
+        self._expiry: list[tuple[int, int]] = []  # (at, item id), a min-heap
+        self._templates: dict[str, _Template] = {}
+        self._df: Counter[int] = Counter()  # in how many indexed items each shingle is
+        self._signatures: dict[int, tuple[frozenset[int], MinHash]] = {}
+        self._newest = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._entries
+
+    def cluster_of(self, item_id: int) -> int | None:
+        entry = self._entries.get(item_id)
+        return entry.cluster_id if entry else None
+
+    def learn(self, items: Iterable[StoryItem]) -> None:
+        """Learn the sources' templates from a batch before placing it, so a source's
+        first items are judged without their furniture too."""
+        for item in items:
+            template = self._templates.get(item.source_id)
+            if template is None:
+                template = self._templates[item.source_id] = _Template()
+            template.learn(item.item_id, item.hashes)
+
+    # ---------------------------------------------------------------- placing
+    def place(self, item: StoryItem, *, apart: Collection[int] = (),
+              together: Collection[int] = ()) -> Placement:
+        """Put ``item`` in the best cluster or a new one (its own id), and remember it.
+
+        ``apart``: items it was split from by hand (it never joins their clusters);
+        ``together``: items it was merged with by hand (it joins the first of them that
+        is in the index, whatever the similarity).
+        """
+        self.expire(item.at)
+        self.learn([item])
+        own = self.effective(item)
+        best = self._forced(together, own) or self._best(own, apart)
+        if best is None:
+            placement = Placement(item.item_id, item.item_id, 0.0, None, own)
+        else:
+            placement = Placement(item.item_id, best.cluster_id, best.similarity, best.item_id,
+                                  own)
+        self.add(own, placement.cluster_id)
+        return placement
+
+    def candidates(self, item: StoryItem) -> list[Candidate]:
+        """Every indexed item of another source, within the window, whose similarity
+        reaches the threshold, most similar first. ``item`` as :meth:`effective` gives it."""
+        if not item.hashes and not item.title and not item.exact:
+            return []
+        keys: set[int] = set()
+        for view in _views(item.hashes, item.latin) if item.hashes else []:
+            keys.update(abs(k) for k in self._lsh.query(self._minhash(view)))
+        keys.update(self._titles.get(item.title, ()))
+        twins = self._exact.get(item.exact, set()) if item.exact else set()
+        keys.update(twins)
+        found = []
+        for key in keys:
+            entry = self._entries.get(key)
+            if entry is None or key == item.item_id or entry.source_id == item.source_id:
+                continue
+            if abs(entry.at - item.at) > self.window_us:
+                continue
+            score = 1.0 if key in twins else similarity(
+                item.hashes, entry.hashes, item.title, entry.title, item.latin, entry.latin)
+            if score >= self.threshold:
+                found.append(Candidate(key, entry.cluster_id, score))
+        found.sort(key=lambda c: (-c.similarity, c.item_id))
+        return found
+
+    def _best(self, item: StoryItem, apart: Collection[int]) -> Candidate | None:
+        blocked = {self._entries[i].cluster_id for i in apart if i in self._entries}
+        for cand in self.candidates(item):
+            if cand.cluster_id not in blocked:
+                return cand
+        return None
+
+    def _forced(self, together: Collection[int], item: StoryItem) -> Candidate | None:
+        for other in sorted(together):
+            entry = self._entries.get(other)
+            if entry is not None:
+                score = similarity(item.hashes, entry.hashes, item.title, entry.title,
+                                   item.latin, entry.latin)
+                return Candidate(other, entry.cluster_id, score)
+        return None
+
+    def effective(self, item: StoryItem) -> StoryItem:
+        """``item`` less its source's template; no shingles at all when too few are left
+        to tell one story from another."""
+        common = self._templates[item.source_id].common() \
+            if item.source_id in self._templates else frozenset()
+        plain = item.hashes - common
+        title = item.title - common
+        limit = max(COMMON_FLOOR, int(COMMON_SHARE * len(self._entries)))
+        df = self._df
+        hashes = frozenset(h for h in plain if df.get(h, 0) <= limit)
+        if len(title) < TITLE_MIN:
+            title = frozenset()
+        if len(hashes) < MIN_SHINGLES:  # too little left to compare; the title may do
+            return replace(item, hashes=frozenset(), title=title, latin=frozenset())
+        latin = item.latin & hashes
+        if min(len(latin), len(hashes) - len(latin)) < MIN_SHINGLES:
+            latin = frozenset()
+        return replace(item, hashes=hashes, title=title, latin=latin)
+
+    # ----------------------------------------------------------- maintenance
+    def add(self, item: StoryItem, cluster_id: int) -> None:
+        """Index an item already placed (a warm start from storage, or :meth:`place`);
+        its hashes as :meth:`effective` gave them."""
+        entry = self._entries.get(item.item_id)
+        if entry is not None:
+            entry.cluster_id = cluster_id
+            return
+        counted = item.hashes | item.title
+        self._entries[item.item_id] = _Entry(cluster_id, item.source_id, item.at, item.hashes,
+                                             item.title, counted, item.exact, item.latin)
+        if item.exact:
+            self._exact.setdefault(item.exact, set()).add(item.item_id)
+        self._df.update(counted)
+        heapq.heappush(self._expiry, (item.at, item.item_id))
+        self._newest = max(self._newest, item.at)
+        if item.hashes:
+            self._lsh.insert(item.item_id, self._minhash(item.hashes), check_duplication=False)
+        if item.latin:  # a bilingual item is found by its Latin-script half alone too
+            self._lsh.insert(-item.item_id, self._minhash(item.latin), check_duplication=False)
+        if len(item.title) >= TITLE_MIN:
+            self._titles.setdefault(item.title, set()).add(item.item_id)
+
+    def relabel(self, items: Iterable[int], cluster_id: int) -> None:
+        """Hand-made merges and splits move indexed items to another cluster."""
+        for item_id in items:
+            entry = self._entries.get(item_id)
+            if entry is not None:
+                entry.cluster_id = cluster_id
+
+    def expire(self, now_us: int) -> int:
+        """Forget items older than the window before the newest item seen (or ``now_us``)."""
+        self._newest = max(self._newest, now_us)
+        horizon = self._newest - self.window_us
+        gone = 0
+        while self._expiry and self._expiry[0][0] < horizon:
+            _, item_id = heapq.heappop(self._expiry)
+            entry = self._entries.pop(item_id, None)
+            if entry is None:
+                continue
+            if entry.hashes:
+                self._lsh.remove(item_id)
+            if entry.latin:
+                self._lsh.remove(-item_id)
+            self._df.subtract(entry.counted)
+            for h in entry.counted:
+                if self._df[h] <= 0:
+                    del self._df[h]
+            twins = self._exact.get(entry.exact)
+            if twins is not None:
+                twins.discard(item_id)
+                if not twins:
+                    del self._exact[entry.exact]
+            same = self._titles.get(entry.title)
+            if same is not None:
+                same.discard(item_id)
+                if not same:
+                    del self._titles[entry.title]
+            gone += 1
+        return gone
+
+    def _minhash(self, hashes: frozenset[int]) -> MinHash:
+        """The signature of a set; the last few are kept, since placing an item queries
+        with the same sets it then inserts."""
+        cached = self._signatures.get(id(hashes))
+        if cached is not None and cached[0] is hashes:
+            return cached[1]
+        m = MinHash(num_perm=self.num_perm, permutations=self._perms, scheme="affine32",
+                    hashfunc=int)
+        m.update_batch(list(hashes))
+        if len(self._signatures) >= 8:
+            self._signatures.clear()
+        self._signatures[id(hashes)] = (hashes, m)
+        return m

@@ -1,0 +1,258 @@
+"""Story clustering as the product runs it (R-DEDUP-12): the online job, a rebuild,
+hand edits, explanations and heat.
+
+Items are clustered *after* they are stored, by a job that reads what
+``upsert_items`` created since its bookmark: every way an item enters (collection,
+push, import, re-parse) goes through ``upsert_items`` alone, and clustering
+follows it whatever the way. The index of the last 72 hours lives in the process
+(``Clusterer``); each placement is stored with the shingles it was made by, so a
+restart rebuilds the index from storage without reading a body.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from tidings.errors import ConfigError, NotFoundError
+from tidings.identity.heat import HEAT_WINDOW, HeatMember, heat
+from tidings.identity.shingles import shingle_hash, story_shingles, story_text
+from tidings.identity.storyindex import (
+    WINDOW_US,
+    StoryIndex,
+    StoryItem,
+    item_of,
+    jaccard,
+    similarity,
+)
+from tidings.store.base import Reads, Unit
+from tidings.store.stories import StoryInput, StoryLink, StoryMember, StoryRow
+
+__all__ = [
+    "STORY_MARK",
+    "Clusterer",
+    "Explanation",
+    "Story",
+    "explain",
+    "finish_rebuild",
+    "merge",
+    "split",
+    "story_heat",
+    "trending",
+]
+
+STORY_MARK = "stories:last-item"
+BATCH = 500
+WINDOW = timedelta(microseconds=WINDOW_US)
+
+
+def _us(when: datetime) -> int:
+    return int(when.timestamp() * 1_000_000)
+
+
+def story_item(x: StoryInput) -> StoryItem:
+    sh = story_shingles(story_text(x.title, x.summary, x.body))
+    return item_of(x.item_id, x.source_id, _us(x.at), sh)
+
+
+@dataclass(slots=True)
+class _Links:
+    apart: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))
+    together: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))
+
+    @classmethod
+    def of(cls, links: Iterable[StoryLink]) -> _Links:
+        out = cls()
+        for link in links:
+            side = out.apart if link.apart else out.together
+            side[link.a].add(link.b)
+            side[link.b].add(link.a)
+        return out
+
+
+def _place(index: StoryIndex, inputs: Sequence[StoryInput], links: _Links
+           ) -> list[StoryMember]:
+    items = [story_item(x) for x in inputs]
+    index.learn(items)
+    out = []
+    for x, item in zip(inputs, items, strict=True):
+        p = index.place(item, apart=links.apart.get(x.item_id, ()),
+                        together=links.together.get(x.item_id, ()))
+        out.append(StoryMember(x.item_id, p.cluster_id, x.source_id, x.at, p.similarity,
+                               p.matched, p.item.hashes, p.item.title, p.item.exact,
+                               p.item.latin))
+    return out
+
+
+class Clusterer:
+    """The process's story index and the job that feeds it (one per process)."""
+
+    def __init__(self) -> None:
+        self.index: StoryIndex | None = None
+
+    def _warm(self, store: Reads, now: datetime) -> StoryIndex:
+        index = StoryIndex()
+        for m in store.story_window(now - WINDOW):
+            index.add(StoryItem(m.item_id, m.source_id, _us(m.at), m.hashes, m.title, m.exact,
+                                m.latin), m.cluster_id)
+        return index
+
+    def step(self, unit: Unit, now: datetime, limit: int = BATCH) -> int:
+        """Place the next items created since the bookmark; returns how many."""
+        if self.index is None:
+            self.index = self._warm(unit, now)
+        mark = unit.get_mark(STORY_MARK)
+        inputs = unit.story_inputs(int(mark or 0), limit)
+        if not inputs:
+            return 0
+        if not unit.swap_mark(STORY_MARK, mark, str(inputs[-1].item_id)):
+            return 0  # another runner took this batch
+        unit.put_story_members(_place(self.index, inputs, _Links.of(unit.story_links())))
+        return len(inputs)
+
+    def restart(self) -> StoryIndex:
+        """An empty index, for a rebuild that replays the archive."""
+        self.index = StoryIndex()
+        return self.index
+
+    def replay(self, inputs: Sequence[StoryInput], links: Sequence[StoryLink]
+               ) -> list[StoryMember]:
+        """Place one page of a rebuild (items in time order) in the index."""
+        assert self.index is not None
+        return _place(self.index, inputs, _Links.of(links))
+
+
+def finish_rebuild(unit: Unit) -> None:
+    """After a rebuild: merges made by hand applied, the job's bookmark at the top."""
+    _apply_merges(unit, unit.story_links())
+    unit.swap_mark(STORY_MARK, unit.get_mark(STORY_MARK), str(unit.max_item_id()))
+
+
+def _apply_merges(unit: Unit, links: Sequence[StoryLink]) -> None:
+    """Merges made by hand hold even for items further apart than the window."""
+    for link in links:
+        if link.apart:
+            continue
+        clusters = unit.story_clusters([link.a, link.b])
+        ca, cb = clusters.get(link.a), clusters.get(link.b)
+        if ca is not None and cb is not None and ca != cb:
+            ids = [r.item_id for r in unit.story_rows([cb])]
+            unit.move_story_members(ids, ca)
+
+
+# ------------------------------------------------------------------ hand edits
+def _cluster_of(store: Reads, item_id: int) -> int:
+    cluster = store.story_clusters([item_id]).get(item_id)
+    if cluster is None:
+        raise NotFoundError(f"item {item_id} is not clustered yet (run: tidings cluster rebuild)")
+    return cluster
+
+
+def split(unit: Unit, item_id: int, now: datetime) -> int:
+    """Take ``item_id`` out of its cluster, for good: it stands alone and is remembered
+    apart from every item it was with. Returns how many it was split from."""
+    cluster = _cluster_of(unit, item_id)
+    others = [r.item_id for r in unit.story_rows([cluster]) if r.item_id != item_id]
+    if not others:
+        raise ConfigError(f"item {item_id} is alone in its story already")
+    unit.move_story_members([item_id], item_id)
+    if cluster == item_id:  # it started the cluster: the rest keep the earliest id left
+        unit.move_story_members(others, min(others))
+    for other in others:
+        unit.add_story_link(StoryLink(item_id, other, True, now))
+    return len(others)
+
+
+def merge(unit: Unit, item_id: int, other_id: int, now: datetime) -> int:
+    """Put ``other_id``'s whole story into ``item_id``'s, for good. Returns how many moved."""
+    if item_id == other_id:
+        raise ConfigError("an item cannot be merged with itself")
+    target, source = _cluster_of(unit, item_id), _cluster_of(unit, other_id)
+    unit.add_story_link(StoryLink(item_id, other_id, False, now))
+    if target == source:
+        return 0
+    ids = [r.item_id for r in unit.story_rows([source])]
+    return unit.move_story_members(ids, target)
+
+
+# ------------------------------------------------------------------- reading
+@dataclass(frozen=True, slots=True)
+class Story:
+    cluster_id: int
+    heat: float
+    rows: list[StoryRow]  # earliest first
+
+    @property
+    def sources(self) -> int:
+        return len({r.source_id for r in self.rows})
+
+
+def _heat_members(rows: Sequence[StoryRow]) -> list[HeatMember]:
+    return [HeatMember(r.source_id, r.site_url, r.at, r.published_at, r.discovered_at,
+                       r.backfill) for r in rows]
+
+
+def story_heat(store: Reads, cluster_ids: Sequence[int], now: datetime) -> dict[int, Story]:
+    """The stories of these clusters, with their heat at ``now``."""
+    rows = store.story_rows(cluster_ids)
+    reprints = store.reprint_pairs([r.source_id for r in rows])
+    by_cluster: dict[int, list[StoryRow]] = defaultdict(list)
+    for r in rows:
+        by_cluster[r.cluster_id].append(r)
+    return {c: Story(c, heat(_heat_members(rs), now, reprints), rs)
+            for c, rs in by_cluster.items()}
+
+
+def trending(store: Reads, now: datetime, limit: int = 30) -> list[Story]:
+    """Stories told by two or more sources in the last 48 h, hottest first."""
+    ids = store.hot_stories(now - HEAT_WINDOW, limit * 3)
+    stories = [s for s in story_heat(store, ids, now).values() if s.heat > 0]
+    stories.sort(key=lambda s: (-s.heat, -s.cluster_id))
+    return stories[:limit]
+
+
+@dataclass(frozen=True, slots=True)
+class Peer:
+    item_id: int
+    source_id: str
+    title: str
+    similarity: float
+    shared: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    item_id: int
+    cluster_id: int
+    similarity: float  # with the member it joined (0 when it started the story)
+    matched: int | None
+    peers: list[Peer]  # the other members, most similar first
+
+
+def explain(store: Reads, item_id: int) -> Explanation:
+    """Why ``item_id`` is where it is: each other member's similarity and the shingles
+    they share (recomputed from the stored texts)."""
+    placed = store.story_members([item_id])
+    if not placed:
+        raise NotFoundError(f"item {item_id} is not clustered yet (run: tidings cluster rebuild)")
+    me = placed[0]
+    rows = [r for r in store.story_rows([me.cluster_id]) if r.item_id != item_id]
+    mine = _shingles(store, item_id)
+    stored = {m.item_id: m for m in store.story_members([r.item_id for r in rows])}
+    peers = []
+    for r in rows:
+        theirs = _shingles(store, r.item_id)
+        other = stored.get(r.item_id)
+        score = similarity(me.hashes, other.hashes, me.title, other.title, me.latin,
+                           other.latin) if other \
+            else jaccard(frozenset(map(shingle_hash, mine)), frozenset(map(shingle_hash, theirs)))
+        peers.append(Peer(r.item_id, r.source_id, r.title, score, sorted(mine & theirs)))
+    peers.sort(key=lambda p: (-p.similarity, p.item_id))
+    return Explanation(item_id, me.cluster_id, me.similarity, me.matched, peers)
+
+
+def _shingles(store: Reads, item_id: int) -> frozenset[str]:
+    item = store.get_item(item_id)
+    return story_shingles(story_text(item.title, item.summary, item.body)).all

@@ -20,8 +20,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
-from tidings.app import catalog
+from tidings.app import catalog, ingest
 from tidings.app.access import Access
+from tidings.app.ingest import IngestReport, PushedItem
 from tidings.app.paging import sort_time
 from tidings.errors import ConfigError, NotFoundError
 from tidings.model import (
@@ -295,6 +296,16 @@ class Tidings:
     async def index_pending(self) -> int:
         """Bring the search index up to date; returns how many items were indexed."""
         return await jobs.index_pending(self._writer)
+
+    async def ingest(self, source_id: str, items: Sequence[PushedItem]) -> IngestReport:
+        """Store pushed items (R-INGEST): see ``tidings.app.ingest``. Nothing is stored
+        when the request as a whole is refused (ConfigError)."""
+        keep, skipped = ingest.screen(items)
+        template = ingest.external_source(source_id, self.clock(),
+                                          self.settings.default_interval_min)
+        report: IngestReport = await self._writer(ingest.ingest_step, template, keep, skipped,
+                                                  self.clock())
+        return report
 
     # ----------------------------------------------------------- collection
     async def collect(

@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 
 from tidings.app import catalog, ingest
 from tidings.app.access import Access
+from tidings.app.compat import Compat
 from tidings.app.ingest import IngestReport, PushedItem
 from tidings.app.paging import sort_time
 from tidings.errors import ConfigError, NotFoundError
@@ -85,6 +86,8 @@ class Tidings:
         self._fetcher: Fetcher | None = None
         #: the web reader's users, sessions and API tokens (R-API-6)
         self.access = Access(store, self._writer, clock)
+        #: what feeds out and the client APIs need beyond the JSON API (R-API-2/3)
+        self.compat = Compat(store, self._writer, clock)
         self._ledger = Ledger(parse_providers(settings.providers), store, self._writer, clock,
                               local_zone(settings.timezone))
 

@@ -53,6 +53,7 @@ from tidings.model import (
     Visibility,
 )
 from tidings.store.access import AccessReads, AccessWrites
+from tidings.store.compat import CompatReads, CompatWrites
 from tidings.store.ops import OpsReads, OpsWrites
 
 # ----------------------------------------------------------------- write models
@@ -179,6 +180,15 @@ class ItemQuery:
     body_state: BodyState | None = None
     before: tuple[datetime, int] | None = None
     limit: int = 50
+    #: only these sources (a folder's); None: any source
+    source_ids: tuple[str, ...] | None = None
+    #: only these items; None: any item
+    ids: tuple[int, ...] | None = None
+    min_id: int | None = None  # id > min_id
+    max_id: int | None = None  # id < max_id
+    #: "newest" (sort time descending), "oldest" (ascending), "id" or "id_desc"
+    order: str = "newest"
+    after: tuple[datetime, int] | None = None  # keyset for "oldest": (sort_time, id) >
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,7 +234,7 @@ class ArchiveStats:
 # -------------------------------------------------------------------- protocols
 
 
-class Reads(OpsReads, AccessReads, Protocol):
+class Reads(OpsReads, AccessReads, CompatReads, Protocol):
     """Everything storage answers without writing. What asynchronous code holds."""
 
     # -- sources
@@ -317,7 +327,7 @@ class Reads(OpsReads, AccessReads, Protocol):
         ...
 
 
-class Writes(OpsWrites, AccessWrites, Protocol):
+class Writes(OpsWrites, AccessWrites, CompatWrites, Protocol):
     """Every write; each call atomic by itself."""
 
     # -- sources

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tidings.errors import StorageError
 from tidings.store.sqlite._access import AccessMixin
+from tidings.store.sqlite._compat import CompatMixin
 from tidings.store.sqlite._db import Database, Transaction, connect
 from tidings.store.sqlite._find import SearchMixin
 from tidings.store.sqlite._items import ItemsWriteMixin
@@ -54,7 +55,7 @@ def _make_private(path: Path) -> None:
 
 class _Everything(
     SourcesMixin, RunsMixin, ItemsWriteMixin, ItemsReadMixin, SearchIndexMixin, SearchMixin,
-    RawMixin, StatsMixin, OpsMixin, AccessMixin, SpendMixin,
+    RawMixin, StatsMixin, OpsMixin, AccessMixin, SpendMixin, CompatMixin,
 ):
     """Every read and write, on whatever connection the subclass provides."""
 

@@ -285,8 +285,22 @@ UPDATE items SET search_rowid = NULL, search_dirty = 1
     WHERE search_rowid IS NOT NULL OR search_dirty = 0;
 """
 
+# Saved searches (served as feeds) and the Fever keys of API tokens (R-API-2/3).
+_COMPAT_APIS = """
+CREATE TABLE saved_searches (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+    query TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+);
+CREATE TABLE fever_keys (
+    token_id TEXT PRIMARY KEY REFERENCES api_tokens (id) ON DELETE CASCADE,
+    key TEXT NOT NULL UNIQUE
+) WITHOUT ROWID;
+"""
+
 MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _FOLDERS_AND_LOSSY, _WEB_ACCESS,
-                               _PAID_CALLS, _FINGERPRINTS_ON_ITEMS)
+                               _PAID_CALLS, _FINGERPRINTS_ON_ITEMS, _COMPAT_APIS)
 
 
 def migrate(conn: sqlite3.Connection) -> int:

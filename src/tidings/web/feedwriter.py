@@ -49,8 +49,11 @@ def _iso(when: datetime) -> str:
 
 def atom(meta: FeedMeta, items: Sequence[Item],
          entry_extra: Callable[[etree._Element, Item], None] | None = None,
-         nsmap: dict[str, str] | None = None) -> bytes:
-    """An Atom feed of ``items``; ``entry_extra`` adds dialect elements to each entry."""
+         nsmap: dict[str, str] | None = None,
+         id_of: Callable[[Item], str] = item_id,
+         feed_extra: Callable[[etree._Element], None] | None = None) -> bytes:
+    """An Atom feed of ``items``; ``entry_extra`` and ``feed_extra`` add dialect
+    elements to each entry and to the feed, ``id_of`` gives each entry's id."""
     namespaces: dict[str | None, str] = {None: ATOM}
     namespaces.update(nsmap or {})
     feed = etree.Element(f"{{{ATOM}}}feed", nsmap=namespaces)  # type: ignore[arg-type]
@@ -62,14 +65,17 @@ def atom(meta: FeedMeta, items: Sequence[Item],
     if meta.next_url:
         _link(feed, "next", meta.next_url, "application/atom+xml")
     _text(feed, "generator", "tidings")
+    if feed_extra is not None:
+        feed_extra(feed)
     for item in items:
-        feed.append(_entry(item, entry_extra))
+        feed.append(_entry(item, entry_extra, id_of))
     return bytes(etree.tostring(feed, xml_declaration=True, encoding="utf-8"))
 
 
-def _entry(item: Item, extra: Callable[[etree._Element, Item], None] | None) -> etree._Element:
+def _entry(item: Item, extra: Callable[[etree._Element, Item], None] | None,
+           id_of: Callable[[Item], str]) -> etree._Element:
     entry = etree.Element(f"{{{ATOM}}}entry")
-    _text(entry, "id", item_id(item))
+    _text(entry, "id", id_of(item))
     _text(entry, "title", item.title or "(untitled)", type="text")
     _text(entry, "updated", _iso(item.updated_at))
     _text(entry, "published", _iso(item.published_at or item.discovered_at))

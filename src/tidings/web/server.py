@@ -26,7 +26,15 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from tidings.app import Tidings
 from tidings.errors import ConfigError, NotFoundError, TidingsError
 from tidings.settings import VERSION, Settings
-from tidings.web import api, feeds_out, ingest, pages_read, pages_site, pages_sources
+from tidings.web import (
+    api,
+    feeds_out,
+    greader,
+    ingest,
+    pages_read,
+    pages_site,
+    pages_sources,
+)
 from tidings.web.access import import_legacy, password_set
 from tidings.web.auth import host_header_name, is_loopback
 from tidings.web.context import LoginRequired, keep_alive, login_redirect, render
@@ -173,6 +181,7 @@ def create_app(tidings: Tidings, settings: Settings, *, page_ttl: float = 2.0) -
     app.include_router(api.router)
     app.include_router(ingest.router)
     app.include_router(feeds_out.router)
+    app.include_router(greader.router)
     app.include_router(pages_read.router)
     app.include_router(pages_sources.router)
     app.include_router(pages_site.router)

@@ -29,6 +29,7 @@ from tidings.settings import VERSION, Settings
 from tidings.web import (
     api,
     feeds_out,
+    fever,
     greader,
     ingest,
     pages_read,
@@ -182,6 +183,7 @@ def create_app(tidings: Tidings, settings: Settings, *, page_ttl: float = 2.0) -
     app.include_router(ingest.router)
     app.include_router(feeds_out.router)
     app.include_router(greader.router)
+    app.include_router(fever.router)
     app.include_router(pages_read.router)
     app.include_router(pages_sources.router)
     app.include_router(pages_site.router)

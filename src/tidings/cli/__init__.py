@@ -142,9 +142,10 @@ from tidings.cli import (  # noqa: E402
     commands_collect,
     commands_config,
     commands_extract,
+    commands_folders,
     commands_items,
     commands_sources,
 )
 
-__all__ = ["cli", "commands_collect", "commands_config", "commands_extract", "commands_items",
-           "commands_sources", "main"]
+__all__ = ["cli", "commands_collect", "commands_config", "commands_extract",
+           "commands_folders", "commands_items", "commands_sources", "main"]

@@ -157,14 +157,12 @@ async def source_feed(request: Request, source_id: str, fmt: str, before: Cursor
 async def folder_feed(request: Request, name: str, fmt: str, before: Cursor = None,
                       limit: Limit = 50, key: Key = None) -> Response:
     tid = web_state(request).tidings
-    folders = {f.lower(): f for f in tid.folders()}
-    if name.lower() not in folders:
+    if name not in tid.folders():
         raise NotFoundError(f"no folder {name!r}")
     ids = tuple(s.id for s in tid.sources()
-                if (s.folder or "").lower() == name.lower()
-                and s.visibility is Visibility.EDITORIAL)
-    stream = Stream(f"/feeds/folder/{quote(folders[name.lower()], safe='')}",
-                    f"tidings: {folders[name.lower()]}", "/all", ItemQuery(source_ids=ids))
+                if s.folder == name and s.visibility is Visibility.EDITORIAL)
+    stream = Stream(f"/feeds/folder/{quote(name, safe='')}", f"tidings: {name}", "/all",
+                    ItemQuery(source_ids=ids))
     return await serve_stream(request, stream, _fmt(fmt), before, limit, key)
 
 

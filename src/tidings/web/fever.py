@@ -125,11 +125,11 @@ def _folders(sources: list[Source]) -> dict[str, list[Source]]:
 
 
 def _groups(sources: list[Source]) -> list[dict[str, Any]]:
-    return [{"id": number(name.lower()), "title": name} for name in _folders(sources)]
+    return [{"id": number(name), "title": name} for name in _folders(sources)]
 
 
 def _feeds_groups(sources: list[Source]) -> list[dict[str, Any]]:
-    return [{"group_id": number(name.lower()),
+    return [{"group_id": number(name),
              "feed_ids": ",".join(str(number(s.id)) for s in members)}
             for name, members in _folders(sources).items()]
 
@@ -216,7 +216,7 @@ def _scope(tid: Tidings, what: object, target: int) -> dict[str, Any]:
         return {"source_id": match[0]}
     if target == 0:  # Fever's "Kindling": everything
         return {}
-    members = {number(n.lower()): m for n, m in _folders(sources).items()}
+    members = {number(n): m for n, m in _folders(sources).items()}
     if target not in members:
         raise FeverError(404, f"no group {target}")
     return {"source_ids": tuple(s.id for s in members[target])}

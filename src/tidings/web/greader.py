@@ -179,7 +179,7 @@ async def _edit_one(request: Request, tid: Tidings, action: str, stream: str,
     update = SourceUpdate(title=title) if title else SourceUpdate()
     if folder:
         update = SourceUpdate(title=update.title, folder=folder)
-    elif removed and (source.folder or "").lower() == removed.lower():
+    elif removed and source.folder == removed:
         update = SourceUpdate(title=update.title, folder=None)
     if update:
         await tid.update_source(source.id, update)

@@ -84,8 +84,8 @@ def stream_query(stream: str, sources: dict[str, Source]) -> ItemQuery:
     if s.startswith("feed/"):
         return replace(base, source_id=feed_source(s, sources).id)
     if s.startswith(LABEL):
-        name = s.removeprefix(LABEL).lower()
-        ids = tuple(sid for sid, src in sources.items() if (src.folder or "").lower() == name)
+        name = s.removeprefix(LABEL)
+        ids = tuple(sid for sid, src in sources.items() if src.folder == name)
         if not ids:
             raise NotFoundError(f"no folder {s.removeprefix(LABEL)!r}")
         return replace(base, source_ids=ids)

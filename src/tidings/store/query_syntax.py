@@ -115,9 +115,14 @@ def _operator(parts: _Parts, name: str, value: str) -> None:
         parts.since, parts.until = _dates(value)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def parse_search(text: str, *, ranked: bool = False, limit: int = 50) -> SearchQuery:
-    """Parse what a user typed into the search box."""
+    """Parse what a user typed into the search box. Control characters count as spaces
+    (a NUL ends an FTS5 string early: the search would fail in the database)."""
     parts = _Parts()
+    text = _CONTROL.sub(" ", text)
     for token in _tokens(text):
         negated = token.startswith("-") and len(token) > 1
         body = token[1:] if negated else token

@@ -112,6 +112,8 @@ class ItemsReadMixin(Access):
         return self._one_item("i.key = ?", key, f"item {key!r} not found")
 
     def _one_item(self, where: str, value: object, missing: str) -> Item:
+        if isinstance(value, int) and not -(2**63) <= value < 2**63:
+            raise NotFoundError(missing)  # no SQLite integer is that large
         with self._read() as conn:
             row = conn.execute(f"SELECT {ITEM_COLUMNS} FROM {ITEM_FROM} WHERE {where}",  # noqa: S608
                                (value,)).fetchone()

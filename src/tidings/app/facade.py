@@ -25,6 +25,7 @@ from tidings.app.access import Access
 from tidings.app.compat import Compat
 from tidings.app.ingest import IngestReport, PushedItem
 from tidings.app.paging import sort_time
+from tidings.app.websub import WebSub
 from tidings.errors import ConfigError, NotFoundError
 from tidings.model import (
     BodyState,
@@ -88,6 +89,8 @@ class Tidings:
         self.access = Access(store, self._writer, clock)
         #: what feeds out and the client APIs need beyond the JSON API (R-API-2/3)
         self.compat = Compat(store, self._writer, clock)
+        #: the WebSub subscriber (R-RSS-8)
+        self.websub = WebSub(store, self._writer, self.pipeline_env, settings, clock)
         self._ledger = Ledger(parse_providers(settings.providers), store, self._writer, clock,
                               local_zone(settings.timezone))
 

@@ -36,6 +36,26 @@ class UnreadCount:
     newest: datetime | None  # the newest unread item's sort time
 
 
+@dataclass(frozen=True, slots=True)
+class WebSubLease:
+    """A source's WebSub subscription (R-RSS-8): at which hub, for which topic, and how
+    it stands: ``requested`` (waiting for the hub's challenge), ``active`` (verified,
+    until ``lease_until``), ``failed`` (the hub refused or is down: polling as usual,
+    tried again after ``retry_at``)."""
+
+    source_id: str
+    hub: str
+    topic: str
+    secret: str
+    verify_token: str
+    state: str
+    requested_at: datetime
+    lease_until: datetime | None = None
+    last_push_at: datetime | None = None
+    retry_at: datetime | None = None
+    error: str | None = None
+
+
 class CompatReads(Protocol):
     def item_refs(self, query: ItemQuery) -> list[tuple[int, datetime]]:
         """(id, sort time) of the items ``query`` selects, in its order, up to its limit:
@@ -60,6 +80,10 @@ class CompatReads(Protocol):
         ...
 
 
+    def list_websub(self) -> list[WebSubLease]: ...
+    def get_websub(self, source_id: str) -> WebSubLease | None: ...
+
+
 class CompatWrites(Protocol):
     def set_read_where(self, query: ItemQuery, read: bool) -> int:
         """Mark every item ``query`` selects (whatever its limit and order) read or
@@ -75,3 +99,9 @@ class CompatWrites(Protocol):
     def set_fever_key(self, token_id: str, key: str) -> None:
         """Keep the Fever key of an API token (NotFoundError if the token is gone)."""
         ...
+
+    def put_websub(self, lease: WebSubLease) -> None:
+        """Insert or replace a source's subscription (NotFoundError if the source is gone)."""
+        ...
+
+    def delete_websub(self, source_id: str) -> bool: ...

@@ -35,6 +35,7 @@ from tidings.web import (
     pages_read,
     pages_site,
     pages_sources,
+    websub,
 )
 from tidings.web.access import import_legacy, password_set
 from tidings.web.auth import host_header_name, is_loopback
@@ -184,6 +185,7 @@ def create_app(tidings: Tidings, settings: Settings, *, page_ttl: float = 2.0) -
     app.include_router(feeds_out.router)
     app.include_router(greader.router)
     app.include_router(fever.router)
+    app.include_router(websub.router)
     app.include_router(pages_read.router)
     app.include_router(pages_sources.router)
     app.include_router(pages_site.router)
@@ -236,10 +238,11 @@ async def _run(server: Any, tidings: Tidings) -> None:
     stop = asyncio.Event()
     scheduler = asyncio.create_task(tidings.serve_scheduler(signals=False, stop=stop))
     web = asyncio.create_task(server.serve())
+    hubs = asyncio.create_task(websub.keep_subscribed(tidings, stop))
     await asyncio.wait({scheduler, web}, return_when=asyncio.FIRST_COMPLETED)
     stop.set()
     server.should_exit = True
-    await asyncio.gather(web, return_exceptions=True)
+    await asyncio.gather(web, hubs, return_exceptions=True)
     reason = await scheduler
     await tidings.aclose()
     if reason == "memory":

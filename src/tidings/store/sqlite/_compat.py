@@ -11,13 +11,23 @@ from tidings.errors import ConfigError, NotFoundError
 from tidings.model import Visibility
 from tidings.store.access import ApiToken
 from tidings.store.base import ItemQuery
-from tidings.store.compat import SavedSearch, UnreadCount
-from tidings.store.sqlite._db import Access, from_us, opt_dt, to_us
+from tidings.store.compat import SavedSearch, UnreadCount, WebSubLease
+from tidings.store.sqlite._db import Access, from_us, opt_dt, opt_us, to_us
 from tidings.store.sqlite._reading import ORDERS, timeline_filters
 
 _SEARCH = "id, name, query, created_at"
 _INSERT_SEARCH = ("INSERT INTO saved_searches (name, query, created_at) VALUES (?, ?, ?) "
                   "RETURNING id, name, query, created_at")
+
+
+_LEASE = ("source_id, hub, topic, secret, verify_token, state, requested_at, lease_until, "
+          "last_push_at, retry_at, error")
+
+
+def _lease(r: Sequence[Any]) -> WebSubLease:
+    return WebSubLease(source_id=r[0], hub=r[1], topic=r[2], secret=r[3], verify_token=r[4],
+                       state=r[5], requested_at=from_us(r[6]), lease_until=opt_dt(r[7]),
+                       last_push_at=opt_dt(r[8]), retry_at=opt_dt(r[9]), error=r[10])
 
 
 def _saved(row: Sequence[Any]) -> SavedSearch:
@@ -100,3 +110,32 @@ class CompatMixin(Access):
                 raise NotFoundError(f"no API token {token_id!r}")
             conn.execute("INSERT OR REPLACE INTO fever_keys (token_id, key) VALUES (?, ?)",
                          (token_id, key))
+
+    def list_websub(self) -> list[WebSubLease]:
+        with self._read() as conn:
+            rows = conn.execute(f"SELECT {_LEASE} FROM websub ORDER BY source_id"  # noqa: S608
+                                ).fetchall()
+        return [_lease(r) for r in rows]
+
+    def get_websub(self, source_id: str) -> WebSubLease | None:
+        with self._read() as conn:
+            row = conn.execute(f"SELECT {_LEASE} FROM websub WHERE source_id = ?",  # noqa: S608
+                               (source_id,)).fetchone()
+        return None if row is None else _lease(row)
+
+    def put_websub(self, lease: WebSubLease) -> None:
+        with self._write() as conn:
+            if conn.execute("SELECT 1 FROM sources WHERE id = ?", (lease.source_id,)
+                            ).fetchone() is None:
+                raise NotFoundError(f"source {lease.source_id!r} not found")
+            conn.execute(
+                f"INSERT OR REPLACE INTO websub ({_LEASE}) "  # noqa: S608
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (lease.source_id, lease.hub, lease.topic, lease.secret, lease.verify_token,
+                 lease.state, to_us(lease.requested_at), opt_us(lease.lease_until),
+                 opt_us(lease.last_push_at), opt_us(lease.retry_at), lease.error))
+
+    def delete_websub(self, source_id: str) -> bool:
+        with self._write() as conn:
+            return conn.execute("DELETE FROM websub WHERE source_id = ?",
+                                (source_id,)).rowcount > 0

@@ -285,7 +285,8 @@ UPDATE items SET search_rowid = NULL, search_dirty = 1
     WHERE search_rowid IS NOT NULL OR search_dirty = 0;
 """
 
-# Saved searches (served as feeds) and the Fever keys of API tokens (R-API-2/3).
+# Saved searches (served as feeds), the Fever keys of API tokens (R-API-2/3), and
+# WebSub subscriptions (R-RSS-8).
 _COMPAT_APIS = """
 CREATE TABLE saved_searches (
     id INTEGER PRIMARY KEY,
@@ -296,6 +297,19 @@ CREATE TABLE saved_searches (
 CREATE TABLE fever_keys (
     token_id TEXT PRIMARY KEY REFERENCES api_tokens (id) ON DELETE CASCADE,
     key TEXT NOT NULL UNIQUE
+) WITHOUT ROWID;
+CREATE TABLE websub (
+    source_id TEXT PRIMARY KEY REFERENCES sources (id) ON DELETE CASCADE,
+    hub TEXT NOT NULL,
+    topic TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    verify_token TEXT NOT NULL,
+    state TEXT NOT NULL,
+    requested_at INTEGER NOT NULL,
+    lease_until INTEGER,
+    last_push_at INTEGER,
+    retry_at INTEGER,
+    error TEXT
 ) WITHOUT ROWID;
 """
 

@@ -95,6 +95,7 @@ def test_groups_feeds_and_items(served: tuple[Tidings, Fever, ServerThread]) -> 
         seen += [i["id"] for i in page]
         since = max(i["id"] for i in page)
     assert len(seen) == len(set(seen)) == 65  # not the isolated source's item
+    assert fever.call("items")["total_items"] == 65
     back: list[int] = []
     top = max(seen) + 1
     while page := fever.call(f"items&max_id={top}")["items"]:

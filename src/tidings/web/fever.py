@@ -164,7 +164,8 @@ def _items(tid: Tidings, params: FormData, visible: set[str]) -> dict[str, Any]:
     elif until is not None:
         query = ItemQuery(editorial_only=True, max_id=until, limit=PAGE, order="id_desc")
     items = [i for i in tid.items(query) if i.source_id in visible]
-    total = tid.stats().items
+    hidden = [s.id for s in tid.sources() if s.id not in visible]
+    total = tid.stats().items - sum(tid.source_stats(sid).items_total for sid in hidden)
     return {"items": [_item(i) for i in items], "total_items": total}
 
 

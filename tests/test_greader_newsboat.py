@@ -3,7 +3,7 @@
 newsboat logs in with ``POST {base}/accounts/ClientLogin``, lists
 ``reader/api/0/subscription/list``, downloads each subscription as the Atom stream
 ``reader/atom/feed%2F<id>?n=N`` (unread state from the ``gr`` labels ``fresh`` /
-``read``) and marks an opened article read with ``edit-tag``. ``newsboat -x reload``
+``read``), marks an opened article read and a flagged one starred with ``edit-tag``. ``newsboat -x reload``
 fills its cache (SQLite, read here); the marking is driven through tmux, keys as a
 person presses them. Outside CI, a machine without newsboat or tmux skips with the
 install hint; in CI ``.ci/run`` installs both.
@@ -73,7 +73,8 @@ def setup(settings: Settings, tmp_path: Path) -> Iterator[tuple[Tidings, ServerT
         "download-retries 1\n"
         "show-read-feeds yes\n"
         "show-read-articles yes\n"
-        "confirm-exit no\n")
+        "confirm-exit no\n"
+        'feedhq-flag-star "s"\n')
     yield tid, server, home
     server.stop()
     tid.close()
@@ -96,7 +97,7 @@ def cached(home: Path) -> dict[str, tuple[str, int]]:
         return {r[0]: (r[1], r[2]) for r in rows}
 
 
-def test_newsboat_reloads_then_marks_read_through_tmux(
+def test_newsboat_reloads_then_marks_read_and_stars_through_tmux(
         setup: tuple[Tidings, ServerThread, Path]) -> None:
     tid, _, home = setup
     done = subprocess.run(newsboat(home, "-x", "reload"), env=env(home), timeout=120,
@@ -123,6 +124,10 @@ def test_newsboat_reloads_then_marks_read_through_tmux(
         _keys(session, "Enter")  # opening an article marks it read, on the server too
         _wait_for_screen(session, "Feed:")
         wait_until(lambda: any(i.read for i in tid.items(ItemQuery(source_id="alpha"))), 20)
+        _keys(session, "C-e")  # edit the article's flags: "s" is the star (feedhq-flag-star)
+        _keys(session, "s")
+        _keys(session, "Enter")
+        wait_until(lambda: any(i.starred for i in tid.items(ItemQuery(source_id="alpha"))), 20)
         _keys(session, "q")
         _keys(session, "q")
         _keys(session, "q")
@@ -131,6 +136,8 @@ def test_newsboat_reloads_then_marks_read_through_tmux(
                        capture_output=True)
     read_now = [i.title for i in tid.items(ItemQuery(source_id="alpha")) if i.read]
     assert len(read_now) == 1 and read_now[0].startswith("Alpha story")
+    starred = [i.title for i in tid.items(ItemQuery(source_id="alpha")) if i.starred]
+    assert starred == read_now  # starred in newsboat: edit-tag a=…/starred
 
 
 def test_newsboat_sees_what_was_read_in_tidings(

@@ -3,10 +3,11 @@
 newsboat logs in with ``POST {base}/accounts/ClientLogin``, lists
 ``reader/api/0/subscription/list``, downloads each subscription as the Atom stream
 ``reader/atom/feed%2F<id>?n=N`` (unread state from the ``gr`` labels ``fresh`` /
-``read``), marks an opened article read and a flagged one starred with
-``edit-tag``. ``newsboat -x reload`` fills its cache (SQLite, read here); the marking is driven through tmux, keys as a
-person presses them. Outside CI, a machine without newsboat or tmux skips with the
-install hint; in CI ``.ci/run`` installs both.
+``read``), and marks an opened article read and a flagged one starred with
+``edit-tag``. ``newsboat -x reload`` fills its cache (SQLite, read here); the
+marking is driven through tmux, keys as a person presses them. Outside CI, a
+machine without newsboat or tmux skips with the install hint; in CI ``.ci/run``
+installs both.
 """
 
 from __future__ import annotations

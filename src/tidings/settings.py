@@ -98,6 +98,10 @@ class Settings:
         "Addresses of reverse proxies whose X-Forwarded-For/-Proto is believed; "
         "empty: the headers are ignored.", default=())
     webhooks: tuple[str, ...] = _h("URLs that receive new items as JSON.", default=())
+    ingest_per_minute: int = _h("Push-ingest requests one client address may make per "
+                                "minute (R-INGEST-2).", default=10)
+    public_url: str = _h("The reader's address as others reach it (https://…): links in "
+                         "feeds out, and the WebSub callback; empty: not known.", default="")
     # --- backups (R-STORE-5)
     backup_keep_daily: int = _h("Daily backups kept.", default=14)
     backup_keep_monthly: int = _h("Monthly backups kept.", default=12)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from tidings.app.catalog import slugify
 from tidings.app.crawling import CrawlLimits, Crawls
 from tidings.app.facade import Tidings, utcnow
+from tidings.app.ingest import MAX_ITEMS, IngestReport, ItemResult, PushedItem
 from tidings.app.standalone import discover_feeds, extract_target
 from tidings.net.listen import listen_socket
 from tidings.pipeline.doctor import DoctorReport
@@ -33,6 +34,7 @@ if TYPE_CHECKING:  # article extraction loads on first use (see tidings.extract)
     from tidings.extract import Extraction
 
 __all__ = [
+    "MAX_ITEMS",
     "UNSET",
     "ApiToken",
     "ArchiveStats",
@@ -47,7 +49,10 @@ __all__ = [
     "ExtractReport",
     "Extraction",
     "HealthReport",
+    "IngestReport",
     "ItemQuery",
+    "ItemResult",
+    "PushedItem",
     "ReparseReport",
     "RoundProgress",
     "RoundReport",

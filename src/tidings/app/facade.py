@@ -21,11 +21,14 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, NoReturn
 
-from tidings.app import catalog
+from tidings.app import catalog, ingest
 from tidings.app.access import Access
+from tidings.app.compat import Compat
 from tidings.app.crawling import Crawls
+from tidings.app.ingest import IngestReport, PushedItem
 from tidings.app.paging import sort_time
 from tidings.app.stories import Stories
+from tidings.app.websub import WebSub
 from tidings.errors import ConfigError, NoFeedError, NotFoundError, ReadOnlyError
 from tidings.model import (
     BodyState,
@@ -98,6 +101,10 @@ class Tidings:
         #: the web reader's users, sessions and API tokens (R-API-6)
         self.access = Access(store, self._writer, clock)
         self.stories = Stories(store, self._writer, clock)
+        #: what feeds out and the client APIs need beyond the JSON API (R-API-2/3)
+        self.compat = Compat(store, self._writer, clock)
+        #: the WebSub subscriber (R-RSS-8)
+        self.websub = WebSub(store, self._writer, self.pipeline_env, settings, clock)
         self._ledger = Ledger(parse_providers(settings.providers), store, self._writer, clock,
                               local_zone(settings.timezone))
 
@@ -336,6 +343,16 @@ class Tidings:
     async def index_pending(self) -> int:
         """Bring the search index up to date; returns how many items were indexed."""
         return await jobs.index_pending(self._writer)
+
+    async def ingest(self, source_id: str, items: Sequence[PushedItem]) -> IngestReport:
+        """Store pushed items (R-INGEST): see ``tidings.app.ingest``. Nothing is stored
+        when the request as a whole is refused (ConfigError)."""
+        keep, skipped = ingest.screen(items)
+        template = ingest.external_source(source_id, self.clock(),
+                                          self.settings.default_interval_min)
+        report: IngestReport = await self._writer(ingest.ingest_step, template, keep, skipped,
+                                                  self.clock())
+        return report
 
     # ----------------------------------------------------------- collection
     async def collect(

@@ -182,6 +182,7 @@ from tidings.cli import (  # noqa: E402
     commands_crawl,
     commands_demo,
     commands_extract,
+    commands_folders,
     commands_items,
     commands_preview,
     commands_sources,
@@ -189,5 +190,5 @@ from tidings.cli import (  # noqa: E402
 )
 
 __all__ = ["cli", "commands_collect", "commands_config", "commands_crawl", "commands_demo",
-           "commands_extract", "commands_items", "commands_preview", "commands_sources",
-           "commands_stories", "main"]
+           "commands_extract", "commands_folders", "commands_items", "commands_preview",
+           "commands_sources", "commands_stories", "main"]

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
+from urllib.parse import urlencode
 
 import aiohttp
 from yarl import URL
@@ -93,6 +94,13 @@ class _Hop:
     text: str  # ``url`` as a string, for messages and the redirect chain
     headers: dict[str, str]
     json: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Form:
+    """A form body (``application/x-www-form-urlencoded``), e.g. a WebSub subscription."""
+
+    fields: tuple[tuple[str, str], ...]
 
 
 @dataclass
@@ -189,6 +197,7 @@ class Fetcher:
         proxy: bool | None = None,
         user_agent: str | None = None,
         defer_decoding: bool = False,
+        form: Mapping[str, str] | None = None,
     ) -> Response:
         """Fetch ``url`` through the guard and return the final answer.
 
@@ -199,7 +208,8 @@ class Fetcher:
         the one way to replace it, for a source whose operator configured one
         explicitly (R-RSS-9). With ``defer_decoding`` a compressed body is kept
         as sent (capped at ``max_bytes`` too) and decoded when ``content`` is
-        first read, which then raises the decoding errors.
+        first read, which then raises the decoding errors. ``form`` sends a form body
+        instead of ``json``.
         """
         request = _Request(
             url=url,
@@ -221,7 +231,8 @@ class Fetcher:
                 _check_headers(extra)
                 sent.update(extra)
             parsed = _parse_url(url)
-            hop = _Hop(method.upper(), parsed, str(parsed), sent, json)
+            body = _Form(tuple(form.items())) if form is not None else json
+            hop = _Hop(method.upper(), parsed, str(parsed), sent, body)
             return await self._follow(request, hop)
         except FetchError:
             raise
@@ -386,6 +397,9 @@ def _payload(hop: _Hop) -> tuple[dict[str, str], bytes | None]:
     """Headers and body of a request (a JSON document, compact UTF-8)."""
     if hop.json is None:
         return hop.headers, None
+    if isinstance(hop.json, _Form):
+        return ({"content-type": "application/x-www-form-urlencoded", **hop.headers},
+                urlencode(hop.json.fields).encode())
     body = jsonlib.dumps(hop.json, ensure_ascii=False, separators=(",", ":"),
                          allow_nan=False).encode("utf-8")
     return {"content-type": "application/json", **hop.headers}, body

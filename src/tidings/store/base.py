@@ -53,6 +53,7 @@ from tidings.model import (
     Visibility,
 )
 from tidings.store.access import AccessReads, AccessWrites
+from tidings.store.compat import CompatReads, CompatWrites
 from tidings.store.crawl import CrawlReads, CrawlWrites
 from tidings.store.ops import OpsReads, OpsWrites
 from tidings.store.stories import StoriesReads, StoriesWrites
@@ -181,6 +182,15 @@ class ItemQuery:
     body_state: BodyState | None = None
     before: tuple[datetime, int] | None = None
     limit: int = 50
+    #: only these sources (a folder's); None: any source
+    source_ids: tuple[str, ...] | None = None
+    #: only these items; None: any item
+    ids: tuple[int, ...] | None = None
+    min_id: int | None = None  # id > min_id
+    max_id: int | None = None  # id < max_id
+    #: "newest" (sort time descending), "oldest" (ascending), "id" or "id_desc"
+    order: str = "newest"
+    after: tuple[datetime, int] | None = None  # keyset for "oldest": (sort_time, id) >
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +236,7 @@ class ArchiveStats:
 # -------------------------------------------------------------------- protocols
 
 
-class Reads(OpsReads, AccessReads, CrawlReads, StoriesReads, Protocol):
+class Reads(OpsReads, AccessReads, CrawlReads, StoriesReads, CompatReads, Protocol):
     """Everything storage answers without writing. What asynchronous code holds."""
 
     # -- sources
@@ -319,7 +329,7 @@ class Reads(OpsReads, AccessReads, CrawlReads, StoriesReads, Protocol):
         ...
 
 
-class Writes(OpsWrites, AccessWrites, CrawlWrites, StoriesWrites, Protocol):
+class Writes(OpsWrites, AccessWrites, CrawlWrites, StoriesWrites, CompatWrites, Protocol):
     """Every write; each call atomic by itself."""
 
     # -- sources

@@ -149,6 +149,7 @@ async def create_token(request: Request) -> Response:
     token_id, value, digest = auth.new_token()
     await web_state(request).tidings.access.add_api_token(
         token_id, auth.token_label(str(form.get("name") or "")), digest)
+    await web_state(request).tidings.compat.remember_fever_key(token_id, value)  # Fever logins
     return render(request, "settings.html", _settings_context(request, new_token=value))
 
 

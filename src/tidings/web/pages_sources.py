@@ -61,7 +61,7 @@ def _source_context(request: Request, source: Source) -> dict[str, Any]:
     return {"title": source.title or source.id, "source": source, "runs": runs,
             "warnings": warnings, "stat": _stats(request, source), "kinds": EDITABLE_KINDS,
             "visibilities": [v.value for v in Visibility], "folders": tid.folders(),
-            "form": _form_values(source), "error": ""}
+            "form": _form_values(source), "error": "", "websub": tid.websub.status(source)}
 
 
 def _form_values(source: Source) -> dict[str, str]:

@@ -29,6 +29,10 @@ from tidings.settings import VERSION, Settings
 from tidings.web import (
     api,
     api_sources,
+    feeds_out,
+    fever,
+    greader,
+    ingest,
     media,
     pages_collect,
     pages_explore,
@@ -38,6 +42,7 @@ from tidings.web import (
     pages_site,
     pages_sources,
     pages_stories,
+    websub,
 )
 from tidings.web.access import import_legacy, password_set
 from tidings.web.auth import host_header_name, is_loopback
@@ -216,6 +221,11 @@ def create_app(tidings: Tidings, settings: Settings, *, page_ttl: float = 2.0) -
     _install_handlers(app)
     app.include_router(api.router)
     app.include_router(api_sources.router)
+    app.include_router(ingest.router)
+    app.include_router(feeds_out.router)
+    app.include_router(greader.router)
+    app.include_router(fever.router)
+    app.include_router(websub.router)
     app.include_router(pages_read.router)
     app.include_router(pages_sources.router)
     app.include_router(pages_preview.router)
@@ -289,10 +299,11 @@ async def _run(server: Any, tidings: Tidings, sock: Any) -> None:
     stop = asyncio.Event()
     scheduler = asyncio.create_task(tidings.serve_scheduler(signals=False, stop=stop))
     web = asyncio.create_task(server.serve(sockets=[sock]))
+    hubs = asyncio.create_task(websub.keep_subscribed(tidings, stop))
     await asyncio.wait({scheduler, web}, return_when=asyncio.FIRST_COMPLETED)
     stop.set()
     server.should_exit = True
-    await asyncio.gather(web, return_exceptions=True)
+    await asyncio.gather(web, hubs, return_exceptions=True)
     reason = await scheduler
     await tidings.aclose()
     if reason == "memory":

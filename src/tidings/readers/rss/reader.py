@@ -22,6 +22,7 @@ from tidings.readers.base import ReadContext, ReadResult
 from tidings.readers.options import ReaderConfig
 from tidings.readers.rss.hints import not_before
 from tidings.readers.rss.parse import ParsedFeed, parse_feed
+from tidings.readers.rss.websub import websub_links
 
 FEED_ACCEPT = (
     "application/rss+xml, application/atom+xml, application/feed+json, "
@@ -91,6 +92,9 @@ class RssReader:
         if resp.etag or resp.last_modified:
             cursor = {"etag": resp.etag, "last_modified": resp.last_modified,
                       "validators_url": resp.final_url}
+        hub, topic = websub_links(resp.content, resp.headers)
+        if hub:  # R-RSS-8: the subscriber (app.websub) subscribes while this is named
+            cursor.update(websub_hub=hub, websub_topic=topic or resp.final_url)
         raw = RawResponse(url=source.url, final_url=resp.final_url, fetched_at=resp.fetched_at,
                           status=resp.status, headers=dict(resp.headers), body=resp.content,
                           source_id=source.id)

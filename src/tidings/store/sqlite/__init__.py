@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tidings.errors import ReadOnlyError, StorageError
 from tidings.store.sqlite._access import AccessMixin
+from tidings.store.sqlite._compat import CompatMixin
 from tidings.store.sqlite._crawl import CrawlMixin
 from tidings.store.sqlite._db import Database, Transaction, connect, is_read_only
 from tidings.store.sqlite._find import SearchMixin
@@ -69,7 +70,7 @@ def _check_current(path: Path) -> None:
 
 class _Everything(
     SourcesMixin, RunsMixin, ItemsWriteMixin, ItemsReadMixin, SearchIndexMixin, SearchMixin,
-    RawMixin, StatsMixin, OpsMixin, AccessMixin, SpendMixin, CrawlMixin, StoriesMixin,
+    RawMixin, StatsMixin, OpsMixin, AccessMixin, SpendMixin, CrawlMixin, StoriesMixin, CompatMixin,
 ):
     """Every read and write, on whatever connection the subclass provides."""
 

@@ -76,7 +76,31 @@ def timeline_filters(q: ItemQuery) -> tuple[list[str], list[Any]]:
     if q.before is not None:
         where.append("(i.sort_time, i.id) < (?, ?)")
         params.extend((to_us(q.before[0]), q.before[1]))
+    _more_filters(q, where, params)
     return where, params
+
+
+#: ORDER BY of each ``ItemQuery.order``
+ORDERS = {"newest": "i.sort_time DESC, i.id DESC", "oldest": "i.sort_time, i.id",
+          "id": "i.id", "id_desc": "i.id DESC"}
+
+
+def _more_filters(q: ItemQuery, where: list[str], params: list[Any]) -> None:
+    """The filters the compatibility APIs add (folders, id lists and ranges)."""
+    if q.source_ids is not None:
+        where.append(f"i.source_id IN ({marks(len(q.source_ids))})" if q.source_ids
+                     else "0")
+        params.extend(q.source_ids)
+    if q.ids is not None:
+        where.append(f"i.id IN ({marks(len(q.ids))})" if q.ids else "0")
+        params.extend(q.ids)
+    for clause, value in (("i.id > ?", q.min_id), ("i.id < ?", q.max_id)):
+        if value is not None:
+            where.append(clause)
+            params.append(value)
+    if q.after is not None:
+        where.append("(i.sort_time, i.id) > (?, ?)")
+        params.extend((to_us(q.after[0]), q.after[1]))
 
 
 class ItemsReadMixin(Access):
@@ -88,6 +112,8 @@ class ItemsReadMixin(Access):
         return self._one_item("i.key = ?", key, f"item {key!r} not found")
 
     def _one_item(self, where: str, value: object, missing: str) -> Item:
+        if isinstance(value, int) and not -(2**63) <= value < 2**63:
+            raise NotFoundError(missing)  # no SQLite integer is that large
         with self._read() as conn:
             row = conn.execute(f"SELECT {ITEM_COLUMNS} FROM {ITEM_FROM} WHERE {where}",  # noqa: S608
                                (value,)).fetchone()
@@ -107,7 +133,7 @@ class ItemsReadMixin(Access):
         with self._read() as conn:
             return conn.execute(
                 f"SELECT {columns} FROM {ITEM_FROM} {clause} "  # noqa: S608
-                "ORDER BY i.sort_time DESC, i.id DESC LIMIT ?",
+                f"ORDER BY {ORDERS.get(query.order, ORDERS['newest'])} LIMIT ?",
                 (*params, max(0, query.limit))).fetchall()
 
     def _set_flag(self, column: str, item_ids: Sequence[int], value: bool) -> int:

@@ -376,9 +376,37 @@ CREATE TABLE story_links (
 );
 """
 
+# Saved searches (served as feeds), the Fever keys of API tokens (R-API-2/3), and
+# WebSub subscriptions (R-RSS-8).
+_COMPAT_APIS = """
+CREATE TABLE saved_searches (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+    query TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+);
+CREATE TABLE fever_keys (
+    token_id TEXT PRIMARY KEY REFERENCES api_tokens (id) ON DELETE CASCADE,
+    key TEXT NOT NULL UNIQUE
+) WITHOUT ROWID;
+CREATE TABLE websub (
+    source_id TEXT PRIMARY KEY REFERENCES sources (id) ON DELETE CASCADE,
+    hub TEXT NOT NULL,
+    topic TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    verify_token TEXT NOT NULL,
+    state TEXT NOT NULL,
+    requested_at INTEGER NOT NULL,
+    lease_until INTEGER,
+    last_push_at INTEGER,
+    retry_at INTEGER,
+    error TEXT
+) WITHOUT ROWID;
+"""
+
 MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _FOLDERS_AND_LOSSY, _WEB_ACCESS,
                                _PAID_CALLS, _FINGERPRINTS_ON_ITEMS, _CRAWL_FRONTIER,
-                               _LEASE_HOLDERS, _STORY_CLUSTERS)
+                               _LEASE_HOLDERS, _STORY_CLUSTERS, _COMPAT_APIS)
 
 
 def migrate(conn: sqlite3.Connection) -> int:

@@ -1,0 +1,210 @@
+"""Push ingest throughput, and Google Reader ``stream/contents`` latency on a big archive.
+
+1. Ingest: a fresh archive served by a child process (uvicorn, as ``tidings serve``
+   runs it), 8 client threads each posting batches of 50 new items to
+   ``/api/ingest/items`` (the rate limit lifted for the run); items stored per
+   second over the whole run. Target: at least 2,000 items/s.
+2. Latency on the 200,000-item archive of ``benchmarks/web.py`` (built once, kept):
+   ``reader/api/0/stream/contents`` with ``n=1000`` at random depths (continuations
+   taken from the archive), against the JSON API's ``/api/v1/items`` at its largest
+   page (``limit=200``) at the same depths, same server, same run, one client,
+   medians and 99th percentiles. Target: stream/contents p99 below 150 ms.
+
+    .venv/bin/python benchmarks/api.py [--items 200000] [--requests 200] [--batches 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+from web import prepare
+from webload import free_port, wait_healthy
+
+CLIENTS = 8
+BATCH = 50
+INGEST_TARGET = 2000.0
+P99_TARGET_MS = 150.0
+
+
+def serve(data: Path, port: int) -> None:
+    import uvicorn
+
+    from tidings.app import Tidings
+    from tidings.settings import load_settings
+    from tidings.web import create_app
+
+    settings = load_settings(data, env={"TIDINGS_INGEST_PER_MINUTE": "100000000"})
+    tid = Tidings.open(settings, create=True)
+    uvicorn.run(create_app(tid, settings, page_ttl=0), host="127.0.0.1", port=port,
+                log_level="warning", access_log=False)
+
+
+def start(data: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, __file__, "--serve", str(data), "--port",
+                             str(port)])
+    url = f"http://127.0.0.1:{port}"
+    wait_healthy(proc, url, timeout=120)
+    return proc, url
+
+
+def make_token(data: Path) -> str:
+    """An API token, made as the settings page makes one (before the server opens it)."""
+    import asyncio
+
+    from tidings.app import Tidings
+    from tidings.settings import load_settings
+    from tidings.web import auth
+
+    tid = Tidings.open(load_settings(data, env={}), create=True)
+    token_id, value, digest = auth.new_token()
+    asyncio.run(tid.access.add_api_token(token_id, "bench", digest))
+    tid.close()
+    return value
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def ingest(batches: int) -> tuple[float, int]:
+    """Items stored per second by 8 clients, and how many were stored."""
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "data"
+        token = make_token(data)
+        proc, url = start(data)
+        stored = [0] * CLIENTS
+        try:
+            def client(n: int) -> None:
+                with httpx.Client(base_url=url, timeout=60,
+                                  headers={"Authorization": f"Bearer {token}"}) as http:
+                    for b in range(batches):
+                        items = [{"title": f"Pushed {n}-{b}-{i} about benchmarks",
+                                  "url": f"https://push.example/{n}/{b}/{i}",
+                                  "content_html": f"<p>Body {n} {b} {i} " + "text " * 60
+                                  + "</p>"} for i in range(BATCH)]
+                        answer = http.post("/api/ingest/items",
+                                           json={"source_id": f"bench-{n % 2}", "items": items})
+                        answer.raise_for_status()
+                        stored[n] += answer.json()["stored"]
+
+            threads = [threading.Thread(target=client, args=(n,)) for n in range(CLIENTS)]
+            started = time.monotonic()
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            elapsed = time.monotonic() - started
+        finally:
+            stop(proc)
+    return sum(stored) / elapsed, sum(stored)
+
+
+def latency(data: Path, requests: int) -> dict[str, tuple[float, float, int]]:
+    """p50, p99 (ms) and items per answer of stream/contents n=1000 and /api/v1/items."""
+    token = make_token(data)
+    proc, url = start(data)
+    out: dict[str, tuple[float, float, int]] = {}
+    try:
+        with httpx.Client(base_url=url, timeout=60) as http:
+            greader = {"Authorization": f"GoogleLogin auth={token}"}
+            bearer = {"Authorization": f"Bearer {token}"}
+            depths = _depths(http, greader, requests)
+            paths = {
+                "greader stream/contents n=1000": (
+                    "/api/greader/reader/api/0/stream/contents/user/-/state/com.google/"
+                    "reading-list", "c", "n", 1000, greader),
+                "json api /api/v1/items limit=200": (
+                    "/api/v1/items", "before", "limit", 200, bearer),
+            }
+            for name, (path, cursor, size, n, headers) in paths.items():
+                times, counts = [], []
+                for i, depth in enumerate([None, *depths[:20], *depths]):
+                    params: dict[str, str | int] = {size: n}
+                    if depth:
+                        params[cursor] = depth if cursor == "c" else depth[1:]
+                    started = time.perf_counter()
+                    answer = http.get(path, params=params, headers=headers)
+                    took = (time.perf_counter() - started) * 1000
+                    answer.raise_for_status()
+                    if i > 20:  # the first 21 warm the caches, uncounted
+                        times.append(took)
+                        counts.append(len(answer.json()["items"]))
+                out[name] = (statistics.median(times), _p99(times), int(statistics.median(counts)))
+    finally:
+        stop(proc)
+    return out
+
+
+def _depths(http: httpx.Client, headers: dict[str, str], count: int) -> list[str]:
+    """Continuations at random depths of the reading list (one id walk, newest first)."""
+    refs: list[dict[str, str]] = []
+    cont = None
+    while len(refs) < 150_000:
+        params: dict[str, str | int] = {"s": "user/-/state/com.google/reading-list", "n": 1000}
+        if cont:
+            params["c"] = cont
+        page = http.get("/api/greader/reader/api/0/stream/items/ids", params=params,
+                        headers=headers).json()
+        refs += page["itemRefs"]
+        cont = page.get("continuation")
+        if not cont:
+            break
+    rng = random.Random(5)
+    picks = [refs[rng.randrange(len(refs))] for _ in range(count)]
+    return [f"n{r['timestampUsec']}.{r['id']}" for r in picks]
+
+
+def _p99(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--items", type=int, default=200_000)
+    parser.add_argument("--data", default=str(Path(tempfile.gettempdir()) / "tidings-bench-web"))
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--batches", type=int, default=40, help="requests per ingest client")
+    parser.add_argument("--serve")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    if args.serve:
+        serve(Path(args.serve), args.port)
+        return
+    rate, stored = ingest(args.batches)
+    print(f"ingest: {stored} items by {CLIENTS} clients, {BATCH} per request: "
+          f"{rate:.0f} items/s (target >= {INGEST_TARGET:.0f}: "
+          f"{'met' if rate >= INGEST_TARGET else 'NOT met'})", flush=True)
+    data = Path(args.data)
+    prepare(data, args.items)
+    found = latency(data, args.requests)
+    print(f"\n{args.items} items, {args.requests} requests each, one client, "
+          f"load average {os.getloadavg()[0]:.1f}")
+    print(f"{'endpoint':36} {'items':>6} {'p50 ms':>8} {'p99 ms':>8} {'µs/item p50':>12}")
+    for name, (p50, p99, n) in found.items():
+        print(f"{name:36} {n:6d} {p50:8.1f} {p99:8.1f} {p50 * 1000 / max(n, 1):12.0f}")
+    gr, api = found["greader stream/contents n=1000"], found["json api /api/v1/items limit=200"]
+    print(f"ratio per item (greader / json api, p50): "
+          f"{(gr[0] / max(gr[2], 1)) / (api[0] / max(api[2], 1)):.2f}")
+    print(f"target: stream/contents p99 {gr[1]:.1f} < {P99_TARGET_MS:.0f} ms: "
+          f"{'met' if gr[1] < P99_TARGET_MS else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()

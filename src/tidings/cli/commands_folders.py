@@ -1,0 +1,62 @@
+"""``tidings folders``: list, rename and delete the folders sources are filed under.
+
+A source's folder is set with ``tidings add --folder`` or ``tidings config ID
+--folder``; OPML import keeps the folders and export writes them. Feed readers
+see folders as Google Reader labels and Fever groups.
+"""
+
+from __future__ import annotations
+
+import click
+
+from tidings.cli import Context, cli, handle_errors, print_json, run_async
+
+
+@cli.group(invoke_without_command=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the folders as JSON.")
+@click.pass_context
+@handle_errors
+def folders(click_ctx: click.Context, as_json: bool) -> None:
+    """List the folders and how many sources each holds."""
+    if click_ctx.invoked_subcommand is not None:
+        return
+    ctx: Context = click_ctx.obj
+    tidings = ctx.open()
+    try:
+        names = tidings.folders()
+        counts = {name.lower(): 0 for name in names}
+        for source in tidings.sources():
+            if source.folder:
+                counts[source.folder.lower()] = counts.get(source.folder.lower(), 0) + 1
+    finally:
+        tidings.close()
+    rows = [{"name": name, "sources": counts.get(name.lower(), 0)} for name in names]
+    if as_json:
+        print_json(rows)
+    elif not rows:
+        click.echo("no folders (file a source with: tidings config ID --folder NAME)")
+    for row in [] if as_json else rows:
+        click.echo(f"{row['name']}\t{row['sources']} sources")
+
+
+@folders.command("rename")
+@click.argument("old")
+@click.argument("new")
+@click.pass_obj
+@handle_errors
+def rename(ctx: Context, old: str, new: str) -> None:
+    """Rename a folder (or merge it into NEW when that exists)."""
+    tidings = ctx.open()
+    moved = run_async(tidings, tidings.rename_folder(old, new))
+    click.echo(f"{old} -> {new} ({moved} sources)")
+
+
+@folders.command("delete")
+@click.argument("name")
+@click.pass_obj
+@handle_errors
+def delete(ctx: Context, name: str) -> None:
+    """Delete a folder; its sources stay, in no folder."""
+    tidings = ctx.open()
+    moved = run_async(tidings, tidings.delete_folder(name))
+    click.echo(f"deleted folder {name} ({moved} sources now in none)")

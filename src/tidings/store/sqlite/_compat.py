@@ -1,0 +1,141 @@
+"""Id lists, unread counts, read-until, saved searches and Fever keys (store.compat)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from tidings.errors import ConfigError, NotFoundError
+from tidings.model import Visibility
+from tidings.store.access import ApiToken
+from tidings.store.base import ItemQuery
+from tidings.store.compat import SavedSearch, UnreadCount, WebSubLease
+from tidings.store.sqlite._db import Access, from_us, opt_dt, opt_us, to_us
+from tidings.store.sqlite._reading import ORDERS, timeline_filters
+
+_SEARCH = "id, name, query, created_at"
+_INSERT_SEARCH = ("INSERT INTO saved_searches (name, query, created_at) VALUES (?, ?, ?) "
+                  "RETURNING id, name, query, created_at")
+
+
+_LEASE = ("source_id, hub, topic, secret, verify_token, state, requested_at, lease_until, "
+          "last_push_at, retry_at, error")
+
+
+def _lease(r: Sequence[Any]) -> WebSubLease:
+    return WebSubLease(source_id=r[0], hub=r[1], topic=r[2], secret=r[3], verify_token=r[4],
+                       state=r[5], requested_at=from_us(r[6]), lease_until=opt_dt(r[7]),
+                       last_push_at=opt_dt(r[8]), retry_at=opt_dt(r[9]), error=r[10])
+
+
+def _saved(row: Sequence[Any]) -> SavedSearch:
+    return SavedSearch(id=row[0], name=row[1], query=row[2], created_at=from_us(row[3]))
+
+
+class CompatMixin(Access):
+
+    def item_refs(self, query: ItemQuery) -> list[tuple[int, datetime]]:
+        where, params = timeline_filters(query)
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        order = ORDERS.get(query.order, ORDERS["newest"])
+        with self._read() as conn:
+            rows = conn.execute(f"SELECT i.id, i.sort_time FROM items i {clause} "  # noqa: S608
+                                f"ORDER BY {order} LIMIT ?",
+                                (*params, max(0, query.limit))).fetchall()
+        return [(r[0], from_us(r[1])) for r in rows]
+
+    def unread_counts(self, editorial_only: bool) -> list[UnreadCount]:
+        hidden = ("AND i.source_id NOT IN (SELECT id FROM sources WHERE visibility = ?)"
+                  if editorial_only else "")
+        params = (Visibility.ISOLATED.value,) if editorial_only else ()
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT i.source_id, count(*), max(i.sort_time) FROM items i "  # noqa: S608
+                f"WHERE i.read = 0 {hidden} GROUP BY i.source_id ORDER BY i.source_id",
+                params).fetchall()
+        return [UnreadCount(r[0], r[1], opt_dt(r[2])) for r in rows]
+
+    def set_read_where(self, query: ItemQuery, read: bool) -> int:
+        where, params = timeline_filters(query)
+        where.append("i.read != ?")
+        with self._write() as conn:
+            return conn.execute(
+                "UPDATE items SET read = ? WHERE id IN (SELECT i.id FROM items i "  # noqa: S608
+                f"WHERE {' AND '.join(where)})", (int(read), *params, int(read))).rowcount
+
+    def list_saved_searches(self) -> list[SavedSearch]:
+        with self._read() as conn:
+            rows = conn.execute(f"SELECT {_SEARCH} FROM saved_searches "  # noqa: S608
+                                "ORDER BY name COLLATE NOCASE").fetchall()
+        return [_saved(r) for r in rows]
+
+    def get_saved_search(self, search_id: int) -> SavedSearch:
+        with self._read() as conn:
+            row = conn.execute(f"SELECT {_SEARCH} FROM saved_searches WHERE id = ?",  # noqa: S608
+                               (search_id,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no saved search {search_id}")
+        return _saved(row)
+
+    def add_saved_search(self, name: str, query: str, created_at: datetime) -> SavedSearch:
+        with self._write() as conn:
+            try:
+                row = conn.execute(_INSERT_SEARCH, (name, query, to_us(created_at))).fetchall()[0]
+            except sqlite3.IntegrityError:
+                raise ConfigError(f"a saved search named {name!r} exists already") from None
+        return _saved(row)
+
+    def delete_saved_search(self, search_id: int) -> bool:
+        with self._write() as conn:
+            return conn.execute("DELETE FROM saved_searches WHERE id = ?",
+                                (search_id,)).rowcount > 0
+
+    def find_token_by_fever_key(self, key: str) -> ApiToken | None:
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT t.id, t.user_id, t.name, t.digest, t.created_at, t.last_used_at "
+                "FROM fever_keys f JOIN api_tokens t ON t.id = f.token_id WHERE f.key = ?",
+                (key,)).fetchone()
+        if row is None:
+            return None
+        return ApiToken(id=row[0], user_id=row[1], name=row[2], digest=row[3],
+                        created_at=from_us(row[4]), last_used_at=opt_dt(row[5]))
+
+    def set_fever_key(self, token_id: str, key: str) -> None:
+        with self._write() as conn:
+            if conn.execute("SELECT 1 FROM api_tokens WHERE id = ?", (token_id,)).fetchone() \
+                    is None:
+                raise NotFoundError(f"no API token {token_id!r}")
+            conn.execute("INSERT OR REPLACE INTO fever_keys (token_id, key) VALUES (?, ?)",
+                         (token_id, key))
+
+    def list_websub(self) -> list[WebSubLease]:
+        with self._read() as conn:
+            rows = conn.execute(f"SELECT {_LEASE} FROM websub ORDER BY source_id"  # noqa: S608
+                                ).fetchall()
+        return [_lease(r) for r in rows]
+
+    def get_websub(self, source_id: str) -> WebSubLease | None:
+        with self._read() as conn:
+            row = conn.execute(f"SELECT {_LEASE} FROM websub WHERE source_id = ?",  # noqa: S608
+                               (source_id,)).fetchone()
+        return None if row is None else _lease(row)
+
+    def put_websub(self, lease: WebSubLease) -> None:
+        with self._write() as conn:
+            if conn.execute("SELECT 1 FROM sources WHERE id = ?", (lease.source_id,)
+                            ).fetchone() is None:
+                raise NotFoundError(f"source {lease.source_id!r} not found")
+            conn.execute(
+                f"INSERT OR REPLACE INTO websub ({_LEASE}) "  # noqa: S608
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (lease.source_id, lease.hub, lease.topic, lease.secret, lease.verify_token,
+                 lease.state, to_us(lease.requested_at), opt_us(lease.lease_until),
+                 opt_us(lease.last_push_at), opt_us(lease.retry_at), lease.error))
+
+    def delete_websub(self, source_id: str) -> bool:
+        with self._write() as conn:
+            return conn.execute("DELETE FROM websub WHERE source_id = ?",
+                                (source_id,)).rowcount > 0

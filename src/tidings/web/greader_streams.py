@@ -1,0 +1,178 @@
+"""The Google Reader API's vocabulary: stream ids, item ids, continuations (R-API-3).
+
+Google never documented the API; clients (Reeder, NetNewsWire, newsboat, Read
+You) speak the dialect FeedHQ documented and FreshRSS and Miniflux serve:
+
+* an item id has a long form, ``tag:google.com,2005:reader/item/`` + 16 hex
+  digits, and a short form, the same 64-bit number in decimal (``itemRefs``);
+* a stream is ``feed/<id>``, ``user/-/label/<folder>`` or
+  ``user/-/state/com.google/<state>`` (``reading-list``, ``starred``, ``read``);
+* ``c`` continues a listing where the last page ended. Here it is the keyset
+  cursor of the last item (``<order><sort time µs>.<id>``), so paging over a
+  growing archive never misses or repeats an item.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+from tidings.app import ItemQuery
+from tidings.app.paging import micros
+from tidings.errors import ConfigError, NotFoundError
+from tidings.model import Item, ItemBrief, Source
+
+LONG_PREFIX = "tag:google.com,2005:reader/item/"
+STATE = "user/-/state/com.google/"
+READING_LIST = STATE + "reading-list"
+STARRED = STATE + "starred"
+READ = STATE + "read"
+KEPT_UNREAD = STATE + "kept-unread"
+LABEL = "user/-/label/"
+_USER_PART = re.compile(r"^user/[^/]+/")
+_CONTINUATION = re.compile(r"^([no])(-?\d{1,17})\.(\d{1,18})$")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MAX_ID = 2**63 - 1
+
+
+def long_id(item_id: int) -> str:
+    return f"{LONG_PREFIX}{item_id:016x}"
+
+
+def parse_item_id(value: str) -> int:
+    """An item id in any of its spellings; ConfigError when it is none of them."""
+    text = value.strip()
+    try:
+        if text.startswith(LONG_PREFIX):
+            number = int(text.removeprefix(LONG_PREFIX), 16)
+        elif re.fullmatch(r"-?\d{1,20}", text):
+            number = int(text)
+            if number < 0:  # a signed 64-bit spelling
+                number += 2**64
+        elif re.fullmatch(r"[0-9a-fA-F]{16}", text):
+            number = int(text, 16)
+        else:
+            raise ValueError(text)
+    except ValueError:
+        raise ConfigError(f"not an item id: {value[:80]!r}") from None
+    if not 0 < number <= _MAX_ID:
+        raise ConfigError(f"not an item id: {value[:80]!r}")
+    return number
+
+
+def canonical(stream: str) -> str:
+    """``user/1234/state/…`` and ``user/-/state/…`` are the same stream."""
+    return _USER_PART.sub("user/-/", stream.strip(), count=1)
+
+
+_NO_READ_STREAM = ("the read-items stream is not served: list the reading list, "
+                   "or exclude read items with xt=user/-/state/com.google/read")
+
+
+def stream_query(stream: str, sources: dict[str, Source]) -> ItemQuery:
+    """The query of one stream id (isolated sources never in it); NotFoundError for a
+    stream that does not exist. ``sources`` are the visible ones, by id."""
+    s = canonical(stream)
+    base = ItemQuery(editorial_only=True)
+    if s in (READING_LIST, STATE + "fresh") or s == "":
+        return base
+    if s == STARRED:
+        return replace(base, starred_only=True)
+    if s == READ:
+        raise ConfigError(_NO_READ_STREAM)
+    if s.startswith("feed/"):
+        return replace(base, source_id=feed_source(s, sources).id)
+    if s.startswith(LABEL):
+        name = s.removeprefix(LABEL)
+        ids = tuple(sid for sid, src in sources.items() if src.folder == name)
+        if not ids:
+            raise NotFoundError(f"no folder {s.removeprefix(LABEL)!r}")
+        return replace(base, source_ids=ids)
+    raise NotFoundError(f"unknown stream {stream[:200]!r}")
+
+
+def feed_source(stream: str, sources: dict[str, Source]) -> Source:
+    """The source of a ``feed/…`` stream: by our id, or by its feed URL."""
+    key = stream.removeprefix("feed/")
+    found = sources.get(key) or next((s for s in sources.values() if s.url == key), None)
+    if found is None:
+        raise NotFoundError(f"no subscription {stream[:200]!r}")
+    return found
+
+
+def with_filters(query: ItemQuery, *, exclude: list[str], include: list[str],
+                 newer_than: int | None, older_than: int | None, oldest_first: bool,
+                 continuation: str | None, limit: int) -> ItemQuery:
+    """Apply ``xt``, ``it``, ``ot``, ``nt``, ``r=o``, ``c`` and ``n`` to a stream's query."""
+    q = replace(query, limit=limit, order="oldest" if oldest_first else "newest")
+    excluded = {canonical(x) for x in exclude}
+    included = {canonical(x) for x in include}
+    if READ in excluded:
+        q = replace(q, unread_only=True)
+    if STARRED in included:
+        q = replace(q, starred_only=True)
+    if READ in included:
+        raise ConfigError(_NO_READ_STREAM)
+    if newer_than is not None:
+        q = replace(q, since=_from_seconds(newer_than))
+    if older_than is not None:
+        q = replace(q, until=_from_seconds(older_than))
+    if continuation:
+        order, when, item_id = parse_continuation(continuation)
+        if order != ("o" if oldest_first else "n"):
+            raise ConfigError("the continuation belongs to the other sort order")
+        q = replace(q, after=(when, item_id)) if oldest_first else replace(
+            q, before=(when, item_id))
+    return q
+
+
+def _from_seconds(value: int) -> datetime:
+    try:
+        return _EPOCH + timedelta(seconds=value)
+    except OverflowError:
+        raise ConfigError(f"time out of range: {value}") from None
+
+
+def from_usec(value: str) -> datetime:
+    """A ``ts`` parameter: microseconds since 1970."""
+    if not value.isdigit() or len(value) > 18:
+        raise ConfigError(f"ts: microseconds since 1970, not {value[:40]!r}")
+    try:
+        return _EPOCH + timedelta(microseconds=int(value))
+    except OverflowError:
+        raise ConfigError(f"ts out of range: {value}") from None
+
+
+def continuation_of(item: Item | ItemBrief | tuple[int, datetime], oldest_first: bool) -> str:
+    item_id, when = item if isinstance(item, tuple) else (item.id, _sort_time(item))
+    return f"{'o' if oldest_first else 'n'}{micros(when)}.{item_id}"
+
+
+def _sort_time(item: Item | ItemBrief) -> datetime:
+    return item.published_at or item.discovered_at
+
+
+def parse_continuation(value: str) -> tuple[str, datetime, int]:
+    match = _CONTINUATION.fullmatch(value.strip())
+    if not match:
+        raise ConfigError(f"bad continuation {value[:60]!r} (pass the one a page gave)")
+    try:
+        when = _EPOCH + timedelta(microseconds=int(match.group(2)))
+    except OverflowError:
+        raise ConfigError(f"bad continuation {value[:60]!r}") from None
+    return match.group(1), when, int(match.group(3))
+
+
+def timestamp_usec(item: Item | ItemBrief) -> str:
+    return str(micros(_sort_time(item)))
+
+
+def categories_of(item: Item | ItemBrief, folder: str | None) -> list[str]:
+    out = [READING_LIST]
+    if folder:
+        out.append(LABEL + folder)
+    out.append(READ if item.read else STATE + "fresh")
+    if item.starred:
+        out.append(STARRED)
+    return out

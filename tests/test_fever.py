@@ -1,0 +1,157 @@
+"""The Fever API (R-API-3) driven as Reeder and FeedMe drive it: md5 key, groups, feeds,
+item pages by since_id / max_id / with_ids, unread and saved ids, marks with before."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import httpx
+import pytest
+
+from test_web_support import (
+    ServerThread,
+    Spec,
+    add_items,
+    add_source,
+    open_archive,
+    run,
+    serve_web,
+    store_password,
+)
+from tidings.app import ItemQuery, SourceUpdate, Tidings
+from tidings.model import Visibility
+from tidings.settings import Settings
+from tidings.web import auth
+
+
+class Fever:
+    """A Fever client: every call a POST of api_key to /api/fever?api&…"""
+
+    def __init__(self, server: ServerThread, password: str) -> None:
+        self.url = server.url + "/api/fever"
+        self.key = hashlib.md5(f"admin:{password}".encode()).hexdigest()
+
+    def call(self, query: str, status: int = 200, **form: Any) -> dict[str, Any]:
+        answer = httpx.post(f"{self.url}?api&{query}", data={"api_key": self.key, **form})
+        assert answer.status_code == status, (query, answer.text)
+        body: dict[str, Any] = answer.json()
+        assert body["api_version"] == 3
+        return body
+
+
+@pytest.fixture
+def served(settings: Settings) -> Iterator[tuple[Tidings, Fever, ServerThread]]:
+    tid = open_archive(settings)
+    add_source(tid, "alpha", "Alpha")
+    add_source(tid, "beta", "Beta")
+    add_source(tid, "hidden", "Hidden", visibility=Visibility.ISOLATED)
+    run(lambda: tid.update_source("alpha", SourceUpdate(folder="Tech")))
+    add_items(tid, [Spec(f"Alpha {i}", source_id="alpha", age=timedelta(hours=i))
+                    for i in range(60)])
+    add_items(tid, [Spec(f"Beta {i}", source_id="beta", age=timedelta(hours=i))
+                    for i in range(5)])
+    add_items(tid, [Spec("Hidden thing", source_id="hidden")])
+    store_password(tid, "a long password")
+    token_id, value, digest = auth.new_token()  # as the settings page makes one
+    run(lambda: tid.access.add_api_token(token_id, "reeder", digest))
+    run(lambda: tid.compat.remember_fever_key(token_id, value))
+    server = serve_web(tid, settings)
+    yield tid, Fever(server, value), server
+    server.stop()
+    tid.close()
+
+
+def test_auth_by_md5_key_only(served: tuple[Tidings, Fever, ServerThread]) -> None:
+    tid, fever, server = served
+    assert fever.call("")["auth"] == 1
+    wrong = hashlib.md5(b"admin:a long password").hexdigest()
+    for data in ({"api_key": wrong}, {}, {"api_key": "x" * 500}):
+        answer = httpx.post(server.url + "/api/fever?api", data=data)
+        assert answer.status_code == 401 and answer.json()["auth"] == 0
+    token = tid.access.api_tokens()[0]
+    run(lambda: tid.access.revoke_api_token(token.id))
+    assert httpx.post(server.url + "/api/fever?api", data={"api_key": fever.key}
+                      ).status_code == 401
+
+
+def test_groups_feeds_and_items(served: tuple[Tidings, Fever, ServerThread]) -> None:
+    _, fever, _ = served
+    body = fever.call("groups&feeds")
+    feeds = {f["title"]: f for f in body["feeds"]}
+    assert set(feeds) == {"Alpha", "Beta"}
+    (group,) = body["groups"]
+    assert group["title"] == "Tech"
+    assert body["feeds_groups"] == [{"group_id": group["id"],
+                                     "feed_ids": str(feeds["Alpha"]["id"])}]
+    seen: list[int] = []
+    since = 0
+    while True:
+        page = fever.call(f"items&since_id={since}")["items"]
+        if not page:
+            break
+        seen += [i["id"] for i in page]
+        since = max(i["id"] for i in page)
+    assert len(seen) == len(set(seen)) == 65  # not the isolated source's item
+    assert fever.call("items")["total_items"] == 65
+    back: list[int] = []
+    top = max(seen) + 1
+    while page := fever.call(f"items&max_id={top}")["items"]:
+        back += [i["id"] for i in page]
+        top = min(i["id"] for i in page)
+    assert sorted(back) == sorted(seen)
+    picked = fever.call("items", with_ids=f"{seen[0]},{seen[3]}")["items"]
+    assert [i["id"] for i in picked] == sorted([seen[0], seen[3]])
+    item = picked[0]
+    assert item["html"] == "<p>Body text.</p>" and item["is_read"] == 0
+    assert item["feed_id"] in {f["id"] for f in feeds.values()}
+
+
+def test_marks_and_id_lists(served: tuple[Tidings, Fever, ServerThread]) -> None:
+    tid, fever, _ = served
+    unread = [int(i) for i in fever.call("unread_item_ids")["unread_item_ids"].split(",")]
+    assert len(unread) == 65
+    body = fever.call("", mark="item", **{"as": "read"}, id=str(unread[0]))
+    assert str(unread[0]) not in body["unread_item_ids"].split(",")
+    fever.call("", mark="item", **{"as": "saved"}, id=str(unread[1]))
+    assert fever.call("saved_item_ids")["saved_item_ids"] == str(unread[1])
+    fever.call("", mark="item", **{"as": "unsaved"}, id=str(unread[1]))
+    assert fever.call("saved_item_ids")["saved_item_ids"] == ""
+    feeds = {f["title"]: f["id"] for f in fever.call("feeds")["feeds"]}
+    beta = tid.items(ItemQuery(source_id="beta"))
+    cutoff = int(beta[2].published_at.timestamp()) + 1  # type: ignore[union-attr]
+    fever.call("", mark="feed", **{"as": "read"}, id=str(feeds["Beta"]), before=str(cutoff))
+    assert [i.read for i in tid.items(ItemQuery(source_id="beta"))] == [
+        False, False, True, True, True]
+    group = fever.call("groups")["groups"][0]["id"]
+    fever.call("", mark="group", **{"as": "read"}, id=str(group), before="99999999999")
+    assert all(i.read for i in tid.items(ItemQuery(source_id="alpha", limit=100)))
+    fever.call("", mark="group", **{"as": "read"}, id="0", before="99999999999")
+    assert not any(not i.read for i in tid.items(ItemQuery(source_id="beta")))
+    assert not tid.items(ItemQuery(source_id="hidden"))[0].read  # isolated: untouched
+
+
+def test_bad_arguments_are_400_or_404_and_change_nothing(
+        served: tuple[Tidings, Fever, ServerThread]) -> None:
+    tid, fever, server = served
+    hidden = tid.items(ItemQuery(source_id="hidden"))[0].id
+    cases: list[tuple[str, dict[str, str], int]] = [
+        ("items&since_id=abc", {}, 400), ("items&max_id=-1", {}, 400),
+        ("items", {"with_ids": "1,two"}, 400),
+        ("items", {"with_ids": ",".join(str(n) for n in range(1, 60))}, 400),
+        ("", {"mark": "item", "as": "read", "id": "999999"}, 404),
+        ("", {"mark": "item", "as": "read", "id": str(hidden)}, 404),
+        ("", {"mark": "item", "as": "sideways", "id": "1"}, 400),
+        ("", {"mark": "feed", "as": "read", "id": "12345"}, 404),
+        ("", {"mark": "feed", "as": "saved", "id": "1"}, 400),
+        ("", {"mark": "group", "as": "read", "id": "77"}, 404),
+        ("", {"mark": "item", "as": "read"}, 400),
+        ("", {"mark": "feed", "as": "read", "id": "1", "before": "soon"}, 400),
+    ]
+    for query, form, status in cases:
+        assert "detail" in fever.call(query, status, **form), (query, form)
+    assert not any(i.read for i in tid.items(ItemQuery(limit=100)))
+    answer = httpx.post(server.url + "/api/fever", data={"api_key": fever.key})
+    assert answer.status_code == 400

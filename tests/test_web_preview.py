@@ -83,7 +83,8 @@ def test_preview_on_the_edit_page_tries_the_typed_config(world: World) -> None:
 
 
 def test_a_page_without_a_feed_gets_proposed_rules(world: World) -> None:
-    page = world.client.get("/add", params={"url": f"{world.site}/news"})
+    page = world.client.post("/add/find", data={"url": f"{world.site}/news",
+                                                "csrf": world.csrf("/add")})
     assert page.status_code == 422
     assert "no feed found on this page" in page.text
     assert "Preview" in page.text and "Introducing Lumen 4" in page.text

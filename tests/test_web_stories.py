@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from lxml import etree
 
 from test_web_support import (
     ServerThread,
@@ -99,6 +100,22 @@ def test_the_api_carries_cluster_and_heat(site: Site) -> None:
         assert items[site.alone]["heat"] == pytest.approx(1.0, abs=0.05)
         one = client.get(f"/items/{site.story[2]}").json()
         assert one["cluster_id"] == site.story[0] and one["heat"] > 2.0
+
+
+def test_feeds_out_carry_cluster_and_heat(site: Site) -> None:
+    """JSON Feed in its ``_tidings`` extension, Atom as ``<tidings:story>``."""
+    auth = {"Authorization": f"Bearer {site.token}"}
+    doc = httpx.get(site.server.url + "/feeds/all.json", headers=auth).json()
+    ext = {int(i["id"]): i["_tidings"] for i in doc["items"]}
+    assert {ext[i]["cluster_id"] for i in site.story} == {site.story[0]}
+    assert 2.0 < ext[site.story[1]]["heat"] < 3.0
+    assert ext[site.alone]["cluster_id"] == site.alone
+    atom = etree.fromstring(httpx.get(site.server.url + "/feeds/all.atom", headers=auth).content)
+    ns = {"a": "http://www.w3.org/2005/Atom", "t": "urn:tidings"}
+    stories = [e.find("t:story", ns) for e in atom.findall("a:entry", ns)]
+    assert len(stories) == 4 and None not in stories
+    assert {int(s.get("cluster")) for s in stories} == {site.story[0], site.alone}
+    assert all(float(s.get("heat")) > 0.9 for s in stories)
 
 
 @pytest.mark.browser

@@ -27,12 +27,20 @@ from urllib.parse import quote, urlencode
 from fastapi import APIRouter, HTTPException, Query, Request
 from starlette.responses import RedirectResponse, Response
 
-from tidings.app import ItemQuery
+from tidings.app import ItemQuery, Tidings
 from tidings.app.paging import decode_cursor, encode_cursor
 from tidings.errors import ConfigError, NotFoundError
 from tidings.model import Item, Visibility
 from tidings.web.context import form_with_csrf, render, require_admin, viewer, web_state
-from tidings.web.feedwriter import FeedMeta, atom, json_feed, updated_of
+from tidings.web.feedwriter import (
+    TIDINGS_NS,
+    FeedMeta,
+    StoryTag,
+    atom,
+    json_feed,
+    story_atom,
+    updated_of,
+)
 
 router = APIRouter(include_in_schema=False)
 FEED_SECRET = "feeds"  # noqa: S105 - the name of the stored secret feed keys derive from
@@ -94,8 +102,18 @@ async def serve_stream(request: Request, stream: Stream, fmt: str, before: str |
     self_url = f"{base}{stream.path}.{fmt}" + (f"?{urlencode(params)}" if params else "")
     meta = FeedMeta(id=f"{base}{stream.path}", title=stream.title, self_url=self_url,
                     home_url=base + stream.home, next_url=more)
-    body = atom(meta, items) if fmt == "atom" else json_feed(meta, items)
+    stories = story_tags(web_state(request).tidings, items)
+    body = (atom(meta, items, entry_extra=story_atom(stories), nsmap={"tidings": TIDINGS_NS})
+            if fmt == "atom" else json_feed(meta, items, stories))
     return conditional(request, body, _TYPES[fmt], items)
+
+
+def story_tags(tid: Tidings, items: Sequence[Item]) -> dict[int, StoryTag]:
+    """Each item's story and its heat, for the items placed in one."""
+    clusters = tid.stories.of_items([i.id for i in items])
+    stories = tid.stories.stories(sorted(set(clusters.values())))
+    return {item: StoryTag(cluster, stories[cluster].heat if cluster in stories else 0.0)
+            for item, cluster in clusters.items()}
 
 
 async def _items(request: Request, stream: Stream, before: str | None,

@@ -9,7 +9,7 @@ express, and a feed here is a dozen elements.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -19,8 +19,19 @@ from lxml import etree
 from tidings.model import Item
 
 ATOM = "http://www.w3.org/2005/Atom"
+#: the namespace of tidings' own Atom elements (the story an entry belongs to)
+TIDINGS_NS = "urn:tidings"
 JSONFEED_VERSION = "https://jsonfeed.org/version/1.1"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class StoryTag:
+    """The story an item belongs to and its heat (R-DEDUP-12), carried by feeds out so
+    a client can fold the same news from several sources as the reader does."""
+
+    cluster_id: int
+    heat: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,23 +128,38 @@ def _clean(text: str) -> str:
         .replace("\uffff", "")
 
 
-def json_feed(meta: FeedMeta, items: Sequence[Item]) -> bytes:
-    """A JSON Feed 1.1 document of ``items``."""
+def story_atom(stories: Mapping[int, StoryTag]) -> Callable[[etree._Element, Item], None]:
+    """An ``entry_extra`` that adds ``<tidings:story cluster=… heat=…/>`` to the entries
+    of items placed in a story."""
+    def extra(entry: etree._Element, item: Item) -> None:
+        tag = stories.get(item.id)
+        if tag is not None:
+            etree.SubElement(entry, f"{{{TIDINGS_NS}}}story", cluster=str(tag.cluster_id),
+                             heat=f"{tag.heat:.3f}")
+    return extra
+
+
+def json_feed(meta: FeedMeta, items: Sequence[Item],
+              stories: Mapping[int, StoryTag] | None = None) -> bytes:
+    """A JSON Feed 1.1 document of ``items``; ``stories`` adds each item's story to its
+    ``_tidings`` extension object."""
     doc: dict[str, Any] = {"version": JSONFEED_VERSION, "title": meta.title,
                            "home_page_url": meta.home_url, "feed_url": meta.self_url,
-                           "items": [_json_item(i) for i in items]}
+                           "items": [_json_item(i, (stories or {}).get(i.id))
+                                     for i in items]}
     if meta.next_url:
         doc["next_url"] = meta.next_url
     return json.dumps(doc, ensure_ascii=False).encode()
 
 
-def _json_item(item: Item) -> dict[str, Any]:
+def _json_item(item: Item, story: StoryTag | None = None) -> dict[str, Any]:
+    ext: dict[str, Any] = {"source_id": item.source_id, "source_title": item.source_title,
+                           "backfill": item.backfill}
+    if story is not None:
+        ext.update(cluster_id=story.cluster_id, heat=round(story.heat, 3))
     out: dict[str, Any] = {"id": str(item.id), "title": item.title,
                            "date_published": _iso(item.published_at or item.discovered_at),
-                           "date_modified": _iso(item.updated_at),
-                           "_tidings": {"source_id": item.source_id,
-                                        "source_title": item.source_title,
-                                        "backfill": item.backfill}}
+                           "date_modified": _iso(item.updated_at), "_tidings": ext}
     if item.url:
         out["url"] = item.url
     if item.body:

@@ -35,7 +35,9 @@ from extract_site import article_page
 from netservers import serve
 from tidings.app import Tidings
 from tidings.errors import TidingsError
+from tidings.model import SourceKind
 from tidings.net import Fetcher, ResolveError
+from tidings.pipeline.crawl import CrawlLimits
 from tidings.schedule.webhooks import WebhookEvent, WebhookSender
 from tidings.settings import load_settings
 from tidings.web import create_app
@@ -145,8 +147,17 @@ def _allowed_app(forbidden_port: int) -> web.Application:
             f"<?xml version='1.0'?><rss version='2.0'><channel><title>Allowed</title>"
             f"<link>{base}/</link>{items}</channel></rss>"))
 
+    async def blogroll(request: web.Request) -> web.Response:
+        """A home page whose blogroll names the forbidden host in every spelling."""
+        links = "".join(f'<li><a href="http://{h}:{forbidden_port}/" target="_blank">'
+                        f"Friend {n}</a></li>" for n, h in enumerate(FORMS.values()))
+        return web.Response(content_type="text/html", text=(
+            "<html><head><title>A blog</title></head><body><main><p>Notes on the weather, "
+            "written daily by one person who likes clouds.</p></main><aside><h2>Blogroll</h2>"
+            f"<ul>{links}</ul></aside></body></html>"))
+
     app = web.Application()
-    app.add_routes([web.get("/redirect/{status}/{form}", redirect),
+    app.add_routes([web.get("/", blogroll), web.get("/redirect/{status}/{form}", redirect),
                     web.get("/page/{form}", page), web.get("/article/{form}", article),
                     web.get("/feed.xml", feed)])
     return app
@@ -230,6 +241,33 @@ async def _web_add_page(c: Campaign) -> None:
             c.attempts["web add page"] += 1
 
 
+async def _preview(c: Campaign) -> None:
+    """Page rules tried before a source exists (issue 17) fetch through the same guard."""
+    for form in FORMS:
+        for kind, config in ((SourceKind.WEB_LIST, {"item": "article"}),
+                             (SourceKind.JSON_LIST, {"items_path": "items", "url": "url"})):
+            c.attempts["preview"] += 1
+            with contextlib.suppress(TidingsError):
+                report = await c.tidings.preview(kind, c.target(form, "/list"), config)
+                assert report.error, report  # refused, so the run fails with a reason
+
+
+async def _crawl(c: Campaign) -> None:
+    """Crawl seeds on the forbidden host, and an allowed blog whose blogroll names it in
+    every spelling (issue 20): robots.txt, home pages and feed probes all refused."""
+    seeds = [c.target(form, "/") for form in FORMS]
+    first = await c.tidings.crawls.start(seeds, CrawlLimits(max_depth=1, max_sites=100))
+    counts = await c.tidings.crawls.run(first)
+    assert counts.queued == counts.visiting == counts.done == 0, counts
+    c.attempts["crawl seeds"] += len(FORMS)
+    second = await c.tidings.crawls.start([f"{c.allowed}/"], CrawlLimits(max_depth=1))
+    counts = await c.tidings.crawls.run(second)
+    # the blogroll was read and its sites queued, then each refused with its reason
+    refused = [s for s in c.tidings.crawls.troubles(second) if s.depth == 1]
+    assert counts.done == 1 and len(refused) >= 5, (counts, refused)
+    c.attempts["crawl blogroll links"] += len(FORMS)
+
+
 ENTRY_POINTS: dict[str, Callable[[Campaign], Awaitable[None]]] = {
     "discover": _discover,
     "add": _add,
@@ -238,6 +276,8 @@ ENTRY_POINTS: dict[str, Callable[[Campaign], Awaitable[None]]] = {
     "doctor": _doctor,
     "webhooks": _webhooks,
     "web add page": _web_add_page,
+    "preview": _preview,
+    "crawl": _crawl,
 }
 
 

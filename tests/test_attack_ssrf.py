@@ -58,7 +58,8 @@ def test_no_entry_point_reaches_a_forbidden_host_in_any_spelling(tmp_path: Path)
     attempts = summary["attempts"]
     assert set(attempts) >= {"discover", "add", "OPML import + collect", "extraction",
                              "image localization", "doctor", "webhooks", "web add page",
-                             "collect: redirects 301/302/303/307/308"}
+                             "collect: redirects 301/302/303/307/308", "preview",
+                             "crawl seeds", "crawl blogroll links"}
     assert min(attempts.values()) >= len(attack_ssrf.FORMS)
     print(f"SSRF campaign: {summary['total']} attempts through {len(attempts)} entry points, "
           f"{summary['forms']} host forms, {summary['forbidden_hits']} escapes "

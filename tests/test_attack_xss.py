@@ -92,7 +92,8 @@ def _pages(tid: Tidings, payloads: list[str]) -> list[str]:
     hostile = next(i for i in items if i.url and i.url.endswith("/article"))
     return ["/", "/all", "/unread", "/source/evil", "/sources", "/sources/evil", "/review",
             "/search?q=alert", "/search?q=script+onerror", f"/author?name={quote(payloads[1])}",
-            f"/item/{hostile.id}/raw", f"/item/{hostile.id}/raw/0",
+            f"/item/{hostile.id}/raw", f"/item/{hostile.id}/raw/0", "/trending", "/feeds",
+            "/explore", *(f"/item/{i.id}/story" for i in items[:5]),
             *(f"/item/{i.id}?q=alert" for i in items)]
 
 
@@ -109,6 +110,7 @@ def test_a_collected_hostile_corpus_never_runs_script_on_any_page(settings: Sett
             t = Tidings.open(settings, create=True)
             await t.create_source(f"{base}/feed.xml", source_id="evil")
             await t.collect()
+            await t.stories.cluster_pending()  # the story pages and Trending show them too
             await t.aclose()
 
         asyncio.run(collect())

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import hypothesis
 import hypothesis.errors
+import pytest
 import schemathesis
 
 from test_web_support import (
@@ -23,6 +24,7 @@ from test_web_support import (
     store_password,
 )
 from tidings.app import ItemQuery
+from tidings.errors import ConfigError
 from tidings.settings import load_settings
 from tidings.web import create_app
 
@@ -72,8 +74,9 @@ def test_ingest_and_json_api_never_answer_5xx(tmp_path: Path) -> None:
     assert calls["ingest"] > 60 and calls["other"] > 40
 
 
-def test_an_item_id_past_64_bits_is_404_not_500(tmp_path: Path) -> None:
-    """Found by the run above: a huge id overflowed SQLite's integer (a 500)."""
+def test_an_item_id_past_64_bits_is_a_4xx_not_500(tmp_path: Path) -> None:
+    """Found by the run above: a huge id overflowed SQLite's integer (a 500); ids are
+    bounded at the edge now (422, issue 16)."""
     settings = load_settings(tmp_path / "data", env={})
     tid = open_archive(settings)
     store_password(tid, "fuzzing password")
@@ -83,18 +86,21 @@ def test_an_item_id_past_64_bits_is_404_not_500(tmp_path: Path) -> None:
         for method in ("GET", "PATCH"):
             answer = httpx.request(method, f"{server.url}/api/v1/items/{2**63}", json={},
                                    headers={"Authorization": f"Bearer {token}"})
-            assert answer.status_code == 404 and "detail" in answer.json()
+            assert answer.status_code == 422 and "detail" in answer.json()
     finally:
         server.stop()
         tid.close()
 
 
-def test_control_characters_in_a_search_are_spaces(tmp_path: Path) -> None:
-    """Found by the run above: a NUL in the query ended FTS5's string early (a 503)."""
+def test_control_characters_in_a_search_are_refused(tmp_path: Path) -> None:
+    """Found by the run above: a NUL in the query ended FTS5's string early (a 503); a
+    control character is refused in one line before the database sees it (issue 16)."""
     tid = open_archive(load_settings(tmp_path / "data", env={}))
     add_source(tid, "alpha", "Alpha")
     add_items(tid, [Spec("Needle in hay")])
     run(tid.index_pending)
-    assert [h.item.title for h in tid.search("needle\x00")] == ["Needle in hay"]
-    assert tid.search("\x00\x1f'a") == []
+    assert [h.item.title for h in tid.search("needle")] == ["Needle in hay"]
+    for query in ("needle\x00", "\x00\x1f'a"):
+        with pytest.raises(ConfigError, match="control characters are not allowed"):
+            tid.search(query)
     tid.close()

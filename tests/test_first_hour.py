@@ -37,6 +37,7 @@ PAGES = ("/", "/all", "/sources", "/search?q=检索", "/settings")
 BAD = """
 1  add ftp://example.com/feed
 2  backup extra
+2  cluster explain x
 1  collect
 1  config no-such-source
 2  crawl --depth x
@@ -47,6 +48,7 @@ BAD = """
 1  export --since yesterday-ish
 1  export-opml /no-such-dir/x.opml
 1  extract /no-such-file.html
+2  folders --bogus
 2  import-items /no-such-file.jsonl
 2  import-opml /no-such-file.opml
 1  init --empty --defaults

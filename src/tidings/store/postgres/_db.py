@@ -53,7 +53,7 @@ class Conn:
         """The one row a statement returns (an aggregate, a RETURNING of one row)."""
         found = self.execute(sql, params).fetchone()
         if found is None:
-            raise StorageError(f"no row from {sql.split()[0]} statement")
+            raise StorageError(f"no row from {sql.split(maxsplit=1)[0]} statement")
         return tuple(found)
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:

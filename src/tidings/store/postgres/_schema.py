@@ -206,11 +206,12 @@ def migrate(conn: psycopg.Connection[Any]) -> int:
     ``conn`` is in autocommit mode; each migration is one transaction.
     """
     try:
-        with conn.transaction():
-            conn.execute("CREATE TABLE IF NOT EXISTS tidings_schema (version integer NOT NULL)")
         while True:
             with conn.transaction():
+                # the lock first: even CREATE ... IF NOT EXISTS races with itself
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
+                conn.execute("CREATE TABLE IF NOT EXISTS tidings_schema "
+                             "(version integer NOT NULL)")
                 row = conn.execute("SELECT max(version) FROM tidings_schema").fetchone()
                 current = (row[0] if row else None) or 0
                 if current > len(MIGRATIONS):

@@ -1,0 +1,244 @@
+"""PostgreSQL only: concurrent writers, lost connections, migrations, bad URLs.
+
+The contract itself (what every backend does) is in the other test_store_* files,
+which run against PostgreSQL too; these are the cases only a server shows.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import random
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pgserver
+from storage_contract import at, new, source
+from tidings.errors import StorageError
+from tidings.store.base import ItemQuery, UpsertBatch
+from tidings.store.postgres import PostgresStorage
+from tidings.store.postgres._schema import MIGRATIONS
+
+SOURCES = [f"s{n}" for n in range(20)]
+
+
+@pytest.fixture
+def url() -> str:
+    return pgserver.schema_url()
+
+
+@pytest.fixture
+def pg(url: str) -> Iterator[PostgresStorage]:
+    with PostgresStorage(url, pool_size=6) as storage:
+        for sid in SOURCES:
+            storage.add_source(source(sid))
+        yield storage
+
+
+def _batches(seed: int, n_keys: int = 60) -> list[tuple[str, list[str]]]:
+    """The same wire story listed by 20 sources: each source's batch is an overlapping,
+    shuffled slice of the keys."""
+    rng = random.Random(seed)
+    keys = [f"story-{seed}-{k}" for k in range(n_keys)]
+    out = []
+    for sid in SOURCES:
+        picked = rng.sample(keys, rng.randint(n_keys // 3, n_keys))
+        out.append((sid, picked))
+    return out
+
+
+def _apply(storage: PostgresStorage, sid: str, keys: list[str], minutes: int) -> None:
+    storage.apply_upserts(UpsertBatch(creates=[new(k, sid, minutes=minutes, title=k)
+                                               for k in keys]))
+
+
+def _listers(storage: PostgresStorage) -> dict[str, set[str]]:
+    """Per key: the owner plus every source with a discovery row."""
+    with psycopg.connect(storage.url) as conn:
+        rows = conn.execute(
+            "SELECT i.key, i.source_id, d.source_id FROM items i "
+            "LEFT JOIN discoveries d ON d.item_id = i.id").fetchall()
+    out: dict[str, set[str]] = {}
+    for key, owner, lister in rows:
+        out.setdefault(key, set()).add(owner)
+        if lister:
+            out[key].add(lister)
+    return out
+
+
+def _expected(batches: list[tuple[str, list[str]]]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for sid, keys in batches:
+        for k in keys:
+            out.setdefault(k, set()).add(sid)
+    return out
+
+
+def _item_count(url: str) -> tuple[int, int]:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT count(*), count(DISTINCT key) FROM items").fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1])
+
+
+@settings(max_examples=6, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10**6))
+def test_concurrent_threads_never_duplicate_and_are_order_independent(
+        pg: PostgresStorage, seed: int) -> None:
+    batches = _batches(seed)
+    errors: list[BaseException] = []
+    start = threading.Barrier(len(batches))
+
+    def run(sid: str, keys: list[str], minutes: int) -> None:
+        try:
+            start.wait()
+            _apply(pg, sid, keys, minutes)
+        except BaseException as exc:  # the test reports it below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(sid, keys, n))
+               for n, (sid, keys) in enumerate(batches)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    listers = _listers(pg)
+    expected = _expected(batches)
+    assert {k: v for k, v in listers.items() if k in expected} == expected
+    total, distinct = _item_count(pg.url)
+    assert total == distinct
+
+
+def _process_writer(url: str, sid: str, keys: list[str], minutes: int) -> None:
+    with PostgresStorage(url, pool_size=1) as storage:
+        _apply(storage, sid, keys, minutes)
+        # the same listing again, as a second round would: nothing new
+        _apply(storage, sid, keys, minutes + 1)
+
+
+def test_concurrent_processes_never_duplicate(pg: PostgresStorage) -> None:
+    batches = _batches(7, n_keys=200)
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_process_writer, args=(pg.url, sid, keys, n))
+             for n, (sid, keys) in enumerate(batches[:8])]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    assert _listers(pg) == _expected(batches[:8])
+    total, distinct = _item_count(pg.url)
+    assert total == distinct == len(_expected(batches[:8]))
+
+
+def test_migrations_run_once_even_when_opened_at_once(url: str) -> None:
+    opened: list[PostgresStorage] = []
+    errors: list[BaseException] = []
+
+    def open_it() -> None:
+        try:
+            opened.append(PostgresStorage(url, pool_size=1))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_it) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for storage in opened:
+        storage.close()
+    assert not errors and len(opened) == 4
+    with PostgresStorage(url, pool_size=1):  # and again: nothing to do
+        pass
+    with psycopg.connect(url) as conn:
+        versions = [r[0] for r in conn.execute("SELECT version FROM tidings_schema")]
+        assert sorted(versions) == list(range(1, len(MIGRATIONS) + 1))
+        conn.execute("INSERT INTO tidings_schema (version) VALUES (%s)", (len(MIGRATIONS) + 1,))
+    with pytest.raises(StorageError, match="newer than this tidings"):
+        PostgresStorage(url, pool_size=1)
+
+
+@pytest.mark.parametrize("bad", [
+    "postgresql://postgres@127.0.0.1:1/test",  # nothing listens there
+    "postgresql://postgres:pw@127.0.0.1:5432/no_such_database_here",
+    "postgresql://postgres@127.0.0.1:5432/test?sslmode=bogus",
+])
+def test_bad_urls_are_one_line_errors(bad: str) -> None:
+    pgserver.database_url()  # skips (outside CI) when there is no server at all
+    with pytest.raises(StorageError) as caught:
+        PostgresStorage(bad, pool_size=1)
+    message = str(caught.value)
+    assert message.startswith("cannot connect to postgresql://")
+    assert "\n" not in message and "pw" not in message.split(": ", 1)[0]
+
+
+def _kill_backends(url: str) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                     "WHERE datname = current_database() AND pid != pg_backend_pid()")
+
+
+def test_a_connection_dropped_mid_transaction_loses_the_unit_only(
+        pg: PostgresStorage) -> None:
+    _apply(pg, "s0", ["kept"], 0)
+    with pytest.raises(StorageError, match="connection lost"), pg.write() as unit:
+        unit.apply_upserts(UpsertBatch(creates=[new("half", "s0")]))
+        _kill_backends(pg.url)
+        unit.apply_upserts(UpsertBatch(creates=[new("other-half", "s0")]))
+    # nothing of the unit was kept, and the pool hands out a working connection again
+    assert pg.lookup_items(["kept", "half", "other-half"]).keys() == {"kept"}
+    _kill_backends(pg.url)  # idle pooled connections die too: checked before use
+    _apply(pg, "s0", ["after"], 1)
+    assert "after" in pg.lookup_items(["after"])
+
+
+def test_two_claims_at_once_take_disjoint_sources(pg: PostgresStorage) -> None:
+    got: list[list[str]] = []
+    start = threading.Barrier(4)
+
+    def claim() -> None:
+        start.wait()
+        got.append([s.id for s in pg.claim_due_sources(at(0), 5, at(30))])
+
+    threads = [threading.Thread(target=claim) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    claimed = [sid for batch in got for sid in batch]
+    assert len(claimed) == len(set(claimed)) == 20
+
+
+def test_migrate_round_trip_through_postgresql(pg: PostgresStorage, tmp_path: Path) -> None:
+    """A SQLite archive copied to PostgreSQL and back holds every row it held."""
+    from tidings.store.postgres._transfer import migrate_archive
+    from tidings.store.sqlite import SqliteStorage
+
+    first = tmp_path / "first.sqlite3"
+    with SqliteStorage(first) as lite:
+        lite.add_source(source("feed", folder="News"))
+        lite.apply_upserts(UpsertBatch(creates=[new(f"k{n}", minutes=n) for n in range(50)]))
+        lite.set_read([1, 2, 3], True)
+        lite.index_pending()
+    empty = pgserver.schema_url()
+    counts = migrate_archive(first, empty)
+    assert counts["items"] == 50 and counts["sources"] == 1
+    assert migrate_archive(first, empty) == counts  # a second run resumes: nothing to copy
+    back = tmp_path / "back.sqlite3"
+    assert migrate_archive(empty, back) == counts
+    with SqliteStorage(first) as a, SqliteStorage(back) as b:
+        assert [i.brief() for i in a.list_items(_all())] == [
+            i.brief() for i in b.list_items(_all())]
+        assert b.unindexed_count() == 50  # the target builds its own search index
+
+
+def _all() -> ItemQuery:
+    return ItemQuery(limit=1000)

@@ -192,8 +192,10 @@ def check_listen(tidings: Tidings, host: str) -> None:
     )
 
 
-def serve(settings: Settings, *, host: str | None = None, port: int | None = None) -> None:
-    """Run the reader (and the scheduler, when the facade has one) until interrupted."""
+def serve(settings: Settings, *, host: str | None = None, port: int | None = None,
+          collect: bool = True) -> None:
+    """Run the reader, and the scheduler unless ``collect`` is False (a reader of a
+    cluster, whose workers collect), until interrupted."""
     import uvicorn
 
     host = host or settings.host
@@ -209,7 +211,15 @@ def serve(settings: Settings, *, host: str | None = None, port: int | None = Non
     config = uvicorn.Config(app, host=host, port=port, log_level="info",
                             proxy_headers=True, server_header=False)
     server = uvicorn.Server(config)
-    asyncio.run(_run(server, tidings))
+    asyncio.run(_run(server, tidings) if collect else _read_only(server, tidings))
+
+
+async def _read_only(server: Any, tidings: Tidings) -> None:
+    """Serve without collecting (``serve --no-collect``): uvicorn owns the signals."""
+    try:
+        await server.serve()
+    finally:
+        await tidings.aclose()
 
 
 async def _run(server: Any, tidings: Tidings) -> None:

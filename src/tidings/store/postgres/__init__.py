@@ -21,6 +21,12 @@ from tidings.store.postgres._db import Conn, Database, Transaction, connect
 from tidings.store.postgres._find import SearchMixin
 from tidings.store.postgres._items import ItemsWriteMixin
 from tidings.store.postgres._ops import OpsMixin
+from tidings.store.postgres._queue import (
+    QueueStatus,
+    ensure_queue_schema,
+    queue_connector,
+    queue_status,
+)
 from tidings.store.postgres._raw import RawMixin
 from tidings.store.postgres._reading import ItemsReadMixin
 from tidings.store.postgres._runs import RunsMixin
@@ -30,7 +36,12 @@ from tidings.store.postgres._sources import SourcesMixin
 from tidings.store.postgres._spend import SpendMixin
 from tidings.store.postgres._stats import StatsMixin
 
-__all__ = ["PostgresStorage", "PostgresUnit"]
+__all__ = ["PostgresStorage", "PostgresUnit", "QueueStatus", "ensure_queue_schema",
+           "is_postgres_url", "queue_connector", "queue_status"]
+
+
+def is_postgres_url(url: str) -> bool:
+    return url.strip().startswith(("postgresql://", "postgres://"))
 
 class _Everything(
     SourcesMixin, RunsMixin, ItemsWriteMixin, ItemsReadMixin, SearchIndexMixin, SearchMixin,

@@ -1,5 +1,6 @@
 """The PostgreSQL the tests use: the server on 127.0.0.1:5432 (trust auth), a fresh
-database per test run, a fresh schema per test.
+database per test run (``.ci/run`` makes one and names it in
+``TIDINGS_TEST_DATABASE_URL``), a fresh schema per test.
 
 ``TIDINGS_TEST_PG`` names another server (a libpq URL without a database). Outside
 CI a test needing PostgreSQL is skipped, with a hint, when nothing answers there;
@@ -33,9 +34,14 @@ def _listening() -> bool:
 
 
 def database_url() -> str:
-    """This run's own database (created on first use, dropped when the run ends)."""
+    """This run's own database (created on first use, dropped when the run ends), or
+    the fresh one ``.ci/run`` made (``TIDINGS_TEST_DATABASE_URL``)."""
     if "url" in _state:
         return _state["url"]
+    given = os.environ.get("TIDINGS_TEST_DATABASE_URL")
+    if given:
+        _state["url"] = given
+        return given
     if not IN_CI and not _listening():
         pytest.skip(f"no PostgreSQL at {SERVER}: start one (trust auth) or set TIDINGS_TEST_PG")
     name = f"tidings_test_{secrets.token_hex(4)}"

@@ -47,7 +47,8 @@ CREATE TABLE sources (
     folder text REFERENCES folders (name) ON UPDATE CASCADE ON DELETE SET NULL
 );
 CREATE INDEX sources_due ON sources (next_fetch_at);
-CREATE INDEX sources_claim ON sources (priority DESC, next_fetch_at, id)
+-- the scheduler's pick walks this index in its ORDER BY (never fetched = NULL first)
+CREATE INDEX sources_claim ON sources (priority DESC, next_fetch_at ASC NULLS FIRST, id)
     WHERE muted_reason IS NULL;
 
 CREATE TABLE fetch_runs (

@@ -150,7 +150,7 @@ class SourcesMixin(Access):
         with self._write() as conn:
             picked = [source_from_row(r) for r in conn.execute(
                 f"SELECT {_COLUMNS} FROM sources WHERE muted_reason IS NULL AND {where} "  # noqa: S608
-                "ORDER BY priority DESC, coalesce(next_fetch_at, -1) ASC, id LIMIT ? "
+                "ORDER BY priority DESC, next_fetch_at ASC NULLS FIRST, id LIMIT ? "
                 "FOR UPDATE SKIP LOCKED", (*params, limit)).fetchall()]
             if not picked:
                 return []

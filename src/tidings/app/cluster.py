@@ -8,6 +8,7 @@ reach it through these functions, never through storage or the scheduler directl
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from tidings.store.postgres import (
     queue_status,
 )
 from tidings.store.postgres._transfer import migrate_archive
+from tidings.store.writer import Writer
 
 __all__ = ["QueueStatus", "cluster_status", "migrate", "serve_worker"]
 
@@ -41,9 +43,22 @@ async def serve_worker(tidings: Tidings, concurrency: int) -> None:
     if concurrency < 1:
         raise ConfigError("--concurrency must be at least 1")
     ensure_queue_schema(url)
-    await cluster.run_worker(tidings.pipeline_env(), tidings.settings,
-                             queue_connector(url, max_size=2 + concurrency // 8),
-                             concurrency=concurrency)
+    base = tidings.pipeline_env()
+    writers = [Writer(tidings._store) for _ in range(writer_threads(concurrency))]
+    try:
+        await cluster.run_worker([base, *(replace(base, writer=w) for w in writers)],
+                                 tidings.settings,
+                                 queue_connector(url, max_size=2 + concurrency // 8),
+                                 concurrency=concurrency)
+    finally:
+        for writer in writers:
+            writer.close()
+
+
+def writer_threads(concurrency: int) -> int:
+    """Writer threads of a worker besides the facade's own: one per four concurrent
+    jobs, at most six (each holds a pooled connection while it writes)."""
+    return max(1, min(6, concurrency // 4))
 
 
 def cluster_status(settings: Settings, now: datetime) -> QueueStatus:

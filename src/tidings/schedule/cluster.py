@@ -63,11 +63,29 @@ tasks = procrastinate.Blueprint()
 
 @dataclass(slots=True)
 class WorkerContext:
-    """What the tasks of this worker process work with."""
+    """What the tasks of this worker process work with.
 
-    env: PipelineEnv
+    ``envs`` differ only in their writer: PostgreSQL runs transactions side by side,
+    so a worker spreads its jobs' write steps over several writer threads instead
+    of queueing every job behind one; indexing, a long step, has the first writer
+    to itself, collection jobs take turns on the others.
+    """
+
+    envs: list[PipelineEnv]
     settings: Settings
     stalled_after: float = STALLED_AFTER
+    turn: int = 0
+
+    @property
+    def env(self) -> PipelineEnv:
+        """The env of background jobs (indexing, extraction, upkeep)."""
+        return self.envs[0]
+
+    def next_env(self) -> PipelineEnv:
+        """The env of the next collection job."""
+        self.turn += 1
+        pool = self.envs[1:] or self.envs
+        return pool[self.turn % len(pool)]
 
 
 _context: list[WorkerContext] = []
@@ -96,9 +114,14 @@ def _take(unit: Unit, source_id: str, now: datetime) -> list[Source]:
 
 
 # ------------------------------------------------------------------ tasks
-@tasks.task(name="collect", queue=COLLECT_QUEUE)
+#: a job that raised (a lost connection, a full pool) runs again soon instead of leaving
+#: its source leased until the lease ends; a source's own faults never raise
+_RETRY = procrastinate.RetryStrategy(max_attempts=4, exponential_wait=2)
+
+
+@tasks.task(name="collect", queue=COLLECT_QUEUE, retry=_RETRY)
 async def collect(source_id: str) -> str:
-    env = _ctx().env
+    env = _ctx().next_env()
     picked = await env.writer(_take, source_id, env.clock())
     outcomes = []
     for group in groups(picked):
@@ -194,11 +217,12 @@ def make_app(connector: Any) -> procrastinate.App:
     return _apps[0].with_connector(connector)
 
 
-async def run_worker(env: PipelineEnv, settings: Settings, connector: Any, *,
+async def run_worker(envs: list[PipelineEnv], settings: Settings, connector: Any, *,
                      concurrency: int, stalled_after: float = STALLED_AFTER,
                      heartbeat: float = HEARTBEAT_SECONDS) -> None:
-    """Work until SIGTERM / SIGINT; a lost database means a retry with backoff."""
-    _context.append(WorkerContext(taking_turns(env), settings, stalled_after))
+    """Work until SIGTERM / SIGINT; a lost database means a retry with backoff.
+    ``envs``: one per writer thread (see :class:`WorkerContext`)."""
+    _context.append(WorkerContext([taking_turns(e) for e in envs], settings, stalled_after))
     app = make_app(connector)
     delay = 1.0
     try:

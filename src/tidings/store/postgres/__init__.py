@@ -77,7 +77,7 @@ class PostgresStorage(_Everything):
 
     backup_suffix = ".sqlite3"
 
-    def __init__(self, url: str, pool_size: int = 8) -> None:
+    def __init__(self, url: str, pool_size: int = 12) -> None:
         setup = connect(url)
         try:
             migrate(setup)

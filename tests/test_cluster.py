@@ -111,12 +111,12 @@ def test_three_workers_one_killed_collect_everything_exactly_once(
         _wait(lambda: sum(farm.requests.values()) >= 60, 90, "the first fetches")
         workers[0].send_signal(signal.SIGKILL)  # mid-round: jobs in hand, runs open
         workers[0].wait(10)
-        _wait(lambda: _finished_since(url, first) == 500, 180, "round 1 on every source",
+        _wait(lambda: _finished_since(url, first) == 500, 300, "round 1 on every source",
               logs)
         new_paths = farm.tick()
         second = datetime.now(UTC)
         _query_exec(url, "UPDATE sources SET next_fetch_at = 0")  # everything due again
-        _wait(lambda: _finished_since(url, second) == 500, 180, "round 2 on every source",
+        _wait(lambda: _finished_since(url, second) == 500, 300, "round 2 on every source",
               logs)
     finally:
         for w in workers[1:]:

@@ -99,13 +99,14 @@ def cluster_round(farm: FarmProcess, workers: int, feeds: int, concurrency: int)
                        capture_output=True)
         subprocess.run([*TIDINGS, "status"], env=env, check=True, capture_output=True)
         start = time.perf_counter()
-        procs = [subprocess.Popen([*TIDINGS, "worker", "--concurrency", str(concurrency)],
-                                  env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                 for _ in range(workers)]
+        logs = [(Path(data) / f"worker{n}.log").open("wb") for n in range(workers)]
+        procs = [subprocess.Popen([*TIDINGS, "-v", "worker", "--concurrency", str(concurrency)],
+                                  env=env, stdout=log, stderr=subprocess.STDOUT)
+                 for log in logs]
         try:
             while _finished(url) < feeds:
-                if time.perf_counter() - start > 600:
-                    raise SystemExit(f"{workers} workers: round not done in 600 s")
+                if time.perf_counter() - start > 600 or all(p.poll() is not None for p in procs):
+                    raise SystemExit(f"{workers} workers: round not done (logs in {data})")
                 time.sleep(0.1)
             return time.perf_counter() - start
         finally:

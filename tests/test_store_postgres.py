@@ -287,3 +287,23 @@ def test_migrate_round_trips_every_row(tmp_path: Path) -> None:
     before, after = _rows(first), _rows(back)
     after["users"] = after["users"][:1]
     assert before == after
+
+
+def test_raw_pages_stored_from_many_threads_at_once(pg: PostgresStorage) -> None:
+    """Cluster workers write raw pages from several writer threads; a zstd compressor
+    shared between them crashed the process (a segfault in the C backend)."""
+    bodies = {f"https://f.example/{t}/{n}": (f"<rss>{t}-{n}</rss>" * 3000).encode()
+              for t in range(8) for n in range(25)}
+    urls = sorted(bodies)
+
+    def put(part: list[str]) -> None:
+        for url in part:
+            pg.put_raw(RawResponse(url=url, final_url=url, status=200, headers={},
+                                   fetched_at=at(0), source_id="s0", body=bodies[url]))
+
+    threads = [threading.Thread(target=put, args=(urls[t::8],)) for t in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert {r.url: r.body for r in pg.iter_raw()} == bodies

@@ -7,21 +7,52 @@ docs/scale.md for why the bodies live in the database in cluster mode.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+import zstandard
+
 from tidings.model import RawResponse
 from tidings.store.postgres._db import Access
-from tidings.store.sqlite._db import to_us
-from tidings.store.sqlite._raw import _BATCH, _COLUMNS, _PACK, _from_row
+from tidings.store.sqlite._db import from_us, to_us
+from tidings.store.sqlite._raw import _BATCH, _COLUMNS
+from tidings.store.sqlite._raw import _decode as sqlite_decode
+
+#: zstd (de)compressors are not safe to share between threads, and here several
+#: writer threads store pages at once (a shared one crashed a worker): one per thread
+_local = threading.local()
+
+
+def _pack(body: bytes) -> bytes:
+    if not hasattr(_local, "pack"):
+        _local.pack = zstandard.ZstdCompressor(level=1)
+    packed: bytes = _local.pack.compress(body)
+    return packed
+
+
+def _decode(encoding: str, blob: bytes) -> bytes:
+    if encoding == "zstd":
+        if not hasattr(_local, "unpack"):
+            _local.unpack = zstandard.ZstdDecompressor()
+        out: bytes = _local.unpack.decompress(blob)
+        return out
+    return sqlite_decode(encoding, blob)  # the older encodings need no state
+
+
+def _from_row(r: tuple[Any, ...]) -> RawResponse:
+    return RawResponse(
+        url=r[1], final_url=r[2], status=r[3], headers=json.loads(r[4]),
+        fetched_at=from_us(r[5]), source_id=r[6], item_key=r[7],
+        body=_decode(r[8], bytes(r[9])))
 
 
 class RawMixin(Access):
 
     def put_raw(self, raw: RawResponse) -> int:
         body = bytes(raw.body)
-        packed = _PACK.compress(body)
+        packed = _pack(body)
         encoding, blob = ("zstd", packed) if len(packed) < len(body) else ("identity", body)
         with self._write() as conn:
             (raw_id,) = conn.row(
@@ -52,7 +83,7 @@ class RawMixin(Access):
             with self._read() as conn:
                 rows = conn.execute(sql, (*after, *params, _BATCH)).fetchall()
             for r in rows:
-                yield _from_row((*r[:-1], bytes(r[-1])))
+                yield _from_row(r)
             if len(rows) < _BATCH:
                 return
             after = (rows[-1][5], rows[-1][0])

@@ -92,6 +92,7 @@ def cluster(tmp_path: Path) -> Iterator[tuple[str, Path, WatchedFarm]]:
         yield url, tmp_path, farm  # type: ignore[misc]
 
 
+@pytest.mark.timeout(900)
 def test_three_workers_one_killed_collect_everything_exactly_once(
         cluster: tuple[str, Path, WatchedFarm]) -> None:
     url, tmp, farm = cluster
@@ -190,3 +191,23 @@ def test_status_and_migrate_both_ways(tmp_path: Path) -> None:
     assert out == "tidings: migrate: the source and the target are the same archive\n"
     out = _cli(lite, "migrate", "--to", str(back), code=1)
     assert "copy a SQLite archive --to postgresql://" in out
+
+
+async def test_deferring_skips_sources_that_already_wait() -> None:
+    """A batch refused for one source already waiting goes one by one: every other
+    source gets its job, and no source gets a second."""
+    from tidings.schedule.cluster import defer_collect, make_app
+    from tidings.store.postgres import ensure_queue_schema, queue_connector
+
+    url = pgserver.schema_url()
+    ensure_queue_schema(url)
+    app = make_app(queue_connector(url))
+    async with app.open_async():
+        assert await defer_collect(app, ["b"]) == 1
+        assert await defer_collect(app, ["a", "b", "c"]) == 2
+        assert await defer_collect(app, [f"s{n}" for n in range(450)]) == 450  # 3 batches
+    rows = _query(url, "SELECT args->>'source_id', lock, queueing_lock FROM procrastinate_jobs "
+                       "WHERE status = 'todo' ORDER BY 1")
+    waiting = [r[0] for r in rows]
+    assert sorted(waiting) == sorted(["a", "b", "c", *(f"s{n}" for n in range(450))])
+    assert all(r[1] == r[2] == f"source:{r[0]}" for r in rows)

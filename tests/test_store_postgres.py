@@ -307,3 +307,8 @@ def test_raw_pages_stored_from_many_threads_at_once(pg: PostgresStorage) -> None
     for t in threads:
         t.join()
     assert {r.url: r.body for r in pg.iter_raw()} == bodies
+
+
+def test_pooled_connections_commit_without_waiting_for_the_disk(pg: PostgresStorage) -> None:
+    with pg._db.read() as conn:
+        assert conn.row("SHOW synchronous_commit") == ("off",)

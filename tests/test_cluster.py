@@ -211,3 +211,48 @@ async def test_deferring_skips_sources_that_already_wait() -> None:
     waiting = [r[0] for r in rows]
     assert sorted(waiting) == sorted(["a", "b", "c", *(f"s{n}" for n in range(450))])
     assert all(r[1] == r[2] == f"source:{r[0]}" for r in rows)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize("collect", [False, True])
+def test_serve_no_collect_serves_without_collecting(tmp_path: Path, collect: bool) -> None:
+    import urllib.request
+
+    with running_farm(Farm(feeds=3)) as farm:
+        data = tmp_path / "data"
+        env = {**_env("", data), "TIDINGS_DATABASE_URL": ""}
+        _cli(data, "init", "--empty")
+        (tmp_path / "farm.opml").write_bytes(farm.opml())
+        _cli(data, "import-opml", str(tmp_path / "farm.opml"))
+        port = _free_port()
+        args = ["serve", "--port", str(port), *([] if collect else ["--no-collect"])]
+        proc = subprocess.Popen([sys.executable, "-m", "tidings", *args], env=env, cwd=ROOT,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            def up() -> bool:
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz",
+                                                timeout=2):
+                        return True
+                except OSError as exc:
+                    return "HTTP Error" in str(exc)  # answering, whatever it says
+
+            _wait(up, 60, "the reader")
+            if collect:
+                _wait(lambda: sum(farm.requests.values()) >= 3, 60, "the scheduler's fetches")
+            else:
+                time.sleep(3)  # the scheduler would have claimed the due sources by now
+                assert farm.requests == {}
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            _, err = proc.communicate(timeout=60)
+        # uvicorn shuts down cleanly, then re-raises the SIGTERM it caught
+        assert proc.returncode in (0, -signal.SIGTERM), err.decode()[-2000:]
+        assert b"Traceback" not in err

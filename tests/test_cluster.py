@@ -109,7 +109,9 @@ def test_three_workers_one_killed_collect_everything_exactly_once(
     workers = [_start_worker(env, log) for log in logs]
     try:
         first = datetime.now(UTC)
-        _wait(lambda: sum(farm.requests.values()) >= 60, 90, "the first fetches")
+        _wait(lambda: sum(farm.requests.values()) >= 60
+              and "Starting job tidings:collect" in logs[0].read_text(), 120,
+              "the first fetches, some by worker 0")
         workers[0].send_signal(signal.SIGKILL)  # mid-round: jobs in hand, runs open
         workers[0].wait(10)
         _wait(lambda: _finished_since(url, first) == 500, 300, "round 1 on every source",

@@ -20,8 +20,16 @@ def _sqlite(tmp_path: Path) -> Storage:
     return SqliteStorage(tmp_path / "contract" / "tidings.sqlite3")
 
 
+def _postgres(tmp_path: Path) -> Storage:
+    import pgserver
+    from tidings.store.postgres import PostgresStorage
+
+    return PostgresStorage(pgserver.schema_url(), pool_size=4)
+
+
 BACKENDS: dict[str, Callable[[Path], Storage]] = {
     "sqlite": _sqlite,
+    "postgresql": _postgres,
 }
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)

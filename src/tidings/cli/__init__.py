@@ -177,6 +177,7 @@ def main() -> None:
 
 # The commands register themselves on ``cli`` when imported.
 from tidings.cli import (  # noqa: E402
+    commands_cluster,
     commands_collect,
     commands_config,
     commands_crawl,
@@ -189,6 +190,6 @@ from tidings.cli import (  # noqa: E402
     commands_stories,
 )
 
-__all__ = ["cli", "commands_collect", "commands_config", "commands_crawl", "commands_demo",
-           "commands_extract", "commands_folders", "commands_items", "commands_preview",
-           "commands_sources", "commands_stories", "main"]
+__all__ = ["cli", "commands_cluster", "commands_collect", "commands_config", "commands_crawl",
+           "commands_demo", "commands_extract", "commands_folders", "commands_items",
+           "commands_preview", "commands_sources", "commands_stories", "main"]

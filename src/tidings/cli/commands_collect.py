@@ -161,9 +161,11 @@ def backup(ctx: Context) -> None:
 @cli.command()
 @click.option("--host", help="Address to listen on (default 127.0.0.1, or the settings').")
 @click.option("--port", type=click.IntRange(1, 65535), help="Port (default 8080).")
+@click.option("--no-collect", "no_collect", is_flag=True,
+              help="Serve the reader only (a cluster's `tidings worker`s collect).")
 @click.pass_obj
 @handle_errors
-def serve(ctx: Context, host: str | None, port: int | None) -> None:
+def serve(ctx: Context, host: str | None, port: int | None, no_collect: bool) -> None:
     """Run the web reader and the scheduler in one process."""
     from dataclasses import replace
 
@@ -176,7 +178,7 @@ def serve(ctx: Context, host: str | None, port: int | None) -> None:
         settings = replace(settings, port=port)
     ctx.open().close()  # a clear error now if there is no archive yet
     serve_console()
-    serve_web(settings)
+    serve_web(settings, collect=not no_collect)
 
 
 def serve_console() -> None:

@@ -18,7 +18,8 @@ def open_storage(settings: Settings) -> Storage:
         storage: Storage = SqliteStorage(settings.database_path)
         return storage
     if url.startswith(("postgresql://", "postgres://")):
-        raise ConfigError("database_url: PostgreSQL support arrives with the cluster runner; "
-                          "leave database_url empty to use SQLite")
+        from tidings.store.postgres import PostgresStorage
+
+        return PostgresStorage(url)
     raise ConfigError(f"database_url: unsupported database URL scheme in {url.split(':')[0]!r}"
                       " (use postgresql://… or leave it empty for SQLite)")

@@ -23,6 +23,7 @@ import html
 import operator
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from tidings.textutil import is_cjk
 
@@ -106,26 +107,37 @@ def _has_word_chars(text: str) -> bool:
     return any(ch.isalnum() for ch in text)
 
 
-def _term_parts(term: str, in_title: bool) -> list[str]:
-    """One search term as FTS5 conditions that must all hold (empty: no words in it).
+@dataclass(frozen=True, slots=True)
+class TermPart:
+    """One condition of a search term, for any backend to render.
+
+    ``chars`` False: ``text`` is a phrase (words and CJK bigrams, space-separated) to
+    find in the text columns, its last word a prefix when ``prefix``; ``chars`` True:
+    ``text`` is one CJK character, looked up in the character columns.
+    """
+
+    text: str
+    chars: bool = False
+    prefix: bool = False
+
+
+def term_parts(term: str) -> list[TermPart]:
+    """One search term as conditions that must all hold (empty: no words in it).
 
     Words and CJK runs of two or more characters form a phrase over the text
     columns; a lone CJK character is looked up in the character columns, and
     splits the phrase around it (adjacency across it is not checked).
     """
-    words, chars = ("title", "title_chars") if in_title else ("{title body}",
-                                                              "{title_chars body_chars}")
     text = term.translate(_FOLD).strip()
     prefix = text.endswith("*")
     text = text.rstrip("*")
-    parts: list[str] = []
+    parts: list[TermPart] = []
     buf: list[str] = []
 
     def flush(last: bool) -> None:
         phrase = " ".join("".join(buf).split())
         if _has_word_chars(phrase):
-            star = " *" if last and prefix else ""
-            parts.append(f"{words} : ({_quote(phrase)}{star})")
+            parts.append(TermPart(phrase, prefix=last and prefix))
         buf.clear()
 
     pos = 0
@@ -134,13 +146,22 @@ def _term_parts(term: str, in_title: bool) -> list[str]:
         run = m.group()
         if len(run) == 1:
             flush(last=False)
-            parts.append(f"{chars} : {_quote(run)}")
+            parts.append(TermPart(run, chars=True))
         else:
             buf.append(" " + " ".join(map(operator.add, run[:-1], run[1:])) + " ")
         pos = m.end()
     buf.append(text[pos:])
     flush(last=True)
     return parts
+
+
+def _term_parts(term: str, in_title: bool) -> list[str]:
+    """One search term as FTS5 conditions (see :func:`term_parts`)."""
+    words, chars = ("title", "title_chars") if in_title else ("{title body}",
+                                                              "{title_chars body_chars}")
+    return [f"{chars} : {_quote(p.text)}" if p.chars
+            else f"{words} : ({_quote(p.text)}{' *' if p.prefix else ''})"
+            for p in term_parts(term)]
 
 
 def _term_expr(term: str, in_title: bool = False) -> str | None:

@@ -261,8 +261,10 @@ def proxy_options(settings: Settings) -> dict[str, Any]:
     return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted or None}
 
 
-def serve(settings: Settings, *, host: str | None = None, port: int | None = None) -> None:
-    """Run the reader (and the scheduler, when the facade has one) until interrupted."""
+def serve(settings: Settings, *, host: str | None = None, port: int | None = None,
+          collect: bool = True) -> None:
+    """Run the reader, and the scheduler unless ``collect`` is False (a reader of a
+    cluster, whose workers collect), until interrupted."""
     import uvicorn
 
     host = host or settings.host
@@ -285,7 +287,15 @@ def serve(settings: Settings, *, host: str | None = None, port: int | None = Non
     server = uvicorn.Server(config)
     log.info("the reader is on http://%s:%d/ (Ctrl-C stops it)", host, port)
     with sock:
-        asyncio.run(_run(server, tidings, sock))
+        asyncio.run(_run(server, tidings, sock) if collect else _read_only(server, tidings, sock))
+
+
+async def _read_only(server: Any, tidings: Tidings, sock: Any) -> None:
+    """Serve without collecting (``serve --no-collect``): uvicorn owns the signals."""
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        await tidings.aclose()
 
 
 async def _run(server: Any, tidings: Tidings, sock: Any) -> None:

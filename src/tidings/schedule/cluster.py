@@ -1,0 +1,266 @@
+"""The cluster runner (R-SCHED-7): the embedded runner's work as procrastinate tasks.
+
+Any number of ``tidings worker`` processes, on any number of machines, share one
+PostgreSQL archive and the job queue in it (procrastinate). The work is:
+
+* ``schedule`` (periodic, every few seconds): claim the due sources (the same
+  leased pick as the embedded runner) and defer one ``collect`` job per source,
+  with ``queueing_lock`` = the source (one job waiting per source, however often
+  it is picked) and ``lock`` = the source (procrastinate never runs two jobs
+  with one lock at once: a source is never fetched twice at the same time). It
+  also hands the jobs of dead workers back to the queue (stalled jobs);
+* ``collect`` (one source): take the source (its run lock is held, so a run
+  still marked running belongs to a dead worker and is abandoned), fetch,
+  store, done;
+* ``index`` and ``extract`` (periodic): the search index and pending bodies,
+  as the embedded runner's background jobs;
+* ``upkeep`` (periodic): the daily job (adaptive intervals, pruning) and the
+  weekly report, once per day / week across the cluster (bookmarks).
+
+procrastinate defers each periodic job once per time slot however many workers
+run (a unique row per task and timestamp), so two schedulers never pick twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import platform
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import procrastinate
+from procrastinate import exceptions as pexc
+
+from tidings.errors import ConfigError, StorageError
+from tidings.model import Source
+from tidings.pipeline import timing
+from tidings.pipeline.batch import collect_group, groups
+from tidings.pipeline.env import PipelineEnv
+from tidings.pipeline.extraction import extract_pending
+from tidings.pipeline.fair import taking_turns
+from tidings.pipeline.timing import local_zone
+from tidings.schedule import jobs, plan
+from tidings.settings import Settings
+from tidings.store.base import Unit
+
+log = logging.getLogger(__name__)
+
+COLLECT_QUEUE = "collect"
+JOBS_QUEUE = "jobs"
+#: sources deferred per schedule tick at most (the queue absorbs bursts; a source
+#: whose job waits keeps its lease, and its queueing lock refuses a second job)
+PICK_PER_TICK = 2000
+#: a worker writes a heartbeat this often; one silent for STALLED_AFTER is dead and its
+#: jobs go back to the queue
+HEARTBEAT_SECONDS = 5.0
+DEFER_BATCH = 200
+STALLED_AFTER = 20.0
+
+tasks = procrastinate.Blueprint()
+
+
+@dataclass(slots=True)
+class WorkerContext:
+    """What the tasks of this worker process work with.
+
+    ``envs`` differ only in their writer: PostgreSQL runs transactions side by side,
+    so a worker spreads its jobs' write steps over several writer threads instead
+    of queueing every job behind one; indexing, a long step, has the first writer
+    to itself, collection jobs take turns on the others.
+    """
+
+    envs: list[PipelineEnv]
+    settings: Settings
+    stalled_after: float = STALLED_AFTER
+    turn: int = 0
+
+    @property
+    def env(self) -> PipelineEnv:
+        """The env of background jobs (indexing, extraction, upkeep)."""
+        return self.envs[0]
+
+    def next_env(self) -> PipelineEnv:
+        """The env of the next collection job."""
+        self.turn += 1
+        pool = self.envs[1:] or self.envs
+        return pool[self.turn % len(pool)]
+
+
+_context: list[WorkerContext] = []
+
+
+def _ctx() -> WorkerContext:
+    if not _context:
+        raise ConfigError("cluster tasks run inside `tidings worker` only")
+    return _context[-1]
+
+
+def source_lock(source_id: str) -> str:
+    return f"source:{source_id}"
+
+
+# ------------------------------------------------------------------ steps
+def _claim(unit: Unit, now: datetime, limit: int) -> list[Source]:
+    return unit.claim_due_sources(now, limit, timing.lease_until(now))
+
+
+def _take(unit: Unit, source_id: str, now: datetime) -> list[Source]:
+    """The job holds the source's run lock: a run still marked running is a dead
+    worker's. Abandon it, then lease the source for this run (muted: nothing)."""
+    unit.release_sources([source_id], now)
+    return unit.claim_due_sources(now, 1, timing.lease_until(now), only=[source_id])
+
+
+# ------------------------------------------------------------------ tasks
+#: a job that raised (a lost connection, a full pool) runs again soon instead of leaving
+#: its source leased until the lease ends; a source's own faults never raise
+_RETRY = procrastinate.RetryStrategy(max_attempts=4, exponential_wait=2)
+
+
+@tasks.task(name="collect", queue=COLLECT_QUEUE, retry=_RETRY)
+async def collect(source_id: str) -> str:
+    env = _ctx().next_env()
+    picked = await env.writer(_take, source_id, env.clock())
+    outcomes = []
+    for group in groups(picked):
+        counts = await collect_group(env, group)
+        outcomes += [c.outcome.value for c in counts.values()]
+    return ",".join(outcomes) or "skipped"
+
+
+async def defer_collect(app: procrastinate.App, source_ids: list[str]) -> int:
+    """One collect job per source, unless one is already waiting; returns how many.
+
+    Jobs go in batches (one statement for 200 jobs instead of one each: deferring
+    1,000 sources one by one took a worker half a minute). A batch with a source
+    that already has a waiting job is refused whole; it is then deferred one by
+    one, skipping that source.
+    """
+    deferred = 0
+    for start in range(0, len(source_ids), DEFER_BATCH):
+        part = source_ids[start:start + DEFER_BATCH]
+        jobs = [app.configure_task("tidings:collect", lock=source_lock(sid),
+                                   queueing_lock=source_lock(sid)).make_new_job(source_id=sid)
+                for sid in part]
+        try:
+            await app.job_manager.batch_defer_jobs_async(jobs)
+            deferred += len(jobs)
+            continue
+        except pexc.AlreadyEnqueued:
+            pass
+        for sid in part:
+            try:
+                await app.configure_task("tidings:collect", lock=source_lock(sid),
+                                         queueing_lock=source_lock(sid)
+                                         ).defer_async(source_id=sid)
+                deferred += 1
+            except pexc.AlreadyEnqueued:
+                continue
+    return deferred
+
+
+@tasks.periodic(cron="* * * * * */5")  # the sixth field is seconds
+@tasks.task(name="schedule", queue=JOBS_QUEUE, queueing_lock="tidings:schedule",
+            pass_context=True)
+async def schedule(context: procrastinate.JobContext, timestamp: int) -> int:
+    ctx = _ctx()
+    app = context.app
+    retried = await retry_stalled(app, ctx.stalled_after)
+    now = ctx.env.clock()
+    picked = await ctx.env.writer(_claim, now, PICK_PER_TICK)
+    deferred = await defer_collect(app, [s.id for s in picked])
+    if deferred or retried:
+        log.info("schedule: %d due sources deferred, %d stalled jobs retried", deferred,
+                 retried)
+    return deferred
+
+
+async def retry_stalled(app: procrastinate.App, stalled_after: float) -> int:
+    """Jobs of workers that stopped sending heartbeats (killed, cut off) run again."""
+    stalled = await app.job_manager.get_stalled_jobs(seconds_since_heartbeat=stalled_after)
+    for job in stalled:
+        await app.job_manager.retry_job(job)
+    return len(list(stalled))
+
+
+@tasks.periodic(cron="* * * * * */15")
+@tasks.task(name="index", queue=JOBS_QUEUE, queueing_lock="tidings:index")
+async def index(timestamp: int) -> int:
+    return await jobs.index_pending(_ctx().env.writer)
+
+
+@tasks.periodic(cron="* * * * *")
+@tasks.task(name="extract", queue=JOBS_QUEUE, queueing_lock="tidings:extract")
+async def extract(timestamp: int) -> int:
+    report = await extract_pending(_ctx().env)
+    return report.tried
+
+
+@tasks.periodic(cron="*/5 * * * *")
+@tasks.task(name="upkeep", queue=JOBS_QUEUE, queueing_lock="tidings:upkeep")
+async def upkeep(timestamp: int) -> str:
+    """The daily and weekly jobs, each done once per day / week by whichever worker
+    gets here first after its time (the bookmarks decide)."""
+    ctx = _ctx()
+    env, settings = ctx.env, ctx.settings
+    now = env.clock()
+    tz = local_zone(settings.timezone)
+    local = now.astimezone(tz)
+    done = []
+    if local.time() >= plan.parse_hhmm(settings.adapt_intervals_at) and await env.writer(
+            jobs.daily_maintenance, settings, now, tz):
+        done.append("daily")
+    if (local.isoweekday() == plan.REPORT_WEEKDAY and local.time() >= plan.REPORT_AT
+            and await jobs.weekly_report(env.store, env.writer, now, None)):
+        done.append("weekly")
+    return ",".join(done)
+
+
+# ------------------------------------------------------------------ the worker
+_apps: list[procrastinate.App] = []
+
+
+def make_app(connector: Any) -> procrastinate.App:
+    """The queue's app on ``connector``, its tasks named ``tidings:…``. procrastinate
+    renames a blueprint's tasks when an app takes them, so that happens once per
+    process; later apps are copies on another connector."""
+    if not _apps:
+        first = procrastinate.App(connector=connector)
+        first.add_tasks_from(tasks, namespace="tidings")
+        _apps.append(first)
+        return first
+    return _apps[0].with_connector(connector)
+
+
+async def run_worker(envs: list[PipelineEnv], settings: Settings, connector: Any, *,
+                     concurrency: int, stalled_after: float = STALLED_AFTER,
+                     heartbeat: float = HEARTBEAT_SECONDS) -> None:
+    """Work until SIGTERM / SIGINT; a lost database means a retry with backoff.
+    ``envs``: one per writer thread (see :class:`WorkerContext`)."""
+    _context.append(WorkerContext([taking_turns(e) for e in envs], settings, stalled_after))
+    app = make_app(connector)
+    delay = 1.0
+    try:
+        while True:
+            try:
+                async with app.open_async():
+                    delay = 1.0
+                    await app.run_worker_async(
+                        queues=[COLLECT_QUEUE, JOBS_QUEUE], concurrency=concurrency,
+                        name=f"{platform.node()}:{os.getpid()}",
+                        update_heartbeat_interval=heartbeat,
+                        stalled_worker_timeout=stalled_after,
+                        shutdown_graceful_timeout=settings.shutdown_grace_seconds,
+                        delete_jobs="successful",  # failed ones stay, for `tidings status`
+                        install_signal_handlers=True)
+                return
+            except (pexc.ConnectorException, StorageError, OSError) as exc:
+                log.warning("worker lost the database (%s); retrying in %.0f s",
+                            " ".join(str(exc).split())[:200], delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 60.0)
+    finally:
+        _context.pop()

@@ -1,0 +1,123 @@
+"""The PostgreSQL implementation of the Storage protocol (R-STORE-2), for clusters.
+
+Assembled from per-domain mixins exactly as ``tidings.store.sqlite`` is, module
+for module (``_sources``, ``_runs``, ``_items``, ``_reading``, ``_search``,
+``_find``, ``_raw``, ``_stats``, ``_ops``, ``_access``, ``_spend``), so that a
+store method added to one backend has an obvious place in the other. The same
+mixins make :class:`PostgresStorage`, where every call is a transaction on a
+pooled connection, and :class:`PostgresUnit`, one explicit unit of work on one
+connection, where every call is a savepoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+
+from tidings.store.base import UpsertBatch
+from tidings.store.postgres._access import AccessMixin
+from tidings.store.postgres._db import Conn, Database, Transaction, connect
+from tidings.store.postgres._find import SearchMixin
+from tidings.store.postgres._items import ItemsWriteMixin
+from tidings.store.postgres._ops import OpsMixin
+from tidings.store.postgres._queue import (
+    QueueStatus,
+    ensure_queue_schema,
+    queue_connector,
+    queue_status,
+)
+from tidings.store.postgres._raw import RawMixin
+from tidings.store.postgres._reading import ItemsReadMixin
+from tidings.store.postgres._runs import RunsMixin
+from tidings.store.postgres._schema import migrate
+from tidings.store.postgres._search import SearchIndexMixin
+from tidings.store.postgres._sources import SourcesMixin
+from tidings.store.postgres._spend import SpendMixin
+from tidings.store.postgres._stats import StatsMixin
+
+__all__ = ["PostgresStorage", "PostgresUnit", "QueueStatus", "ensure_queue_schema",
+           "is_postgres_url", "queue_connector", "queue_status"]
+
+
+def is_postgres_url(url: str) -> bool:
+    return url.strip().startswith(("postgresql://", "postgres://"))
+
+class _Everything(
+    SourcesMixin, RunsMixin, ItemsWriteMixin, ItemsReadMixin, SearchIndexMixin, SearchMixin,
+    RawMixin, StatsMixin, OpsMixin, AccessMixin, SpendMixin,
+):
+    """Every read and write, on whatever connection the subclass provides."""
+
+
+class PostgresUnit(_Everything):
+    """One open transaction of :class:`PostgresStorage` (see ``Storage.write``)."""
+
+    def __init__(self, tx: Transaction) -> None:
+        self._tx = tx
+
+    def _read(self) -> AbstractContextManager[Conn]:
+        return self._tx.read()
+
+    def _write(self) -> AbstractContextManager[Conn]:
+        return self._tx.savepoint()
+
+    @contextmanager
+    def nested(self) -> Iterator[PostgresUnit]:
+        with self._tx.savepoint():
+            yield self
+
+
+class PostgresStorage(_Everything):
+    """One PostgreSQL database; see tidings.store.base for the contract.
+
+    Opening it checks the connection (a wrong URL, host or password is one
+    StorageError naming the server, never a hang) and applies the migrations.
+    """
+
+    backup_suffix = ".sqlite3"
+
+    def __init__(self, url: str, pool_size: int = 12) -> None:
+        setup = connect(url)
+        try:
+            migrate(setup)
+        finally:
+            setup.close()
+        self.url = url
+        self._db = Database(url, max_size=pool_size)
+
+    def _read(self) -> AbstractContextManager[Conn]:
+        return self._db.read()
+
+    @contextmanager
+    def _write(self) -> Iterator[Conn]:
+        with self._db.transaction() as tx:
+            yield tx.conn
+
+    @contextmanager
+    def write(self) -> Iterator[PostgresUnit]:
+        with self._db.transaction() as tx:
+            yield PostgresUnit(tx)
+
+    def apply_upserts(self, batch: UpsertBatch) -> dict[str, int]:
+        """Run again whole when PostgreSQL broke a deadlock with this call (many
+        workers upserting overlapping batches)."""
+        return self._db.retrying(lambda: super(PostgresStorage, self).apply_upserts(batch))
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> PostgresStorage:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def backup(self, directory: Path, stem: str) -> Path:
+        """A consistent copy as a SQLite archive (one snapshot of the database, read in
+        one REPEATABLE READ transaction): portable, restorable by ``tidings migrate``,
+        and readable by the same tools as an embedded archive's backups."""
+        from tidings.store.postgres._transfer import backup_to_sqlite
+
+        directory.mkdir(parents=True, exist_ok=True)
+        return backup_to_sqlite(self.url, directory / f"{stem}{self.backup_suffix}")

@@ -1,0 +1,162 @@
+"""Items, the write side: the primitives ``upsert_item`` is built on.
+
+Many workers write at once here, so identity rests on the database: the unique
+key of ``items`` and ``INSERT … ON CONFLICT (key) DO NOTHING``. A create that
+loses the race to a concurrent transaction waits for it to commit and becomes a
+discovery of the stored item, exactly as a create whose key was stored earlier.
+Every batch touches its rows in one order (keys, ids sorted), so two batches
+never wait for each other in a circle; if PostgreSQL still reports a deadlock,
+the storage runs the call again (docs/storage.md, "PostgreSQL").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from tidings.errors import NotFoundError
+from tidings.model import ItemState
+from tidings.store.base import Discovery, NewItem, Revision, UpsertBatch
+from tidings.store.postgres._db import Access, Conn, insert_values
+from tidings.store.postgres._runs import next_ids
+from tidings.store.sqlite._db import to_us
+from tidings.store.sqlite._items import _check_batch, _create_row, _revision_row, _state
+
+_INSERT = (
+    "INSERT INTO items (id, key, source_id, url, title, summary, body, body_state, "
+    "published_at, discovered_at, updated_at, sort_time, author, categories, images, raw, "
+    "content_hash, title_fp, lossy, backfill)"
+)
+_REVISE = (
+    "UPDATE items SET url = ?, title = ?, summary = ?, body = ?, body_state = ?, "
+    "published_at = ?, updated_at = ?, sort_time = coalesce(?, discovered_at), author = ?, "
+    "categories = ?, images = ?, raw = ?, content_hash = ?, title_fp = ?, lossy = ?, "
+    "revisions = revisions + ?, search_dirty = 1 WHERE id = ?"
+)
+_DISCOVER_TAIL = (
+    "ON CONFLICT (item_id, source_id) DO UPDATE SET "
+    "seen_at = least(discoveries.seen_at, excluded.seen_at), "
+    "last_seen_at = greatest(discoveries.last_seen_at, excluded.last_seen_at)"
+)
+#: as in SQLite: the version hashes as a JSON array (one query for state and versions)
+_STATE_COLUMNS = (
+    "id, key, source_id, title, summary, {body}, body_state, content_hash, revisions, "
+    "published_at, discovered_at, url, raw, "
+    "EXISTS (SELECT 1 FROM versions v WHERE v.item_id = items.id AND v.hash = content_hash), "
+    "coalesce((SELECT json_agg(v.hash)::text FROM versions v WHERE v.item_id = items.id "
+    "AND v.hash IS DISTINCT FROM content_hash), '[]'), lossy"
+)
+
+
+def ids_for_keys(conn: Conn, keys: Sequence[str]) -> dict[str, int]:
+    return dict(conn.execute("SELECT key, id FROM items WHERE key = ANY(?)",
+                             (list(keys),)).fetchall())
+
+
+def tombstoned(conn: Conn, keys: Sequence[str]) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT key FROM tombstones WHERE key = ANY(?)",
+                                       (list(dict.fromkeys(keys)),)).fetchall()}
+
+
+class ItemsWriteMixin(Access):
+
+    def lookup_items(self, keys: Sequence[str],
+                     bodies_for: Collection[str] | None = None) -> dict[str, ItemState]:
+        wanted = list(dict.fromkeys(keys))
+        if bodies_for is None:
+            body, params = "body", [wanted]
+        else:
+            body = "CASE WHEN lossy = 1 OR key = ANY(?) THEN body END"
+            params = [[k for k in wanted if k in bodies_for], wanted]
+        with self._read() as conn:
+            rows = conn.execute(f"SELECT {_STATE_COLUMNS.format(body=body)} FROM items "  # noqa: S608
+                                "WHERE key = ANY(?)", params).fetchall()
+        return {r[1]: _state(r) for r in rows}
+
+    def tombstoned(self, keys: Sequence[str]) -> set[str]:
+        with self._read() as conn:
+            return tombstoned(conn, keys)
+
+    def known_urls(self, urls: Sequence[str]) -> set[str]:
+        with self._read() as conn:
+            return {r[0] for r in conn.execute("SELECT url FROM items WHERE url = ANY(?)",
+                                               (list(dict.fromkeys(urls)),)).fetchall()}
+
+    def apply_upserts(self, batch: UpsertBatch) -> dict[str, int]:
+        _check_batch(batch)
+        with self._write() as conn:
+            created, existing = _create(conn, batch.creates)
+            _revise(conn, batch.revisions)
+            ids = {**existing, **created}
+            late = [Discovery(n.source_id, n.discovered_at, key=n.key)
+                    for n in batch.creates if n.key in existing]
+            _discover(conn, [*batch.discoveries, *late], ids)
+            return created
+
+
+def _create(conn: Conn, creates: Sequence[NewItem]) -> tuple[dict[str, int], dict[str, int]]:
+    """Insert the new items; returns (created key -> id, already stored key -> id)."""
+    if not creates:
+        return {}, {}
+    ordered = sorted(creates, key=lambda n: n.key)
+    keys = [n.key for n in ordered]
+    existing = ids_for_keys(conn, keys)
+    dead = tombstoned(conn, keys)
+    fresh = [n for n in ordered if n.key not in existing and n.key not in dead]
+    if not fresh:
+        return {}, existing
+    wanted = dict(zip((n.key for n in fresh), next_ids(conn, "items_id_seq", len(fresh)),
+                      strict=True))
+    won = {r[0] for r in insert_values(
+        conn, _INSERT, [_create_row(wanted[n.key], n) for n in fresh],
+        "ON CONFLICT (key) DO NOTHING RETURNING key")}
+    created = {k: v for k, v in wanted.items() if k in won}
+    lost = [k for k in wanted if k not in won]  # stored by a concurrent transaction
+    if lost:
+        existing.update(ids_for_keys(conn, lost))
+    insert_values(conn, "INSERT INTO versions (item_id, hash, seen_at)",
+                  [(created[n.key], n.fields.content_hash, to_us(n.discovered_at))
+                   for n in fresh if n.key in created and n.fields.content_hash],
+                  "ON CONFLICT DO NOTHING")
+    return created, existing
+
+
+def _revise(conn: Conn, revisions: Sequence[Revision]) -> None:
+    if not revisions:
+        return
+    ids = sorted({r.item_id for r in revisions})
+    found = {r[0] for r in conn.execute("SELECT id FROM items WHERE id = ANY(?) ORDER BY id "
+                                        "FOR NO KEY UPDATE", (ids,)).fetchall()}
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise NotFoundError(f"item {missing[0]} not found (revision)")
+    conn.execute("DELETE FROM item_search WHERE item_id = ANY(?)", (ids,))
+    conn.executemany(_REVISE, [_revision_row(r) for r in revisions])
+    insert_values(conn, "INSERT INTO versions (item_id, hash, seen_at)",
+                  [(r.item_id, r.fields.content_hash, to_us(r.revised_at))
+                   for r in revisions if r.fields.content_hash], "ON CONFLICT DO NOTHING")
+
+
+def _discover(conn: Conn, discoveries: Sequence[Discovery], ids: dict[str, int]) -> None:
+    if not discoveries:
+        return
+    unknown = [d.key for d in discoveries if d.item_id is None and d.key not in ids]
+    if unknown:
+        ids = {**ids, **ids_for_keys(conn, [k for k in unknown if k])}
+    rows: dict[tuple[int, str], list[int]] = {}
+    for d in discoveries:
+        item_id = d.item_id if d.item_id is not None else ids.get(d.key or "")
+        if item_id is None:
+            raise NotFoundError(f"item {d.key!r} not found (discovery)")
+        seen = to_us(d.seen_at)
+        span = rows.setdefault((item_id, d.source_id), [seen, seen])
+        span[0], span[1] = min(span[0], seen), max(span[1], seen)
+    wanted = sorted({item_id for item_id, _ in rows})
+    known = {r[0] for r in conn.execute("SELECT id FROM items WHERE id = ANY(?)",
+                                        (wanted,)).fetchall()}
+    missing = [i for i in wanted if i not in known]
+    if missing:
+        raise NotFoundError(f"item {missing[0]} not found (discovery)")
+    values: list[Sequence[Any]] = [(*key, *span) for key, span in sorted(rows.items())]
+    insert_values(conn, "INSERT INTO discoveries (item_id, source_id, seen_at, last_seen_at)",
+                  values, _DISCOVER_TAIL)

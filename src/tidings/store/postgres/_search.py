@@ -1,0 +1,131 @@
+"""The search index: one ``tsvector`` document per item, built in Python.
+
+tidings' own rewrite (``tidings.store.textindex``: tags stripped, CJK runs as
+bigrams, distinct CJK characters in their own columns) makes the tokens; this
+module only cuts them into words the way SQLite's ``unicode61`` does (letters and
+digits, case and diacritics folded) and writes them as a ``tsvector`` literal, so
+PostgreSQL's own parser and dictionaries never see the text: index and query are
+cut by the same function, and both backends find the same items.
+
+The four columns become weights (A title words, B title characters, C body
+words, D body characters) over one position space, with a gap between columns so
+that no phrase matches across two of them. PostgreSQL keeps positions up to
+16,383: words beyond that in a very long body are still found, but phrases there
+are not. Items with ``search_dirty = 1`` wait for ``index_pending``; concurrent
+indexers (one per worker) take disjoint batches (``FOR UPDATE SKIP LOCKED``).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+from tidings.store.postgres._db import Access, insert_values
+from tidings.store.textindex import document, term_parts
+
+_WORD = re.compile(r"[^\W_]+")
+_MAX_POS = 16_383
+_MAX_POSITIONS = 256  # per lexeme, as PostgreSQL keeps
+_MAX_LEXEME = 500  # characters; PostgreSQL refuses lexemes of 2 KB
+_GAP = 2
+#: weights in ts_rank's order {D, C, B, A}: title columns count ten times the body's
+RANK_WEIGHTS = "{0.1, 0.1, 1.0, 1.0}"
+
+
+def fold(text: str) -> str:
+    """Case and diacritics folded, as ``unicode61 remove_diacritics 2`` does."""
+    if text.isascii():
+        return text.lower()
+    stripped = "".join(ch for ch in unicodedata.normalize("NFD", text)
+                       if not unicodedata.combining(ch))
+    return unicodedata.normalize("NFC", stripped).lower()
+
+
+def words(text: str) -> list[str]:
+    return [w for w in _WORD.findall(fold(text)) if len(w) <= _MAX_LEXEME]
+
+
+def _quote(lexeme: str) -> str:
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def tsvector(title: str, body: str | None, summary: str) -> str:
+    """The ``tsvector`` literal of an item (see the module docstring)."""
+    title_words, body_words, title_chars, body_chars = document(title, body, summary)
+    entries: dict[str, list[str]] = {}
+    pos = 0
+    for text, weight in ((title_chars, "B"), (title_words, "A"), (body_chars, "D"),
+                         (body_words, "C")):
+        for word in words(text):
+            pos += 1
+            spots = entries.setdefault(word, [])
+            if len(spots) < _MAX_POSITIONS and (pos <= _MAX_POS or not spots
+                                                or not spots[-1].endswith(weight)):
+                spots.append(f"{min(pos, _MAX_POS)}{weight}")
+        pos += _GAP
+    return " ".join(f"{_quote(w)}:{','.join(spots)}" for w, spots in entries.items())
+
+
+def _part(text: str, chars: bool, prefix: bool, in_title: bool) -> str | None:
+    weights = ("B" if in_title else "BD") if chars else ("A" if in_title else "AC")
+    tokens = words(text)
+    if not tokens:
+        return None
+    rendered = [f"{_quote(t)}:{weights}" for t in tokens]
+    if prefix:
+        rendered[-1] = f"{_quote(tokens[-1])}:*{weights}"
+    return "(" + " <-> ".join(rendered) + ")"
+
+
+def _term(term: str, in_title: bool = False) -> str | None:
+    parts = [p for p in (_part(tp.text, tp.chars, tp.prefix, in_title)
+                         for tp in term_parts(term)) if p]
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else "(" + " & ".join(parts) + ")"
+
+
+def tsquery(terms: Iterable[str], title_terms: Iterable[str] = (),
+            excluded: Iterable[str] = ()) -> str | None:
+    """A ``tsquery`` literal: all ``terms`` and ``title_terms``, none of ``excluded``
+    (the same conditions as ``textindex.match_expression`` builds for FTS5)."""
+    required = [e for e in (_term(t) for t in terms) if e]
+    required += [e for e in (_term(t, in_title=True) for t in title_terms) if e]
+    if not required:
+        return None
+    expr = " & ".join(required)
+    for e in map(_term, excluded):
+        if e:
+            expr = f"({expr}) & !{e}"
+    return expr
+
+
+def exclusion_query(excluded: Iterable[str]) -> str | None:
+    """Any of ``excluded`` (a query with nothing but negations)."""
+    found = [e for e in map(_term, excluded) if e]
+    return " | ".join(found) if found else None
+
+
+class SearchIndexMixin(Access):
+
+    def index_pending(self, limit: int = 5000) -> int:
+        with self._write() as conn:
+            rows = conn.execute(
+                "SELECT id, sort_time, title, body, summary FROM items WHERE search_dirty = 1 "
+                "ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED", (limit,)).fetchall()
+            if not rows:
+                return 0
+            insert_values(
+                conn, "INSERT INTO item_search (item_id, sort_time, doc)",
+                [(r[0], r[1], tsvector(r[2], r[3], r[4])) for r in rows],
+                "ON CONFLICT (item_id) DO UPDATE SET sort_time = excluded.sort_time, "
+                "doc = excluded.doc", chunk=500)
+            conn.execute("UPDATE items SET search_dirty = 0 WHERE id = ANY(?)",
+                         ([r[0] for r in rows],))
+            return len(rows)
+
+    def unindexed_count(self) -> int:
+        with self._read() as conn:
+            (n,) = conn.row("SELECT count(*) FROM items WHERE search_dirty = 1")
+            return int(n)

@@ -1,0 +1,267 @@
+"""Copying a whole archive between SQLite and PostgreSQL (``tidings migrate``, backups).
+
+Both backends store the same values (times as integer microseconds, flags 0/1,
+JSON as text), so rows are copied as they are, table by table in key order, a
+batch per transaction. A copy that stops (an interrupt, a lost connection) is
+resumed by running it again: each table continues after the highest key the
+target holds. At the end the row counts of both sides are compared. The search
+index is not copied: every copied item is marked for indexing, and the target
+builds its own index (FTS5 or tsvector) in the background.
+
+Tables added by later migrations are copied once they are listed in ``TABLES``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import psycopg
+
+from tidings.errors import StorageError
+from tidings.store.postgres import PostgresStorage
+from tidings.store.postgres._db import one_line
+from tidings.store.sqlite import SqliteStorage
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    name: str
+    key: tuple[str, ...]  # the primary key: copy order and resume point
+    batch: int = 2000
+
+
+#: every table of an archive, parents before children
+TABLES: tuple[Table, ...] = (
+    Table("meta", ("name",)), Table("folders", ("name",)), Table("sources", ("id",)),
+    Table("fetch_runs", ("id",)), Table("items", ("id",), 1000),
+    Table("versions", ("item_id", "hash")), Table("discoveries", ("item_id", "source_id")),
+    Table("tombstones", ("key",)), Table("raw_responses", ("id",), 200),
+    Table("users", ("id",)), Table("sessions", ("id",)), Table("api_tokens", ("id",)),
+    Table("paid_calls", ("id",)),
+)
+#: columns that are each backend's own search bookkeeping, never copied
+_LOCAL_COLUMNS = frozenset({"search_rowid", "search_dirty"})
+#: meta rows that each backend keeps for itself
+_LOCAL_META = "search_tokenizer"
+#: sequences (PostgreSQL) to move past the copied ids
+_SERIALS = ("fetch_runs", "items", "raw_responses", "users", "paid_calls")
+
+Progress = Callable[[str, int, int], None]  # table, rows copied so far, rows in total
+
+
+class Side(Protocol):
+    def columns(self, table: str) -> list[str]: ...
+    def count(self, table: Table) -> int: ...
+    def last_key(self, table: Table) -> tuple[Any, ...] | None: ...
+    def rows(self, table: Table, columns: Sequence[str], after: tuple[Any, ...] | None
+             ) -> list[tuple[Any, ...]]: ...
+    def put(self, table: Table, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]
+            ) -> None: ...
+    def finish(self) -> None: ...
+
+
+def _where(table: Table, after: tuple[Any, ...] | None, mark: str,
+           keys: str | None = None) -> str:
+    conds = [f"name != '{_LOCAL_META}'"] if table.name == "meta" else []
+    if after is not None:
+        keys = keys or ", ".join(table.key)
+        conds.append(f"({keys}) > ({', '.join([mark] * len(table.key))})")
+    return f"WHERE {' AND '.join(conds)}" if conds else ""
+
+
+class SqliteSide:
+    """A SQLite archive (created with its schema when it does not exist)."""
+
+    def __init__(self, path: Path) -> None:
+        SqliteStorage(path).close()  # creates the file and applies the migrations
+        self.conn = sqlite3.connect(path, isolation_level=None)
+
+    def columns(self, table: str) -> list[str]:
+        return [r[1] for r in self.conn.execute(f"PRAGMA table_info({table})")]
+
+    def count(self, table: Table) -> int:
+        (n,) = self.conn.execute(
+            f"SELECT count(*) FROM {table.name} {_where(table, None, '?')}").fetchone()  # noqa: S608
+        return int(n)
+
+    def last_key(self, table: Table) -> tuple[Any, ...] | None:
+        order = ", ".join(f"{k} DESC" for k in table.key)
+        row = self.conn.execute(f"SELECT {', '.join(table.key)} FROM {table.name} "  # noqa: S608
+                                f"{_where(table, None, '?')} ORDER BY {order} LIMIT 1"
+                                ).fetchone()
+        return None if row is None else tuple(row)
+
+    def rows(self, table: Table, columns: Sequence[str], after: tuple[Any, ...] | None
+             ) -> list[tuple[Any, ...]]:
+        return self.conn.execute(
+            f"SELECT {', '.join(columns)} FROM {table.name} {_where(table, after, '?')} "  # noqa: S608
+            f"ORDER BY {', '.join(table.key)} LIMIT {table.batch}", after or ()).fetchall()
+
+    def put(self, table: Table, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]) -> None:
+        marks = ", ".join("?" * len(columns))
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.executemany(f"INSERT OR IGNORE INTO {table.name} ({', '.join(columns)}) "  # noqa: S608
+                                  f"VALUES ({marks})", rows)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    def finish(self) -> None:
+        self.conn.close()
+
+
+class PostgresSide:
+    """A PostgreSQL database (migrated first). ``snapshot`` reads everything in one
+    REPEATABLE READ transaction: a consistent copy of a live database (backups)."""
+
+    def __init__(self, url: str, snapshot: bool = False) -> None:
+        PostgresStorage(url, pool_size=1).close()  # checks the URL, applies the migrations
+        self.conn = psycopg.connect(url, autocommit=not snapshot)
+        self.wrote = False
+        if snapshot:
+            self.conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+            self.conn.read_only = True
+
+    def columns(self, table: str) -> list[str]:
+        return [r[0] for r in self.conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = %s "
+            "AND table_schema = current_schema() ORDER BY ordinal_position", (table,))]
+
+    def count(self, table: Table) -> int:
+        row = self.conn.execute(
+            f"SELECT count(*) FROM {table.name} {_where(table, None, '%s')}").fetchone()  # noqa: S608
+        return int(row[0]) if row else 0
+
+    def last_key(self, table: Table) -> tuple[Any, ...] | None:
+        order = ", ".join(f'{k} COLLATE "C" DESC' if self._text(table.name, k) else f"{k} DESC"
+                          for k in table.key)
+        row = self.conn.execute(f"SELECT {', '.join(table.key)} FROM {table.name} "  # noqa: S608
+                                f"{_where(table, None, '%s')} ORDER BY {order} LIMIT 1"
+                                ).fetchone()
+        return None if row is None else tuple(row)
+
+    def _text(self, table: str, column: str) -> bool:
+        row = self.conn.execute(
+            "SELECT data_type FROM information_schema.columns WHERE table_name = %s "
+            "AND column_name = %s AND table_schema = current_schema()", (table, column),
+        ).fetchone()
+        return bool(row and row[0] == "text")
+
+    def _key_order(self, table: Table) -> str:
+        # byte order, as SQLite compares text: both sides agree on what "after" means
+        return ", ".join(f'{k} COLLATE "C"' if self._text(table.name, k) else k
+                         for k in table.key)
+
+    def rows(self, table: Table, columns: Sequence[str], after: tuple[Any, ...] | None
+             ) -> list[tuple[Any, ...]]:
+        where = _where(table, after, "%s", self._key_order(table))
+        rows = self.conn.execute(
+            f"SELECT {', '.join(columns)} FROM {table.name} {where} "  # noqa: S608
+            f"ORDER BY {self._key_order(table)} LIMIT {table.batch}", after or ()).fetchall()
+        return [tuple(bytes(v) if isinstance(v, memoryview) else v for v in r) for r in rows]
+
+    def put(self, table: Table, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]) -> None:
+        """One COPY per batch, in one transaction: a batch is there whole or not at all."""
+        self.wrote = True
+        with self.conn.transaction(), self.conn.cursor() as cur, cur.copy(
+                f"COPY {table.name} ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+
+    def finish(self) -> None:
+        """Move each id sequence past the copied ids (a target only), and close."""
+        for table in _SERIALS if self.wrote else ():
+            self.conn.execute(
+                f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "  # noqa: S608
+                f"greatest((SELECT max(id) FROM {table}), 1), "
+                f"(SELECT max(id) FROM {table}) IS NOT NULL)")
+        if not self.conn.autocommit:
+            self.conn.commit()
+        self.conn.close()
+
+
+def open_side(where: str | Path, snapshot: bool = False) -> Side:
+    text = str(where)
+    if text.startswith(("postgresql://", "postgres://")):
+        return PostgresSide(text, snapshot=snapshot)
+    return SqliteSide(Path(where))
+
+
+def copy_archive(source: Side, target: Side, progress: Progress | None = None
+                 ) -> dict[str, int]:
+    """Copy every table from ``source`` into ``target``, resuming where an earlier
+    copy stopped; returns the rows per table, checked equal on both sides."""
+    counts: dict[str, int] = {}
+    for table in TABLES:
+        wanted = set(target.columns(table.name)) - _LOCAL_COLUMNS
+        columns = [c for c in source.columns(table.name) if c in wanted]
+        total = source.count(table)
+        after = target.last_key(table)
+        done = target.count(table)
+        while True:
+            rows = source.rows(table, columns, after)
+            if not rows:
+                break
+            target.put(table, columns, rows)
+            done += len(rows)
+            key_at = [columns.index(k) for k in table.key]
+            after = tuple(rows[-1][i] for i in key_at)
+            if progress:
+                progress(table.name, done, total)
+        have = target.count(table)
+        if have != total:
+            raise StorageError(f"copy of {table.name} incomplete: {have} rows in the target, "
+                               f"{total} in the source (is something still writing to it?)")
+        counts[table.name] = total
+    return counts
+
+
+@contextmanager
+def _sides(source: str | Path, target: str | Path, snapshot: bool = False
+           ) -> Iterator[tuple[Side, Side]]:
+    try:
+        src = open_side(source, snapshot=snapshot)
+    except (psycopg.Error, sqlite3.Error) as exc:
+        raise StorageError(f"cannot open {source}: {one_line(exc)}") from exc
+    try:
+        dst = open_side(target)
+        try:
+            yield src, dst
+        finally:
+            dst.finish()
+    except (psycopg.Error, sqlite3.Error) as exc:
+        raise StorageError(f"copy failed: {one_line(exc)} (run it again to resume)") from exc
+    finally:
+        src.finish()
+
+
+def migrate_archive(source: str | Path, target: str | Path,
+                    progress: Progress | None = None) -> dict[str, int]:
+    """``tidings migrate``: copy the archive at ``source`` to ``target`` (a SQLite path or
+    a postgresql:// URL, either way), resumable, counts checked."""
+    if str(source) == str(target):
+        raise StorageError("migrate: the source and the target are the same archive")
+    with _sides(source, target) as (src, dst):
+        return copy_archive(src, dst, progress)
+
+
+def backup_to_sqlite(url: str, dest: Path) -> Path:
+    """One consistent snapshot of the PostgreSQL archive at ``url`` as a SQLite file,
+    written beside ``dest`` and renamed into place (never half a file)."""
+    partial = dest.with_name(dest.name + ".partial")
+    partial.unlink(missing_ok=True)
+    try:
+        with _sides(url, partial, snapshot=True) as (src, dst):
+            copy_archive(src, dst)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    partial.replace(dest)
+    return dest

@@ -1,0 +1,314 @@
+"""PostgreSQL only: concurrent writers, lost connections, migrations, bad URLs.
+
+The contract itself (what every backend does) is in the other test_store_* files,
+which run against PostgreSQL too; these are the cases only a server shows.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import random
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pgserver
+from storage_contract import at, fields, new, source
+from tidings.errors import StorageError
+from tidings.model import PaidCall, RawResponse, RunCounts, RunOutcome
+from tidings.store.access import ApiToken, WebSession
+from tidings.store.base import Discovery, Revision, SearchQuery, UpsertBatch
+from tidings.store.postgres import PostgresStorage
+from tidings.store.postgres._schema import MIGRATIONS
+from tidings.store.sqlite import SqliteStorage
+
+SOURCES = [f"s{n}" for n in range(20)]
+
+
+@pytest.fixture
+def url() -> str:
+    return pgserver.schema_url()
+
+
+@pytest.fixture
+def pg(url: str) -> Iterator[PostgresStorage]:
+    with PostgresStorage(url, pool_size=6) as storage:
+        for sid in SOURCES:
+            storage.add_source(source(sid))
+        yield storage
+
+
+def _batches(seed: int, n_keys: int = 60) -> list[tuple[str, list[str]]]:
+    """The same wire story listed by 20 sources: each source's batch is an overlapping,
+    shuffled slice of the keys."""
+    rng = random.Random(seed)
+    keys = [f"story-{seed}-{k}" for k in range(n_keys)]
+    out = []
+    for sid in SOURCES:
+        picked = rng.sample(keys, rng.randint(n_keys // 3, n_keys))
+        out.append((sid, picked))
+    return out
+
+
+def _apply(storage: PostgresStorage, sid: str, keys: list[str], minutes: int) -> None:
+    storage.apply_upserts(UpsertBatch(creates=[new(k, sid, minutes=minutes, title=k)
+                                               for k in keys]))
+
+
+def _listers(storage: PostgresStorage) -> dict[str, set[str]]:
+    """Per key: the owner plus every source with a discovery row."""
+    with psycopg.connect(storage.url) as conn:
+        rows = conn.execute(
+            "SELECT i.key, i.source_id, d.source_id FROM items i "
+            "LEFT JOIN discoveries d ON d.item_id = i.id").fetchall()
+    out: dict[str, set[str]] = {}
+    for key, owner, lister in rows:
+        out.setdefault(key, set()).add(owner)
+        if lister:
+            out[key].add(lister)
+    return out
+
+
+def _expected(batches: list[tuple[str, list[str]]]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for sid, keys in batches:
+        for k in keys:
+            out.setdefault(k, set()).add(sid)
+    return out
+
+
+def _item_count(url: str) -> tuple[int, int]:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT count(*), count(DISTINCT key) FROM items").fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1])
+
+
+@settings(max_examples=6, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10**6))
+def test_concurrent_threads_never_duplicate_and_are_order_independent(
+        pg: PostgresStorage, seed: int) -> None:
+    batches = _batches(seed)
+    errors: list[BaseException] = []
+    start = threading.Barrier(len(batches))
+
+    def run(sid: str, keys: list[str], minutes: int) -> None:
+        try:
+            start.wait()
+            _apply(pg, sid, keys, minutes)
+        except BaseException as exc:  # the test reports it below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(sid, keys, n))
+               for n, (sid, keys) in enumerate(batches)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    listers = _listers(pg)
+    expected = _expected(batches)
+    assert {k: v for k, v in listers.items() if k in expected} == expected
+    total, distinct = _item_count(pg.url)
+    assert total == distinct
+
+
+def _process_writer(url: str, sid: str, keys: list[str], minutes: int) -> None:
+    with PostgresStorage(url, pool_size=1) as storage:
+        _apply(storage, sid, keys, minutes)
+        # the same listing again, as a second round would: nothing new
+        _apply(storage, sid, keys, minutes + 1)
+
+
+def test_concurrent_processes_never_duplicate(pg: PostgresStorage) -> None:
+    batches = _batches(7, n_keys=200)
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_process_writer, args=(pg.url, sid, keys, n))
+             for n, (sid, keys) in enumerate(batches[:8])]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    assert _listers(pg) == _expected(batches[:8])
+    total, distinct = _item_count(pg.url)
+    assert total == distinct == len(_expected(batches[:8]))
+
+
+def test_migrations_run_once_even_when_opened_at_once(url: str) -> None:
+    opened: list[PostgresStorage] = []
+    errors: list[BaseException] = []
+
+    def open_it() -> None:
+        try:
+            opened.append(PostgresStorage(url, pool_size=1))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_it) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for storage in opened:
+        storage.close()
+    assert not errors and len(opened) == 4
+    with PostgresStorage(url, pool_size=1):  # and again: nothing to do
+        pass
+    with psycopg.connect(url) as conn:
+        versions = [r[0] for r in conn.execute("SELECT version FROM tidings_schema")]
+        assert sorted(versions) == list(range(1, len(MIGRATIONS) + 1))
+        conn.execute("INSERT INTO tidings_schema (version) VALUES (%s)", (len(MIGRATIONS) + 1,))
+    with pytest.raises(StorageError, match="newer than this tidings"):
+        PostgresStorage(url, pool_size=1)
+
+
+@pytest.mark.parametrize("bad", [
+    "postgresql://postgres@127.0.0.1:1/test",  # nothing listens there
+    "postgresql://postgres:pw@127.0.0.1:5432/no_such_database_here",
+    "postgresql://postgres@127.0.0.1:5432/test?sslmode=bogus",
+])
+def test_bad_urls_are_one_line_errors(bad: str) -> None:
+    pgserver.database_url()  # skips (outside CI) when there is no server at all
+    with pytest.raises(StorageError) as caught:
+        PostgresStorage(bad, pool_size=1)
+    message = str(caught.value)
+    assert message.startswith("cannot connect to postgresql://")
+    assert "\n" not in message and "pw" not in message.split(": ", 1)[0]
+
+
+def _kill_backends(url: str) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                     "WHERE datname = current_database() AND pid != pg_backend_pid()")
+
+
+def test_a_connection_dropped_mid_transaction_loses_the_unit_only(
+        pg: PostgresStorage) -> None:
+    _apply(pg, "s0", ["kept"], 0)
+    with pytest.raises(StorageError, match="connection lost"), pg.write() as unit:
+        unit.apply_upserts(UpsertBatch(creates=[new("half", "s0")]))
+        _kill_backends(pg.url)
+        unit.apply_upserts(UpsertBatch(creates=[new("other-half", "s0")]))
+    # nothing of the unit was kept, and the pool hands out a working connection again
+    assert pg.lookup_items(["kept", "half", "other-half"]).keys() == {"kept"}
+    _kill_backends(pg.url)  # idle pooled connections die too: checked before use
+    _apply(pg, "s0", ["after"], 1)
+    assert "after" in pg.lookup_items(["after"])
+
+
+def test_two_claims_at_once_take_disjoint_sources(pg: PostgresStorage) -> None:
+    got: list[list[str]] = []
+    start = threading.Barrier(4)
+
+    def claim() -> None:
+        start.wait()
+        got.append([s.id for s in pg.claim_due_sources(at(0), 5, at(30))])
+
+    threads = [threading.Thread(target=claim) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    claimed = [sid for batch in got for sid in batch]
+    assert len(claimed) == len(set(claimed)) == 20
+
+
+def _fill_archive(store: SqliteStorage, n: int) -> None:
+    """Every table gets rows: items with revisions and discoveries, runs, raw pages,
+    a tombstone, folders, a user with a session and a token, paid calls, marks."""
+    store.add_source(source("feed", folder="News"))
+    store.add_source(source("other"))
+    store.apply_upserts(UpsertBatch(creates=[
+        new(f"k{i}", minutes=i, title=f"t{i} 中文", body=f"<p>b{i} \ufffd</p>", lossy=True)
+        for i in range(n)]))
+    store.apply_upserts(UpsertBatch(
+        revisions=[Revision(i, fields(title=f"r{i}"), at(n + i)) for i in range(1, n, 7)],
+        discoveries=[Discovery("other", at(n), item_id=i) for i in range(1, n, 3)]))
+    store.set_read(list(range(1, n, 2)), True)
+    store.set_starred([3, 5], True)
+    store.delete_item(2, at(n))
+    run = store.start_run("feed", at(1))
+    store.finish_run(run, at(2), RunCounts(outcome=RunOutcome.OK, found=3, created=1))
+    for i in range(5):
+        store.put_raw(RawResponse(url=f"https://f.example/{i}", final_url="https://f.example",
+                                  status=200, headers={"a": "b"}, fetched_at=at(i),
+                                  source_id="feed", item_key=f"k{i}", body=b"x" * 900 * i))
+    user = store.add_user("admin", "hash", True, at(0))
+    store.add_session(WebSession("s1", user.id, True, at(0), at(99), at(1), "ua", "::1"))
+    store.add_api_token(ApiToken("t1", user.id, "cli", "digest", at(0)))
+    store.record_paid_call(PaidCall("x", "list", ("feed",), "ok", 0.5, 120, at(3)))
+    store.swap_mark("weekly-report", None, "2024-W09")
+    store.index_pending()
+
+
+def _rows(path: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of every copied table, in key order, without the search bookkeeping."""
+    from tidings.store.postgres._transfer import TABLES
+
+    out = {}
+    with sqlite3.connect(path) as conn:
+        for table in TABLES:
+            cols = [r[1] for r in conn.execute(f"PRAGMA table_info({table.name})")
+                    if r[1] not in ("search_rowid", "search_dirty")]
+            where = " WHERE name != 'search_tokenizer'" if table.name == "meta" else ""
+            out[table.name] = conn.execute(
+                f"SELECT {', '.join(cols)} FROM {table.name}{where} "
+                f"ORDER BY {', '.join(table.key)}").fetchall()
+    return out
+
+
+def test_migrate_round_trips_every_row(tmp_path: Path) -> None:
+    """A SQLite archive copied to PostgreSQL and back holds exactly the rows it held;
+    a second run copies nothing twice; the copy on PostgreSQL works as an archive."""
+    from tidings.store.postgres._transfer import migrate_archive
+
+    first = tmp_path / "first.sqlite3"
+    with SqliteStorage(first) as lite:
+        _fill_archive(lite, 3000)
+    target = pgserver.schema_url()
+    counts = migrate_archive(first, target)
+    assert counts["items"] == 2999 and counts["raw_responses"] == 5
+    assert migrate_archive(first, target) == counts  # run again: resumes, nothing doubled
+    with PostgresStorage(target, pool_size=2) as pg:
+        assert pg.unindexed_count() == 2999  # PostgreSQL builds its own index
+        pg.index_pending(5000)
+        assert [h.item.title for h in pg.search(SearchQuery(terms=("r8",)))] == ["r8"]
+        assert pg.add_user("second", "", False, at(0)).id == 2  # sequences moved on
+    back = tmp_path / "back.sqlite3"
+    assert migrate_archive(target, back) == {**counts, "users": 2}
+    before, after = _rows(first), _rows(back)
+    after["users"] = after["users"][:1]
+    assert before == after
+
+
+def test_raw_pages_stored_from_many_threads_at_once(pg: PostgresStorage) -> None:
+    """Cluster workers write raw pages from several writer threads; a zstd compressor
+    shared between them crashed the process (a segfault in the C backend)."""
+    bodies = {f"https://f.example/{t}/{n}": (f"<rss>{t}-{n}</rss>" * 3000).encode()
+              for t in range(8) for n in range(25)}
+    urls = sorted(bodies)
+
+    def put(part: list[str]) -> None:
+        for url in part:
+            pg.put_raw(RawResponse(url=url, final_url=url, status=200, headers={},
+                                   fetched_at=at(0), source_id="s0", body=bodies[url]))
+
+    threads = [threading.Thread(target=put, args=(urls[t::8],)) for t in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert {r.url: r.body for r in pg.iter_raw()} == bodies
+
+
+def test_pooled_connections_commit_without_waiting_for_the_disk(pg: PostgresStorage) -> None:
+    with pg._db.read() as conn:
+        assert conn.row("SHOW synchronous_commit") == ("off",)

@@ -44,7 +44,7 @@ from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.extraction import ExtractReport, extract_item, extract_pending
 from tidings.pipeline.reparse import ReparseReport, reparse
 from tidings.pipeline.round import RoundProgress, RoundReport, run_round
-from tidings.pipeline.spend import Ledger, parse_providers
+from tidings.pipeline.spend import Ledger, Trouble, parse_providers
 from tidings.pipeline.timing import local_zone
 from tidings.schedule import jobs, ops
 from tidings.schedule.ops import DiversityReport, HealthReport, SourceOverview
@@ -262,6 +262,10 @@ class Tidings:
     def spend_today(self) -> Mapping[str, Spend]:
         """Calls and cost of each paid API since local midnight (R-SCHED-3)."""
         return self._ledger.today()
+
+    def paid_troubles(self) -> Mapping[str, Trouble]:
+        """Paid APIs with a provider-wide problem now (bad key, no balance, down)."""
+        return self._ledger.troubles()
 
     def reprints(self, fps: Sequence[str]) -> dict[str, list[ItemBrief]]:
         """Items sharing each title fingerprint, earliest first (folding in views, R-DEDUP-8)."""

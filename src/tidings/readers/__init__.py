@@ -13,6 +13,8 @@ from tidings.errors import ConfigError
 from tidings.model import SourceKind
 from tidings.readers.base import ReadContext, Reader, ReadResult
 from tidings.readers.rss.reader import RssReader
+from tidings.readers.wechat.reader import WechatReader
+from tidings.readers.x.reader import XReader
 
 _FACTORIES: dict[SourceKind, Callable[[], Reader]] = {}
 _INSTANCES: dict[SourceKind, Reader] = {}
@@ -44,5 +46,7 @@ def registered_kinds() -> frozenset[SourceKind]:
 
 
 register(SourceKind.RSS, RssReader)
+register(SourceKind.X, XReader)
+register(SourceKind.WECHAT, WechatReader)
 
 __all__ = ["ReadContext", "ReadResult", "Reader", "get_reader", "register", "registered_kinds"]

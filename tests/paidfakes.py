@@ -13,18 +13,35 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from aiohttp import web
 
+from netservers import serve
+from tidings.app import Tidings
 from tidings.readers.x.query import handles_of, snowflake
+from tidings.settings import Settings
 
 Clock = Callable[[], datetime]
 PAGE = 20
 CURSOR_TTL = timedelta(hours=6)
+
+
+@dataclass
+class FakeClock:
+    """The time a test moves by hand; fakes and tidings read it alike."""
+
+    at: datetime
+
+    def now(self) -> datetime:
+        return self.at
+
+    def advance(self, minutes: float) -> None:
+        self.at += timedelta(minutes=minutes)
 
 
 @dataclass
@@ -276,3 +293,21 @@ class FakeDajiala(_Trouble):
         app.router.add_post("/fbmain/monitor/v3/post_history", self.post_history)
         app.router.add_post("/fbmain/monitor/v3/article_detail", self.article_detail)
         return app
+
+
+class _Fake:
+    def app(self) -> web.Application: ...
+
+
+@asynccontextmanager
+async def tidings_on(settings: Settings, fake: _Fake | FakeSocialData | FakeDajiala,
+                     clock: FakeClock, provider: str, table: Mapping[str, Any]
+                     ) -> AsyncIterator[Tidings]:
+    """An archive whose ``provider`` is ``fake``, served on 127.0.0.1, on the test's clock."""
+    async with serve(fake.app()) as base:
+        providers = {provider: {"base_url": base, "api_key": "sk-test-0001", **table}}
+        t = Tidings.open(replace(settings, providers=providers), create=True, clock=clock.now)
+        try:
+            yield t
+        finally:
+            await t.aclose()

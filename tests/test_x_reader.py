@@ -4,13 +4,12 @@ the test moves: batching, watermarks, backlog segments, articles, provider troub
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from netservers import serve
-from paidfakes import FakeSocialData
+from paidfakes import FakeClock, FakeSocialData, tidings_on
 from tidings.app import ItemQuery, Tidings
 from tidings.model import BodyState, Health, RunOutcome, SourceKind
 from tidings.readers.x import query as q
@@ -20,21 +19,10 @@ START = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
 
 
 @dataclass
-class Clock:
-    at: datetime = START
-
-    def now(self) -> datetime:
-        return self.at
-
-    def advance(self, minutes: float) -> None:
-        self.at += timedelta(minutes=minutes)
-
-
-@dataclass
 class World:
     t: Tidings
     api: FakeSocialData
-    clock: Clock
+    clock: FakeClock
 
     async def add(self, *handles: str) -> None:
         for h in handles:
@@ -58,14 +46,11 @@ class World:
 
 @pytest.fixture
 async def world(settings: Settings) -> AsyncIterator[World]:
-    clock = Clock()
+    clock = FakeClock(START)
     api = FakeSocialData(clock=clock.now)
-    async with serve(api.app()) as base:
-        providers = {"socialdata": {"base_url": base, "api_key": "sk-test-0001",
-                                    "daily_calls": 10_000, "cost_per_call": 0.0002}}
-        t = Tidings.open(replace(settings, providers=providers), create=True, clock=clock.now)
+    table = {"daily_calls": 10_000, "cost_per_call": 0.0002}
+    async with tidings_on(settings, api, clock, "socialdata", table) as t:
         yield World(t, api, clock)
-        await t.aclose()
 
 
 def test_snowflake_and_watermark_follow_r_x_3() -> None:

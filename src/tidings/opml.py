@@ -47,7 +47,7 @@ def parse_opml(data: bytes, origin: str = "OPML file") -> list[OpmlFeed]:
                 continue
             url = _attr(child, "xmlUrl")
             title = _attr(child, "title") or _attr(child, "text")
-            if url.startswith(("http://", "https://")) and url not in seen:
+            if url.lower().startswith(_SCHEMES) and url not in seen:
                 seen.add(url)
                 feeds.append(OpmlFeed(url, title, _attr(child, "htmlUrl"), folder))
             walk(child, title if not url else folder)
@@ -55,6 +55,10 @@ def parse_opml(data: bytes, origin: str = "OPML file") -> list[OpmlFeed]:
     body = root.find("body")
     walk(body if body is not None else root, "")
     return feeds
+
+
+#: feeds, and accounts on paid APIs (``x:@handle``, ``wechat:<id>``; see app/accounts.py)
+_SCHEMES = ("http://", "https://", "x:", "twitter:", "wechat:", "weixin:", "mp:")
 
 
 def render_opml(feeds: Iterable[OpmlFeed], title: str = "tidings subscriptions") -> str:

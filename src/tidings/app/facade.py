@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 
 from tidings.app import catalog
 from tidings.app.access import Access
+from tidings.app.accounts import AccountRef, account_ref, schedule_for
 from tidings.app.paging import sort_time
 from tidings.errors import ConfigError, NotFoundError
 from tidings.model import (
@@ -30,6 +31,7 @@ from tidings.model import (
     FetchRun,
     Item,
     ItemBrief,
+    PaidCall,
     RawResponse,
     SearchHit,
     Source,
@@ -160,9 +162,10 @@ class Tidings:
         if sid in taken:
             raise ConfigError(f"source id {sid!r} is already taken")
         now = self.clock()
+        cost_class, interval = schedule_for(kind, self.settings.default_interval_min)
         source = Source(
-            id=sid, kind=kind, url=url, title=title, config=clean,
-            interval_min=self.settings.default_interval_min, next_fetch_at=now,
+            id=sid, kind=kind, url=url, title=title, config=clean, cost_class=cost_class,
+            interval_min=interval, next_fetch_at=now,
             created_at=now, site_url=site_url, priority=priority, folder=folder or None,
         )
         added: Source = await self._writer(_add_source, source)
@@ -174,8 +177,14 @@ class Tidings:
         source_id: str | None = None, config: Mapping[str, Any] | None = None,
         folder: str | None = None,
     ) -> Source:
-        """Add a source; a page URL is turned into its best feed by autodiscovery."""
+        """Add a source; a page URL is turned into its best feed by autodiscovery,
+        ``x:@handle`` and ``wechat:<id>`` into accounts on the paid APIs."""
         from tidings.discovery import discover
+
+        account = account_ref(url) if kind in (None, SourceKind.X, SourceKind.WECHAT) else None
+        if account is not None:
+            return await self.add_account(account, title=title, source_id=source_id,
+                                          config=config, folder=folder)
 
         if kind is not None and kind is not SourceKind.RSS:
             return await self.create_source(url, kind=kind, title=title, source_id=source_id,
@@ -188,6 +197,34 @@ class Tidings:
             feed.url, title=title or feed.title, source_id=source_id, config=config,
             site_url=None if found.is_feed else found.final_url, folder=folder,
         )
+
+    async def add_account(
+        self, account: AccountRef, *, title: str = "", source_id: str | None = None,
+        config: Mapping[str, Any] | None = None, folder: str | None = None,
+        taken: set[str] | None = None,
+    ) -> Source:
+        """An X or WeChat account as a source (its config joined with ``config``)."""
+        return await self.create_source(
+            account.url, kind=account.kind, title=title or account.name,
+            source_id=source_id or account.source_id, config={**(config or {}),
+                                                               **account.config},
+            folder=folder, taken=taken)
+
+    async def import_accounts(
+        self, accounts: Sequence[AccountRef], folder: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> tuple[list[Source], int]:
+        """Add many accounts at once; returns (added, already present)."""
+        existing = self._store.list_sources()
+        urls, taken = {s.url for s in existing}, {s.id for s in existing}
+        added: list[Source] = []
+        for n, account in enumerate(accounts, 1):
+            if account.url not in urls:
+                added.append(await self.add_account(account, folder=folder, taken=taken))
+                urls.add(account.url)
+            if progress is not None:
+                progress(n, len(accounts))
+        return added, len(accounts) - len(added)
 
     async def discover(self, url: str) -> list[FeedCandidate]:
         from tidings.discovery import discover
@@ -262,6 +299,14 @@ class Tidings:
     def spend_today(self) -> Mapping[str, Spend]:
         """Calls and cost of each paid API since local midnight (R-SCHED-3)."""
         return self._ledger.today()
+
+    def paid_calls(self, provider: str | None = None, limit: int = 100) -> list[PaidCall]:
+        """The latest recorded calls to paid APIs, newest first."""
+        return self._store.paid_calls(provider, limit=limit)
+
+    def spend_by_day(self, days: int = 7) -> dict[str, dict[str, Spend]]:
+        """Calls and cost per local day (ISO date) and provider, the last ``days`` days."""
+        return self._ledger.by_day(days)
 
     def paid_troubles(self) -> Mapping[str, Trouble]:
         """Paid APIs with a provider-wide problem now (bad key, no balance, down)."""
@@ -365,11 +410,16 @@ class Tidings:
         urls, taken = {s.url for s in existing}, {s.id for s in existing}
         added: list[Source] = []
         for n, feed in enumerate(feeds, 1):
-            if feed.url not in urls:
+            account = account_ref(feed.url)
+            url = account.url if account is not None else feed.url
+            if url not in urls and account is not None:
+                added.append(await self.add_account(
+                    account, title=feed.title, folder=feed.category or None, taken=taken))
+            elif url not in urls:
                 added.append(await self.create_source(
                     feed.url, title=feed.title, folder=feed.category or None,
                     site_url=feed.site_url or None, taken=taken))
-                urls.add(feed.url)
+            urls.add(url)
             if progress is not None:
                 progress(n, len(feeds))
         return added, len(feeds) - len(added)

@@ -139,6 +139,7 @@ def main() -> None:
 
 # The commands register themselves on ``cli`` when imported.
 from tidings.cli import (  # noqa: E402
+    commands_accounts,
     commands_collect,
     commands_config,
     commands_extract,
@@ -146,5 +147,5 @@ from tidings.cli import (  # noqa: E402
     commands_sources,
 )
 
-__all__ = ["cli", "commands_collect", "commands_config", "commands_extract", "commands_items",
-           "commands_sources", "main"]
+__all__ = ["cli", "commands_accounts", "commands_collect", "commands_config",
+           "commands_extract", "commands_items", "commands_sources", "main"]

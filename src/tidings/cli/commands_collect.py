@@ -111,10 +111,13 @@ def stats(ctx: Context, as_json: bool) -> None:
     try:
         figures = tidings.stats()
         spend = tidings.spend_today()
+        days = tidings.spend_by_day()
+        last = {p: tidings.paid_calls(p, limit=1) for p in {n for d in days.values() for n in d}}
     finally:
         tidings.close()
     if as_json:
-        print_json({**to_jsonable(figures), "spend_today": to_jsonable(spend)})
+        print_json({**to_jsonable(figures), "spend_today": to_jsonable(spend),
+                    "spend_by_day": to_jsonable(days)})
         return
     health = ", ".join(f"{n} {h}" for h, n in sorted(figures.sources_by_health.items()))
     click.echo(f"sources: {health or 'none'}")
@@ -126,6 +129,12 @@ def stats(ctx: Context, as_json: bool) -> None:
                    f"{figures.last_round_new_items} new items")
     for provider, used in sorted(spend.items()):
         click.echo(f"paid API {provider} today: {used.calls} calls, cost {used.cost:g}")
+    for day, providers in days.items():
+        for provider, used in sorted(providers.items()):
+            click.echo(f"  {day} {provider}: {used.calls} calls, cost {used.cost:g}")
+    for provider, calls in sorted(last.items()):
+        if calls and calls[0].status != "ok":
+            click.echo(f"paid API {provider}: last call {calls[0].status}")
 
 
 @cli.command()

@@ -124,6 +124,21 @@ class Ledger:
         """Calls and cost per provider since local midnight."""
         return self._store.spend_since(self._midnight())
 
+    def by_day(self, days: int = 7) -> dict[str, dict[str, Spend]]:
+        """Calls and cost per local day (ISO date, newest first) and provider."""
+        out: dict[str, dict[str, Spend]] = {}
+        start = self._midnight()
+        later: Mapping[str, Spend] = {}
+        for _ in range(max(1, days)):
+            since = self._store.spend_since(start)
+            day = {name: Spend(s.calls - later.get(name, Spend()).calls,
+                               round(s.cost - later.get(name, Spend()).cost, 6))
+                   for name, s in since.items()}
+            out[start.date().isoformat()] = {k: v for k, v in day.items() if v.calls}
+            later = since
+            start = (start - timedelta(hours=12)).replace(hour=0)  # the day before, local
+        return out
+
     def troubles(self) -> Mapping[str, Trouble]:
         """The providers in trouble now (reported once each, not per source)."""
         now = self._clock()

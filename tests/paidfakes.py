@@ -124,13 +124,14 @@ class FakeSocialData(_Trouble):
             return refused
         query = request.query.get("query", "")
         since = re.search(r"since_id:(\d+)", query)
-        max_id = None
+        bound = re.search(r"max_id:(\d+)", query)
+        max_id = int(bound.group(1)) + 1 if bound else None  # max_id is inclusive
         if cursor := request.query.get("cursor"):
             issued, _, last = cursor.partition(":")
             if self.clock() - datetime.fromtimestamp(int(issued), UTC) > CURSOR_TTL:
                 self._record(request, 422, query)
                 return _json({"status": "error", "message": "cursor expired"}, 422)
-            max_id = int(last)
+            max_id = min(int(last), max_id or int(last))
         found = self.visible(handles_of(query), int(since.group(1)) if since else 0, max_id)
         page = found[:PAGE]
         nxt = None

@@ -127,7 +127,7 @@ async def test_a_long_backlog_is_paged_ten_at_a_time_and_resumed(world: World) -
     assert {f"x:{t.id}" for t in burst} <= set(keys)
 
 
-async def test_an_expired_backlog_cursor_is_discarded_with_a_reason(world: World) -> None:
+async def test_an_expired_backlog_cursor_is_replaced_by_max_id(world: World) -> None:
     await world.followed("busy")
     for n in range(230):
         world.api.publish("busy", f"burst {n}", world.clock.at - timedelta(seconds=n))
@@ -138,6 +138,8 @@ async def test_an_expired_backlog_cursor_is_discarded_with_a_reason(world: World
     assert counts.outcome is RunOutcome.OK
     assert any("backlog cursor was refused (HTTP 422)" in w for w in counts.warnings)
     assert world.t.source("busy").cursor["segments"] == []
+    assert len(world.stored()) == 231, "the search went on below what it had reached"
+    assert any("max_id:" in s for s in world.searches())
 
 
 async def test_a_cursor_that_loops_ends_the_search(world: World) -> None:

@@ -22,6 +22,7 @@ MAX_QUERY_CHARS = 470
 MAX_ACCOUNTS = 24
 REPLIES = "-filter:replies"
 HANDLE = re.compile(r"^[A-Za-z0-9_]{1,15}$")
+MAX_ID = re.compile(r" max_id:\d+")
 
 
 def snowflake(when: datetime) -> int:

@@ -59,10 +59,17 @@ class _Member:
 
 @dataclass(frozen=True, slots=True)
 class Segment:
-    """An unfinished search: its query (with its since_id) and where to go on."""
+    """An unfinished search: its query (with its since_id), where to go on, and the
+    oldest tweet id it reached (so a refused cursor can be replaced by ``max_id``)."""
 
     query: str
     cursor: str
+    below: int | None = None
+
+    def restarted(self) -> Segment:
+        """The same search from where it stopped, without the cursor the provider refused."""
+        bound = f" max_id:{self.below - 1}" if self.below else ""
+        return Segment(q.MAX_ID.sub("", self.query) + bound, "")
 
 
 def _int(value: Any) -> int | None:
@@ -77,7 +84,7 @@ def _segments(cursor: Mapping[str, Any]) -> list[Segment]:
     for s in cursor.get("segments") or ():
         if isinstance(s, Mapping) and isinstance(s.get("query"), str) \
                 and isinstance(s.get("cursor"), str):
-            out.append(Segment(s["query"], s["cursor"]))
+            out.append(Segment(s["query"], s["cursor"], _int(s.get("below"))))
     return out
 
 
@@ -160,21 +167,27 @@ class XReader:
         else:
             text, cursor, limit, purpose = segment.query, segment.cursor, MAX_PAGES, "backlog"
         out, seen = _Search(), set()
+        below = segment.below if segment is not None else None
         for _ in range(limit):
             params = {"query": text, "type": "Latest", **({"cursor": cursor} if cursor else {})}
             try:
                 answer = await call(ctx, provider, Request(
                     purpose, f"{p.base_url}/twitter/search", ids, params), _inspect)
             except HTTPStatusError as exc:
-                if segment is not None and exc.status in REQUEST_REFUSED:
-                    out.warning = (f"a backlog cursor was refused (HTTP {exc.status}) and "
-                                   "discarded; older tweets of that search may be missing")
-                    return out
-                raise
+                if not cursor or exc.status not in REQUEST_REFUSED:
+                    raise
+                # R-X-4: the cursor is discarded; the search goes on below the oldest
+                # tweet it reached, so nothing between is lost
+                out.warning = (f"a backlog cursor was refused (HTTP {exc.status}) and "
+                               "discarded; the search went on by max_id")
+                restart = Segment(text, cursor, below).restarted()
+                text, cursor = restart.query, None
+                continue
             out.pages.append(answer.data)
             kept, skipped = parse_tweets(answer.data["tweets"])
             out.tweets.extend(kept)
             out.skipped.extend(skipped)
+            below = min([t.id for t in kept] + ([below] if below else [])) if kept else below
             nxt = answer.data.get("next_cursor")
             if (not kept and not skipped) or not isinstance(nxt, str) or not nxt:
                 return out
@@ -184,7 +197,7 @@ class XReader:
             seen.add(nxt)
             cursor = nxt
         if limit == MAX_PAGES and cursor:
-            out.left = Segment(text, cursor)
+            out.left = Segment(text, cursor, below)
         return out
 
     def _route(self, found: _Search, chosen: Sequence[_Member],
@@ -212,7 +225,7 @@ class XReader:
         items, waiting = await self._articles(m, provider)
         top = max([m.since_id or 0, *m.tweets])
         cursor = {"since_id": str(q.watermark(top, ctx.now)),
-                  "segments": [{"query": s.query, "cursor": s.cursor}
+                  "segments": [{"query": s.query, "cursor": s.cursor, "below": str(s.below)}
                                for s in own[:MAX_SEGMENTS]],
                   "dropped": dropped, bodies.CURSOR_KEY: bodies.dump(waiting)}
         raw = RawResponse(url=f"socialdata:search:{m.handle}", final_url="", fetched_at=ctx.now,

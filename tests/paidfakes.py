@@ -52,6 +52,7 @@ class Call:
     path: str
     status: int
     detail: str = ""
+    cursor: str = ""
 
 
 @dataclass
@@ -88,6 +89,7 @@ class FakeSocialData(_Trouble):
     calls: list[Call] = field(default_factory=list)
     loop_cursor: bool = False
     article_fails: int = 0  # the article endpoint answers 503 this many times first
+    cursor_ttl: timedelta = CURSOR_TTL
     _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def publish(self, handle: str, text: str, at: datetime, **kind: bool) -> Tweet:
@@ -115,7 +117,8 @@ class FakeSocialData(_Trouble):
         return None
 
     def _record(self, request: web.Request, status: int, detail: str = "") -> None:
-        self.calls.append(Call(self.clock(), request.path, status, detail))
+        self.calls.append(Call(self.clock(), request.path, status, detail,
+                               request.query.get("cursor", "")))
 
     async def search(self, request: web.Request) -> web.Response:
         refused = self._refuse(request)
@@ -128,7 +131,7 @@ class FakeSocialData(_Trouble):
         max_id = int(bound.group(1)) + 1 if bound else None  # max_id is inclusive
         if cursor := request.query.get("cursor"):
             issued, _, last = cursor.partition(":")
-            if self.clock() - datetime.fromtimestamp(int(issued), UTC) > CURSOR_TTL:
+            if self.clock() - datetime.fromtimestamp(int(issued), UTC) > self.cursor_ttl:
                 self._record(request, 422, query)
                 return _json({"status": "error", "message": "cursor expired"}, 422)
             max_id = min(int(last), max_id or int(last))

@@ -41,6 +41,24 @@ def watermark(last_seen: int, checked_at: datetime) -> int:
     return max(last_seen, snowflake(checked_at - WATERMARK_LAG))
 
 
+#: how late a run may be and still keep its place on the cadence grid
+GRID_SLACK = timedelta(minutes=5)
+
+
+def on_grid(now: datetime, interval_min: int) -> datetime:
+    """The next fetch of a batched account: on a fixed grid of its interval.
+
+    Accounts only share a search when they are due together; a run pushed off its
+    place (a budget stop, a provider outage, a first check) would otherwise leave
+    its batch split into two half-full searches for good. Asking for the first
+    grid point after (now + interval - slack) brings it back within one interval,
+    while a run a little late stays where it is.
+    """
+    step = max(1, interval_min) * 60
+    earliest = int((now + timedelta(minutes=interval_min) - GRID_SLACK).timestamp())
+    return datetime.fromtimestamp(-(-earliest // step) * step, UTC)
+
+
 def since(query: str, since_id: int | None) -> str:
     return f"{query} since_id:{since_id}" if since_id else query
 

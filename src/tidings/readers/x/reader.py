@@ -233,6 +233,7 @@ class XReader:
                           body=json.dumps({"pages": m.raws}).encode())
         return ReadResult(items=tuple(items), cursor=cursor, raw=(raw,), http_status=200,
                           title=f"@{_config(ctx).handle} on X", pages=max(1, m.pages),
+                          not_before=q.on_grid(ctx.now, ctx.source.interval_min),
                           warnings=tuple(dict.fromkeys(m.warnings)))
 
     async def _articles(self, m: _Member, provider: str

@@ -227,3 +227,20 @@ async def test_garbage_and_a_dead_provider_lose_nothing(world: World) -> None:
     world.clock.advance(16)
     report = await world.t.collect(extract=False)
     assert report.created == 1
+
+
+async def test_a_provider_down_for_a_while_is_logged_once_and_cleared_by_success(
+    world: World, caplog: pytest.LogCaptureFixture,
+) -> None:
+    await world.followed("a1")
+    world.api.down = True
+    for _ in range(4):  # each time past the pause: one call, refused again
+        await world.t.collect(["a1"], extract=False)
+        world.clock.advance(6)
+    troubles = [r for r in caplog.records if "paid API trouble" in r.getMessage()]
+    assert len(troubles) == 1 and "provider failing (HTTP 503)" in troubles[0].getMessage()
+    assert world.t.source("a1").fail_count == 0
+    world.api.down = False
+    report = await world.t.collect(["a1"], extract=False)
+    assert report.results["a1"].outcome is RunOutcome.OK
+    assert world.t.paid_troubles() == {}

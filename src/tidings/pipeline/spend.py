@@ -140,16 +140,20 @@ class Ledger:
         return out
 
     def troubles(self) -> Mapping[str, Trouble]:
-        """The providers in trouble now (reported once each, not per source)."""
-        now = self._clock()
-        return {name: t for name, t in self._trouble.items() if t.until > now}
+        """The providers in trouble (reported once each, not per source) until a call
+        to them succeeds again."""
+        return dict(self._trouble)
+
+    def _cleared(self, provider: str) -> None:
+        if self._trouble.pop(provider, None) is not None:
+            log.info("paid API %s answers again", provider)
 
     def _note_trouble(self, exc: ProviderError) -> None:
         now = self._clock()
         until = exc.retry_after if exc.retry_after and exc.retry_after > now else None
         known = self._trouble.get(exc.provider)
-        if known is None or known.until <= now or known.reason != str(exc):
-            log.warning("paid API trouble: %s", exc)  # once per provider and reason
+        if known is None or known.reason != str(exc):
+            log.warning("paid API trouble: %s", exc)  # once, until a call succeeds again
             since = now
         else:
             since = known.since
@@ -166,6 +170,8 @@ class Ledger:
         note, at, started = CallNote(), self._clock(), time.monotonic()
         try:
             yield note
+            if note.status == "ok":
+                self._cleared(p.name)
         except BaseException as exc:
             if isinstance(exc, ProviderError):
                 self._note_trouble(exc)

@@ -61,7 +61,7 @@ def window_of(now: datetime) -> int:
     return int(now.timestamp()) // WINDOW_S
 
 
-def _inspect(p: Provider, data: Mapping[str, Any], note: CallNote) -> None:
+def inspect_answer(p: Provider, data: Mapping[str, Any], note: CallNote) -> None:
     code = data.get("code")
     cost = data.get("cost_money")
     if isinstance(cost, int | float):
@@ -167,7 +167,7 @@ class WechatReader:
         async with _gate():
             answer = await call(run.ctx, p.name, Request(
                 purpose, f"{p.base_url}{path}", [run.ctx.source.id],
-                body={**body, "key": p.api_key}, bearer=False), _inspect)
+                body={**body, "key": p.api_key}, bearer=False), inspect_answer)
         run.raws.append(answer.raw)
         balance = _float(answer.data.get("remain_money"))
         if balance is not None:

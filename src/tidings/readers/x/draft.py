@@ -7,7 +7,7 @@ code, links, bold and italic, images as atomic blocks.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from html import escape
 from typing import Any
 
@@ -20,25 +20,39 @@ _LISTS = {"unordered-list-item": "ul", "ordered-list-item": "ol"}
 _STYLES = {"BOLD": "strong", "Bold": "strong", "ITALIC": "em", "Italic": "em", "CODE": "code"}
 
 
+def _seq(value: Any) -> list[Any]:
+    """A list field of the answer, or nothing when it is anything else."""
+    return value if isinstance(value, list) else []
+
+
+def _num(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else -1
+
+
+def _range(entry: Any, text: str) -> tuple[int, int] | None:
+    """A range of an entry (offset, length) when it lies inside ``text``."""
+    if not isinstance(entry, Mapping):
+        return None
+    start, length = _num(entry.get("offset")), _num(entry.get("length"))
+    return (start, start + length) if 0 <= start < start + length <= len(text) else None
+
+
 def _marks(block: Mapping[str, Any], entities: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Per character of the block's text, the opening and closing markup around it."""
     text = str(block.get("text") or "")
     opens, closes = [""] * (len(text) + 1), [""] * (len(text) + 1)
-    for style in block.get("inlineStyleRanges") or ():
-        tag = _STYLES.get(str(style.get("style")))
-        start, length = int(style.get("offset", 0)), int(style.get("length", 0))
-        if tag and 0 <= start < start + length <= len(text):
-            opens[start] += f"<{tag}>"
-            closes[start + length] = f"</{tag}>" + closes[start + length]
-    for ref in block.get("entityRanges") or ():
-        entity = entities.get(str(ref.get("key")))
-        data = entity.get("data", {}) if isinstance(entity, Mapping) else {}
-        url = data.get("url") if isinstance(data, Mapping) else None
-        start, length = int(ref.get("offset", 0)), int(ref.get("length", 0))
-        if isinstance(url, str) and url.startswith(("http://", "https://")) \
-                and 0 <= start < start + length <= len(text):
-            opens[start] += f'<a href="{escape(url)}">'
-            closes[start + length] = "</a>" + closes[start + length]
+    for style in _seq(block.get("inlineStyleRanges")):
+        tag = _STYLES.get(str(style.get("style"))) if isinstance(style, Mapping) else None
+        span = _range(style, text)
+        if tag and span:
+            opens[span[0]] += f"<{tag}>"
+            closes[span[1]] = f"</{tag}>" + closes[span[1]]
+    for ref in _seq(block.get("entityRanges")):
+        url = _entity_url(ref, entities)
+        span = _range(ref, text)
+        if url and url.startswith(("http://", "https://")) and span:
+            opens[span[0]] += f'<a href="{escape(url)}">'
+            closes[span[1]] = "</a>" + closes[span[1]]
     return list(zip(opens, closes, strict=True))
 
 
@@ -52,12 +66,17 @@ def _inline(block: Mapping[str, Any], entities: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
+def _entity_url(ref: Any, entities: Mapping[str, Any]) -> str | None:
+    entity = entities.get(str(ref.get("key"))) if isinstance(ref, Mapping) else None
+    data = entity.get("data") if isinstance(entity, Mapping) else None
+    url = (data.get("url") or data.get("src")) if isinstance(data, Mapping) else None
+    return url if isinstance(url, str) else None
+
+
 def _image(block: Mapping[str, Any], entities: Mapping[str, Any]) -> str:
-    for ref in block.get("entityRanges") or ():
-        entity = entities.get(str(ref.get("key")))
-        data = entity.get("data", {}) if isinstance(entity, Mapping) else {}
-        url = data.get("url") or data.get("src") if isinstance(data, Mapping) else None
-        if isinstance(url, str) and url.startswith("https://"):
+    for ref in _seq(block.get("entityRanges")):
+        url = _entity_url(ref, entities)
+        if url and url.startswith("https://"):
             return f'<p><img src="{escape(url)}" alt=""></p>'
     return ""
 
@@ -65,7 +84,7 @@ def _image(block: Mapping[str, Any], entities: Mapping[str, Any]) -> str:
 def _entity_map(raw: Any) -> dict[str, Any]:
     if isinstance(raw, Mapping):
         return {str(k): v for k, v in raw.items()}
-    if isinstance(raw, Sequence):  # some exports list {"key": ..., "value": ...} pairs
+    if isinstance(raw, list):  # some exports list {"key": ..., "value": ...} pairs
         return {str(e.get("key")): e.get("value") for e in raw if isinstance(e, Mapping)}
     return {}
 
@@ -75,7 +94,7 @@ def draft_to_html(content: Mapping[str, Any]) -> str:
     entities = _entity_map(content.get("entityMap"))
     out: list[str] = []
     open_list = ""
-    for block in content.get("blocks") or ():
+    for block in _seq(content.get("blocks")):
         if not isinstance(block, Mapping):
             continue
         kind = str(block.get("type") or "unstyled")

@@ -52,7 +52,8 @@ def _links(tweet: Mapping[str, Any]) -> dict[str, str]:
     """t.co short link -> expanded URL, from the tweet's entities."""
     entities = tweet.get("entities")
     out: dict[str, str] = {}
-    for entry in (entities.get("urls") or ()) if isinstance(entities, Mapping) else ():
+    urls = entities.get("urls") if isinstance(entities, Mapping) else None
+    for entry in urls if isinstance(urls, list) else ():
         if isinstance(entry, Mapping) and entry.get("url") and entry.get("expanded_url"):
             out[str(entry["url"])] = str(entry["expanded_url"])
     return out
@@ -66,7 +67,8 @@ def _images(tweet: Mapping[str, Any]) -> tuple[str, ...]:
     found: list[str] = []
     for key in ("extended_entities", "entities"):
         holder = tweet.get(key)
-        for media in (holder.get("media") or ()) if isinstance(holder, Mapping) else ():
+        media_list = holder.get("media") if isinstance(holder, Mapping) else None
+        for media in media_list if isinstance(media_list, list) else ():
             url = media.get("media_url_https") if isinstance(media, Mapping) else None
             if isinstance(url, str) and url.startswith("https://") and url not in found:
                 found.append(url)

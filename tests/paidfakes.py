@@ -10,6 +10,7 @@ others), ``status`` (any status for the next calls), ``garbage`` (not JSON).
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import re
@@ -219,6 +220,9 @@ class FakeDajiala(_Trouble):
     list_price: float = 0.14
     body_price: float = 0.03
     gone: set[str] = field(default_factory=set)
+    delay: float = 0.0  # seconds each answer takes (to see how many run at once)
+    in_flight: int = 0
+    most_at_once: int = 0
 
     def publish(self, account: str, title: str, at: datetime, **extra: int) -> Post:
         post = Post(account, len(self.posts) + 1, title, at, **extra)
@@ -226,6 +230,12 @@ class FakeDajiala(_Trouble):
         return post
 
     async def _body(self, request: web.Request) -> tuple[dict[str, Any], web.Response | None]:
+        self.in_flight += 1
+        self.most_at_once = max(self.most_at_once, self.in_flight)
+        try:
+            await asyncio.sleep(self.delay)
+        finally:
+            self.in_flight -= 1
         try:
             body = await request.json()
         except ValueError:

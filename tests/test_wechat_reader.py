@@ -155,3 +155,14 @@ async def test_provider_trouble_is_one_budget_outcome_per_source_and_no_backoff(
         assert reason in (report.results[sid].error or "")
         assert world.t.source(sid).fail_count == 0
     assert list(world.t.paid_troubles()) == ["dajiala"]
+
+
+async def test_at_most_two_calls_to_the_provider_at_once(world: World) -> None:
+    accounts = [f"acct{n}" for n in range(6)]
+    await world.add(*accounts)
+    for a in accounts:
+        world.api.publish(a, f"post of {a}", START - timedelta(hours=1))
+    world.api.delay = 0.05
+    report = await world.t.collect(extract=False)
+    assert report.created == 6 and world.calls("post_history") == 6
+    assert world.api.most_at_once == 2

@@ -244,3 +244,11 @@ async def test_a_provider_down_for_a_while_is_logged_once_and_cleared_by_success
     report = await world.t.collect(["a1"], extract=False)
     assert report.results["a1"].outcome is RunOutcome.OK
     assert world.t.paid_troubles() == {}
+
+
+async def test_an_account_with_no_tweets_at_its_first_check_says_why(world: World) -> None:
+    await world.add("renamed_one")
+    report = await world.t.collect(extract=False)
+    counts = report.results["renamed_one"]
+    assert counts.outcome is RunOutcome.OK
+    assert any("renamed, suspended" in w for w in counts.warnings)

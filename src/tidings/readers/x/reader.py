@@ -222,6 +222,9 @@ class XReader:
         if len(own) > MAX_SEGMENTS:
             m.warnings.append(f"{len(own) - MAX_SEGMENTS} unfinished searches dropped "
                               f"(at most {MAX_SEGMENTS} are kept)")
+        if m.since_id is None and not m.tweets and not m.warnings:
+            m.warnings.append(f"no tweets found for @{_config(ctx).handle}: renamed, "
+                              "suspended, protected or silent? check the handle")
         items, waiting = await self._articles(m, provider)
         top = max([m.since_id or 0, *m.tweets])
         cursor = {"since_id": str(q.watermark(top, ctx.now)),

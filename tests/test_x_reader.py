@@ -214,6 +214,9 @@ async def test_provider_statuses_are_budget_outcomes_with_one_line_reasons(
     assert counts.outcome is RunOutcome.BUDGET and reason in counts.error
     assert "\n" not in counts.error
     assert world.t.source("a1").fail_count == 0
+    if retry_after:
+        trouble = world.t.paid_troubles()["socialdata"]
+        assert trouble.until == world.clock.at + timedelta(seconds=int(retry_after))
 
 
 async def test_garbage_and_a_dead_provider_lose_nothing(world: World) -> None:

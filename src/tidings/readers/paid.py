@@ -21,6 +21,7 @@ from urllib.parse import urlencode
 
 from tidings.errors import FetchError, HTTPStatusError, ProviderError
 from tidings.model import RawResponse
+from tidings.net import retry_after
 from tidings.readers.base import CallNote, ReadContext
 from tidings.readers.options import Provider
 
@@ -107,15 +108,15 @@ async def call(ctx: ReadContext, provider: str, request: Request,
             resp = await ctx.fetcher.fetch(
                 url, headers=headers, method="POST" if request.body is not None else "GET",
                 json=dict(request.body) if request.body is not None else None,
-                proxy=False if p.direct else None)
-        except HTTPStatusError as exc:
-            trouble = _provider_trouble(p, exc, ctx.now)
-            if trouble is not None:
-                raise trouble from None
-            raise
+                proxy=False if p.direct else None, raise_for_status=False)
         except FetchError as exc:
             raise ProviderError(p.name, f"unreachable ({exc.kind}: {exc})",
                                 ctx.now + PAUSE_DOWN) from None
+        if resp.status >= 400:
+            # Retry-After is read against the run's clock, not the wall's
+            refused = HTTPStatusError(request.url, f"{request.url}: HTTP {resp.status}",
+                                      resp.status, retry_after(resp, ctx.now))
+            raise _provider_trouble(p, refused, ctx.now) or refused
         data = decode(p, resp.content)
         inspect(p, data, note)
         raw = RawResponse(url=request.url, final_url=resp.final_url, fetched_at=ctx.now,

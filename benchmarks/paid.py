@@ -67,12 +67,12 @@ async def one(plan: WeekPlan, naive: bool) -> tuple[WeekResult, float]:
             "allow_private_hosts": "127.0.0.1", "per_host_delay": 0,
             "per_host_concurrency": 8, "collect_concurrency": 16})
         started = time.perf_counter()
-        per_day = 24 * 60 // plan.tick_min
+        per_day = 6 * 60 // plan.tick_min  # a line every simulated 6 hours
 
         def day_done(tick: int, total: int) -> None:
             if tick % per_day == 0:
-                print(f"  {'naive' if naive else 'tidings'}: day {tick // per_day} of "
-                      f"{total // per_day} ({time.perf_counter() - started:.0f} s)",
+                print(f"  {'naive' if naive else 'tidings'}: {tick // per_day * 6} h of "
+                      f"{total // per_day * 6} ({time.perf_counter() - started:.0f} s)",
                       file=sys.stderr, flush=True)
 
         week = await run_week(settings, plan, naive=naive, progress=day_done)

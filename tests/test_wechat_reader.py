@@ -121,6 +121,8 @@ async def test_a_body_that_fails_is_stored_without_and_retried_at_most_three_tim
     tries = [c for c in world.api.calls if c.path.endswith("article_detail")
              and "mid=1&" in c.detail]
     assert len(tries) == 3, "three tries, then the post stays without its body"
+    assert world.t.paid_troubles() == {}, "one post's 5xx is not the provider's trouble"
+    assert stubborn.raw["body_tries"] == 1  # type: ignore[attr-defined]
 
 
 async def test_a_closed_account_fails_alone_and_says_why(world: World) -> None:

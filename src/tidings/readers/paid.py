@@ -50,6 +50,9 @@ class Request:
     params: Mapping[str, str] | None = None
     body: Mapping[str, Any] | None = None
     bearer: bool = True  # the key as a Bearer header; False: the body carries it
+    #: a call about one item (a post's body, an article): a 5xx is that item's passing
+    #: failure, retried with it, not a sign that the provider is down for everyone
+    per_item: bool = False
 
 
 def _provider_trouble(p: Provider, exc: HTTPStatusError, now: datetime) -> ProviderError | None:
@@ -116,6 +119,8 @@ async def call(ctx: ReadContext, provider: str, request: Request,
             # Retry-After is read against the run's clock, not the wall's
             refused = HTTPStatusError(request.url, f"{request.url}: HTTP {resp.status}",
                                       resp.status, retry_after(resp, ctx.now))
+            if request.per_item and resp.status >= 500:
+                raise refused
             raise _provider_trouble(p, refused, ctx.now) or refused
         data = decode(p, resp.content)
         inspect(p, data, note)

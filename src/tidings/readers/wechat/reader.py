@@ -167,7 +167,8 @@ class WechatReader:
         async with _gate():
             answer = await call(run.ctx, p.name, Request(
                 purpose, f"{p.base_url}{path}", [run.ctx.source.id],
-                body={**body, "key": p.api_key}, bearer=False), inspect_answer)
+                body={**body, "key": p.api_key}, bearer=False, per_item=purpose == "body"),
+                inspect_answer)
         run.raws.append(answer.raw)
         balance = _float(answer.data.get("remain_money"))
         if balance is not None:
@@ -185,8 +186,8 @@ class WechatReader:
             spent = type(exc) is BudgetExhaustedError  # our own budget: not a try
             waiting = entry if spent else bodies.failed(entry)
             run.waiting.append(waiting)
-            if entry.tries == 0:
-                run.items[str(entry.item.key)] = waiting.item  # stored without its body
+            if entry.tries == 0:  # stored without its body; later tries count in the cursor
+                run.items[str(entry.item.key)] = waiting.item
             return
         found = data.get("data")
         html = found.get("html") if isinstance(found, Mapping) else None

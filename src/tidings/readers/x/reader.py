@@ -258,7 +258,8 @@ class XReader:
         for entry in todo:
             try:
                 answer = await call(ctx, provider, Request(
-                    "article", f"{p.base_url}/twitter/article/{entry.ref}", [ctx.source.id]))
+                    "article", f"{p.base_url}/twitter/article/{entry.ref}", [ctx.source.id],
+                    per_item=True))
             except (BudgetExhaustedError, HTTPStatusError) as exc:
                 if isinstance(exc, HTTPStatusError) and exc.status in REQUEST_REFUSED:
                     continue  # the article is gone: the tweet stays as it is

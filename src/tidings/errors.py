@@ -90,6 +90,11 @@ class ProviderError(BudgetExhaustedError):
         self.retry_after = retry_after
 
 
+class AccountGoneError(TidingsError):
+    """A paid API says an account cannot be read (closed, renamed, blocked): the
+    source's own failure, unlike a :class:`ProviderError`."""
+
+
 # --------------------------------------------------------------------------- fetch
 
 

@@ -24,7 +24,13 @@ from typing import Annotated, Any
 
 from pydantic import Field, StrictStr
 
-from tidings.errors import BudgetExhaustedError, HTTPStatusError, ProviderError, TidingsError
+from tidings.errors import (
+    AccountGoneError,
+    BudgetExhaustedError,
+    HTTPStatusError,
+    ProviderError,
+    TidingsError,
+)
 from tidings.model import BodyState, ItemData, RawResponse, Source, SourceKind
 from tidings.readers import bodies
 from tidings.readers.base import CallNote, ReadContext, ReadResult
@@ -50,10 +56,6 @@ ACCOUNT_CODES = frozenset({105, 106, 107})
 class WechatConfig(ReaderConfig):
     account: Annotated[StrictStr, Field(min_length=1, max_length=100, pattern=r"^[^\s/]+$")]
     provider: StrictStr = PROVIDER
-
-
-class AccountError(TidingsError):
-    """The provider says this account cannot be read (closed, renamed, blocked)."""
 
 
 def window_of(now: datetime) -> int:
@@ -150,7 +152,7 @@ class WechatReader:
         data = await self._post(run, f"list:{window}", LIST_PATH, {"name": run.config.account})
         code = data.get("code")
         if code in ACCOUNT_CODES:
-            raise AccountError(f"wechat account {run.config.account!r} cannot be read: "
+            raise AccountGoneError(f"wechat account {run.config.account!r} cannot be read: "
                                f"{str(data.get('msg') or code)[:160]} (closed, renamed "
                                "or blocked? check the account id)")
         if code != 0:

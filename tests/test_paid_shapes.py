@@ -4,6 +4,8 @@ with no network: tweets to items (R-X-5), Draft.js articles to HTML, Dajiala lis
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -11,13 +13,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tidings.errors import ProviderError
-from tidings.model import BodyState
+from tidings.errors import ParseError, ProviderError
+from tidings.model import BodyState, RawResponse, Source, SourceKind
 from tidings.readers.base import CallNote
 from tidings.readers.options import Provider
 from tidings.readers.wechat.posts import parse_posts
-from tidings.readers.wechat.reader import ACCOUNT_CODES, inspect_answer
+from tidings.readers.wechat.reader import ACCOUNT_CODES, WechatReader, inspect_answer
 from tidings.readers.x.draft import draft_to_html
+from tidings.readers.x.reader import XReader
 from tidings.readers.x.tweets import Tweet, parse_tweets, with_article
 
 DATA = Path(__file__).parent / "data" / "paid"
@@ -106,3 +109,22 @@ def test_dajiala_error_codes_are_sorted_into_whose_trouble(case: str, reason: st
     with pytest.raises(ProviderError) as caught:
         inspect_answer(provider, answer, note)
     assert str(caught.value).startswith(reason) and "sk-test" not in str(caught.value)
+
+
+def test_archived_answers_parse_again_without_the_network() -> None:
+    now = datetime(2025, 3, 3, tzinfo=UTC)
+    x_source = Source("x-examplelab", SourceKind.X, "https://x.com/examplelab",
+                      config={"handle": "examplelab"})
+    body = json.dumps({"pages": [load("socialdata_search.json")]}).encode()
+    raw = RawResponse("socialdata:search:examplelab", "", now, 200, {}, body)
+    again = XReader().parse_raw(x_source, raw)
+    assert [i.key for i in again.items] == ["x:1896506829212774400", "x:1896482900000000000"]
+    wx_source = Source("wx-a", SourceKind.WECHAT, "wechat:a", config={"account": "a"})
+    listing = (DATA / "dajiala_post_history.json").read_bytes()
+    wx = WechatReader().parse_raw(wx_source, RawResponse("http://p/list", "", now, 200, {},
+                                                         listing))
+    assert len(wx.items) == 2 and wx.items[0].author == "a"
+    with pytest.raises(ParseError):
+        XReader().parse_raw(x_source, replace(raw, body=b"<html>"))
+    with pytest.raises(ParseError):
+        WechatReader().parse_raw(wx_source, replace(raw, body=b"{oops"))

@@ -28,6 +28,7 @@ from tidings.errors import (
     AccountGoneError,
     BudgetExhaustedError,
     HTTPStatusError,
+    ParseError,
     ProviderError,
     TidingsError,
 )
@@ -105,7 +106,10 @@ class WechatReader:
     config_model: type[ReaderConfig] = WechatConfig
 
     def parse_raw(self, source: Source, raw: RawResponse) -> ReadResult:
-        data = json.loads(raw.body)
+        try:
+            data = json.loads(raw.body)
+        except ValueError:
+            raise ParseError(f"{raw.url}: archived list answer is not JSON", raw.url) from None
         entries = data.get("data") if isinstance(data, Mapping) else None
         posts, skipped = parse_posts(entries if isinstance(entries, list) else [])
         account = str(source.config.get("account") or "")

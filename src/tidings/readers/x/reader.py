@@ -19,7 +19,13 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, StrictStr
 
-from tidings.errors import BudgetExhaustedError, HTTPStatusError, ProviderError, TidingsError
+from tidings.errors import (
+    BudgetExhaustedError,
+    HTTPStatusError,
+    ParseError,
+    ProviderError,
+    TidingsError,
+)
 from tidings.model import ItemData, RawResponse, Source, SourceKind
 from tidings.readers import bodies
 from tidings.readers.base import CallNote, ReadContext, ReadResult
@@ -125,7 +131,10 @@ class XReader:
         return result
 
     def parse_raw(self, source: Source, raw: RawResponse) -> ReadResult:
-        data = json.loads(raw.body)
+        try:
+            data = json.loads(raw.body)
+        except ValueError:
+            raise ParseError(f"{raw.url}: archived search answer is not JSON", raw.url) from None
         pages = data.get("pages") if isinstance(data, Mapping) else None
         tweets = [t for page in pages or () if isinstance(page, Mapping)
                   for t in page.get("tweets") or ()]
@@ -149,8 +158,10 @@ class XReader:
             if found.left is not None:
                 left.append(found.left)
         for seg in segments:  # older unfinished searches: up to 10 pages each (R-X-4)
-            found = await self._search(first, provider, members, segment=seg)
-            self._route(found, members, members)
+            asked = q.handles_of(seg.query)
+            chosen = [m for m in members if m.handle in asked] or list(members)
+            found = await self._search(first, provider, chosen, segment=seg)
+            self._route(found, chosen, members)
             if found.left is not None:
                 left.append(found.left)
         return [await self._result(m, provider, left) for m in members]

@@ -81,6 +81,13 @@ async def one(plan: WeekPlan, naive: bool) -> tuple[WeekResult, float]:
         return week, time.perf_counter() - started
 
 
+def show(name: str, week: WeekResult, secs: float) -> None:
+    calls, cost = per_thousand(week)
+    print(f"{name:8} stored {len(set(week.stored)):7d} posts  calls {week.calls:7d} "
+          f"(X {week.x_calls}, WeChat {week.wx_calls})  per 1,000 posts: "
+          f"{calls:8.1f} calls, cost {cost:8.3f}  ({secs:.0f} s)", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--days", type=int, default=7)
@@ -90,12 +97,9 @@ def main() -> None:
     plan = WeekPlan(x_accounts=args.x, wx_accounts=args.wechat, days=args.days,
                     x_daily_calls=10**7, wx_daily_cost=10**6, tight_day=args.days + 1)
     ours, ours_s = asyncio.run(one(plan, naive=False))
+    show("tidings", ours, ours_s)
     naive, naive_s = asyncio.run(one(plan, naive=True))
-    for name, week, secs in (("tidings", ours, ours_s), ("naive", naive, naive_s)):
-        calls, cost = per_thousand(week)
-        print(f"{name:8} stored {len(set(week.stored)):7d} posts  calls {week.calls:7d} "
-              f"(X {week.x_calls}, WeChat {week.wx_calls})  per 1,000 posts: "
-              f"{calls:8.1f} calls, cost {cost:8.3f}  ({secs:.0f} s)")
+    show("naive", naive, naive_s)
     ratio = per_thousand(ours)[0] / per_thousand(naive)[0]
     print(f"calls per 1,000 posts, tidings / naive: {ratio:.3f} (target <= 0.100)")
 

@@ -179,7 +179,9 @@ async def test_an_article_that_fails_waits_pending_and_is_retried(world: World) 
     assert world.t.source("writer").cursor["bodies"] == []
 
 
-async def test_a_refused_key_is_the_providers_trouble_reported_once(world: World) -> None:
+async def test_a_refused_key_is_the_providers_trouble_reported_once(
+    world: World, caplog: pytest.LogCaptureFixture,
+) -> None:
     await world.add("a1", "a2", "a3")
     world.api.keys = {"another"}
     report = await world.t.collect(extract=False)
@@ -196,6 +198,8 @@ async def test_a_refused_key_is_the_providers_trouble_reported_once(world: World
     assert len(world.api.calls) == sent, "no call is sent while the key is known refused"
     troubles = world.t.paid_troubles()
     assert list(troubles) == ["socialdata"]
+    assert "…0001" in caplog.text and "sk-test-0001" not in caplog.text, "never logged whole"
+    assert all("sk-test-0001" not in call.status for call in world.t.paid_calls())
 
 
 @pytest.mark.parametrize(("status", "retry_after", "reason"), [

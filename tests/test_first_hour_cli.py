@@ -297,7 +297,8 @@ def test_opml_import_reports_skipped_outlines_and_guarded_addresses(tmp_path: Pa
     assert result.stdout.startswith("4 sources added, 0 already present; 5 notes above")
     notes = result.stderr
     assert "'Again': https://good.example/feed is listed twice" in notes
-    assert "'Gopher': gopher://old.example/feed is not an http(s) URL" in notes
+    assert ("'Gopher': gopher://old.example/feed is neither an http(s) URL nor an account "
+            "(x:@handle, wechat:ID)") in notes
     assert "'Bare': no xmlUrl" in notes
     assert "http://192.168.1.1/feed: added, but the guard will refuse it " \
            "(192.168.1.1 is a private address)" in notes

@@ -62,6 +62,8 @@ def _sample(cls: type[TidingsError]) -> TidingsError:
         return cls("http://x/", "http://x/: failed")
     if issubclass(cls, errors_module.ParseError):
         return cls("not a feed", "http://x/")
+    if issubclass(cls, errors_module.ProviderError):
+        return cls("socialdata", "rate limited", datetime(2026, 1, 1, tzinfo=UTC))
     return cls("went wrong")
 
 

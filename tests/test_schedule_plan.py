@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -159,9 +160,11 @@ def test_adaptive_interval_always_within_the_class_bounds(cost: CostClass, per_d
 def test_batched_x_sources_follow_the_batch_cadence() -> None:
     assert plan.adaptive_interval(CostClass.PAID_LIST, 500, batched=True) == 30
     assert plan.adaptive_interval(CostClass.HOT_SIGNAL, 0, batched=True) == 60
-    assert plan.is_batched(src("x1", kind=SourceKind.X, config={"batch": "ai"}))
-    assert not plan.is_batched(src("x2", kind=SourceKind.X))
-    assert not plan.is_batched(src("r", config={"batch": "ai"}))
+    watermark = {"since_id": "1759640213937398180"}
+    assert plan.is_batched(replace(src("x1", kind=SourceKind.X), cursor=watermark))
+    assert not plan.is_batched(src("x2", kind=SourceKind.X)), "a first check goes alone"
+    assert not plan.is_batched(src("x3", kind=SourceKind.X, config={"batch": "ai"}))
+    assert not plan.is_batched(replace(src("r"), cursor=watermark))
 
 
 def test_mean_per_day_counts_missing_days_as_zero() -> None:

@@ -83,6 +83,27 @@ class BudgetExhaustedError(TidingsError):
     """Our own spending limit was reached; not a failure of the source (R-SCHED-3)."""
 
 
+class ProviderError(BudgetExhaustedError):
+    """A paid API cannot serve anyone right now: key refused, balance used up, rate
+    limited, down or answering garbage.
+
+    It is the provider's trouble, not the source's: like a spent budget it leaves
+    the sources' health alone and retries them soon, and the ledger reports it
+    once per provider (and sends nothing more until ``retry_after``).
+    """
+
+    def __init__(self, provider: str, message: str,
+                 retry_after: datetime | None = None) -> None:
+        super().__init__(f"{provider}: {message}")
+        self.provider = provider
+        self.retry_after = retry_after
+
+
+class AccountGoneError(TidingsError):
+    """A paid API says an account cannot be read (closed, renamed, blocked): the
+    source's own failure, unlike a :class:`ProviderError`."""
+
+
 # --------------------------------------------------------------------------- fetch
 
 

@@ -66,7 +66,7 @@ def parse_opml(data: bytes, origin: str = "OPML file",
             raise ParseError(f"{origin}: outlines nested more than {MAX_DEPTH} levels deep")
         url = _attr(node, "xmlUrl")
         title = _attr(node, "title") or _attr(node, "text")
-        if url.startswith(("http://", "https://")) and url not in seen:
+        if url.lower().startswith(_SCHEMES) and url not in seen:
             seen.add(url)
             feeds.append(OpmlFeed(url, title, _attr(node, "htmlUrl"), folder))
         elif url or not len(node):
@@ -76,12 +76,16 @@ def parse_opml(data: bytes, origin: str = "OPML file",
     return feeds
 
 
+#: feeds, and accounts on paid APIs (``x:@handle``, ``wechat:<id>``; see app/accounts.py)
+_SCHEMES = ("http://", "https://", "x:", "twitter:", "wechat:", "weixin:", "mp:")
+
+
 def _skip_reason(url: str, seen: set[str]) -> str:
     if not url:
         return "no xmlUrl (neither a feed nor a folder with feeds)"
     if url in seen:
         return f"{url} is listed twice (imported once)"
-    return f"{url[:200]} is not an http(s) URL"
+    return f"{url[:200]} is neither an http(s) URL nor an account (x:@handle, wechat:ID)"
 
 
 def render_opml(feeds: Iterable[OpmlFeed], title: str = "tidings subscriptions") -> str:

@@ -94,6 +94,8 @@ def default_sources() -> list[dict[str, Any]]:
 
 
 def opml_of(sources: Iterable[Source]) -> str:
-    """OPML of the sources that are feeds (other kinds have no URL a reader could poll)."""
+    """OPML of the sources that are feeds, and of the X and WeChat accounts (their URLs
+    come back as accounts on import); other kinds have no URL a reader could poll."""
+    kinds = (SourceKind.RSS, SourceKind.X, SourceKind.WECHAT)
     return render_opml(OpmlFeed(s.url, s.title, s.site_url or "", s.folder or "")
-                       for s in sources if s.kind is SourceKind.RSS)
+                       for s in sources if s.kind in kinds)

@@ -23,6 +23,7 @@ from typing import Any, NoReturn
 
 from tidings.app import catalog, ingest
 from tidings.app.access import Access
+from tidings.app.accounts import AccountRef, account_ref, schedule_for
 from tidings.app.compat import Compat
 from tidings.app.crawling import Crawls
 from tidings.app.ingest import IngestReport, PushedItem
@@ -37,6 +38,7 @@ from tidings.model import (
     FetchRun,
     Item,
     ItemBrief,
+    PaidCall,
     RawResponse,
     SearchHit,
     Source,
@@ -58,7 +60,7 @@ from tidings.pipeline.extraction import ExtractReport, extract_item, extract_pen
 from tidings.pipeline.history import HistoryReport
 from tidings.pipeline.reparse import ReparseReport, reparse
 from tidings.pipeline.round import RoundProgress, RoundReport, run_round
-from tidings.pipeline.spend import Ledger, parse_providers
+from tidings.pipeline.spend import Ledger, Trouble, parse_providers
 from tidings.pipeline.timing import local_zone
 from tidings.pipeline.upsert import UpsertOutcome, upsert_items
 from tidings.schedule import jobs, ops
@@ -193,8 +195,8 @@ class Tidings:
             raise ConfigError(f"source id {sid!r} is already taken")
         now = self.clock()
         cost = cost_class_of(kind, clean)
-        interval = self.settings.default_interval_min
-        if cost is not CostClass.FREE:  # a paid render starts at 60 minutes (R-SCHED-5)
+        _, interval = schedule_for(kind, self.settings.default_interval_min)
+        if cost is CostClass.PAID_RENDER:  # a paid render starts at 60 minutes (R-SCHED-5)
             interval = min(max(interval, COST_CLAMPS[cost].low), COST_CLAMPS[cost].high)
         source = Source(
             id=sid, kind=kind, url=url, title=title, config=clean, interval_min=interval,
@@ -211,8 +213,14 @@ class Tidings:
         source_id: str | None = None, config: Mapping[str, Any] | None = None,
         folder: str | None = None,
     ) -> Source:
-        """Add a source; a page URL is turned into its best feed by autodiscovery."""
+        """Add a source; a page URL is turned into its best feed by autodiscovery,
+        ``x:@handle`` and ``wechat:<id>`` into accounts on the paid APIs."""
         from tidings.discovery import discover
+
+        account = account_ref(url) if kind in (None, SourceKind.X, SourceKind.WECHAT) else None
+        if account is not None:
+            return await self.add_account(account, title=title, source_id=source_id,
+                                          config=config, folder=folder)
 
         if kind is not None and kind is not SourceKind.RSS:
             return await self.create_source(url, kind=kind, title=title, source_id=source_id,
@@ -225,6 +233,34 @@ class Tidings:
             feed.url, title=title or feed.title, source_id=source_id, config=config,
             site_url=None if found.is_feed else found.final_url, folder=folder,
         )
+
+    async def add_account(
+        self, account: AccountRef, *, title: str = "", source_id: str | None = None,
+        config: Mapping[str, Any] | None = None, folder: str | None = None,
+        taken: set[str] | None = None,
+    ) -> Source:
+        """An X or WeChat account as a source (its config joined with ``config``)."""
+        return await self.create_source(
+            account.url, kind=account.kind, title=title or account.name,
+            source_id=source_id or account.source_id, config={**(config or {}),
+                                                               **account.config},
+            folder=folder, taken=taken)
+
+    async def import_accounts(
+        self, accounts: Sequence[AccountRef], folder: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> tuple[list[Source], int]:
+        """Add many accounts at once; returns (added, already present)."""
+        existing = self._store.list_sources()
+        urls, taken = {s.url for s in existing}, {s.id for s in existing}
+        added: list[Source] = []
+        for n, account in enumerate(accounts, 1):
+            if account.url not in urls:
+                added.append(await self.add_account(account, folder=folder, taken=taken))
+                urls.add(account.url)
+            if progress is not None:
+                progress(n, len(accounts))
+        return added, len(accounts) - len(added)
 
     async def discover(self, url: str) -> list[FeedCandidate]:
         from tidings.discovery import discover
@@ -310,6 +346,18 @@ class Tidings:
     def spend_today(self) -> Mapping[str, Spend]:
         """Calls and cost of each paid API since local midnight (R-SCHED-3)."""
         return self._ledger.today()
+
+    def paid_calls(self, provider: str | None = None, limit: int = 100) -> list[PaidCall]:
+        """The latest recorded calls to paid APIs, newest first."""
+        return self._store.paid_calls(provider, limit=limit)
+
+    def spend_by_day(self, days: int = 7) -> dict[str, dict[str, Spend]]:
+        """Calls and cost per local day (ISO date) and provider, the last ``days`` days."""
+        return self._ledger.by_day(days)
+
+    def paid_troubles(self) -> Mapping[str, Trouble]:
+        """Paid APIs with a provider-wide problem now (bad key, no balance, down)."""
+        return self._ledger.troubles()
 
     def reprints(self, fps: Sequence[str]) -> dict[str, list[ItemBrief]]:
         """Items sharing each title fingerprint, earliest first (folding in views, R-DEDUP-8)."""
@@ -428,11 +476,16 @@ class Tidings:
         urls, taken = {s.url for s in existing}, {s.id for s in existing}
         added: list[Source] = []
         for n, feed in enumerate(feeds, 1):
-            if feed.url not in urls:
+            account = account_ref(feed.url)
+            url = account.url if account is not None else feed.url
+            if url not in urls and account is not None:
+                added.append(await self.add_account(
+                    account, title=feed.title, folder=feed.category or None, taken=taken))
+            elif url not in urls:
                 added.append(await self.create_source(
                     feed.url, title=feed.title, folder=feed.category or None,
                     site_url=feed.site_url or None, taken=taken))
-                urls.add(feed.url)
+            urls.add(url)
             if progress is not None:
                 progress(n, len(feeds))
         return added, len(feeds) - len(added)

@@ -177,6 +177,7 @@ def main() -> None:
 
 # The commands register themselves on ``cli`` when imported.
 from tidings.cli import (  # noqa: E402
+    commands_accounts,
     commands_cluster,
     commands_collect,
     commands_config,
@@ -190,6 +191,7 @@ from tidings.cli import (  # noqa: E402
     commands_stories,
 )
 
-__all__ = ["cli", "commands_cluster", "commands_collect", "commands_config", "commands_crawl",
-           "commands_demo", "commands_extract", "commands_folders", "commands_items",
-           "commands_preview", "commands_sources", "commands_stories", "main"]
+__all__ = ["cli", "commands_accounts", "commands_cluster", "commands_collect", "commands_config",
+           "commands_crawl", "commands_demo", "commands_extract", "commands_folders",
+           "commands_items", "commands_preview", "commands_sources", "commands_stories",
+           "main"]

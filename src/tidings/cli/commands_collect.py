@@ -126,10 +126,13 @@ def stats(ctx: Context, as_json: bool) -> None:
         spend = tidings.spend_today()
         shown = Counter("new" if r.last_outcome is None else r.health.value
                         for r in ([] if as_json else tidings.source_health()))
+        days = tidings.spend_by_day()
+        last = {p: tidings.paid_calls(p, limit=1) for p in {n for d in days.values() for n in d}}
     finally:
         tidings.close()
     if as_json:
-        print_json({**to_jsonable(figures), "spend_today": to_jsonable(spend)})
+        print_json({**to_jsonable(figures), "spend_today": to_jsonable(spend),
+                    "spend_by_day": to_jsonable(days)})
         return
     # a source never collected is "new", not "ok" (as in `tidings sources`)
     health = ", ".join(f"{n} {h}" for h, n in sorted(shown.items()))
@@ -143,6 +146,12 @@ def stats(ctx: Context, as_json: bool) -> None:
                    f"{plural(figures.last_round_new_items, 'new item')}")
     for provider, used in sorted(spend.items()):
         click.echo(f"paid API {provider} today: {plural(used.calls, 'call')}, cost {used.cost:g}")
+    for day, providers in days.items():
+        for provider, used in sorted(providers.items()):
+            click.echo(f"  {day} {provider}: {plural(used.calls, 'call')}, cost {used.cost:g}")
+    for provider, calls in sorted(last.items()):
+        if calls and calls[0].status != "ok":
+            click.echo(f"paid API {provider}: last call {calls[0].status}")
 
 
 @cli.command()

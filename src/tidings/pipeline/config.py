@@ -204,6 +204,8 @@ def cost_class_of(kind: SourceKind, config: Mapping[str, Any]) -> CostClass:
     by the paid service is ``paid_render``; the paid kinds bring their own class."""
     if kind is SourceKind.WEB_LIST and config.get("mode") == "markdown":
         return CostClass.PAID_RENDER
+    if kind in (SourceKind.X, SourceKind.WECHAT):
+        return CostClass.PAID_LIST
     return CostClass.FREE
 
 

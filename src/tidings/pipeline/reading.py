@@ -17,7 +17,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from tidings.identity import batch_keys, choose_identity_mode
-from tidings.model import ItemData, RawResponse, Source
+from tidings.model import ItemData, RawResponse, Source, SourceKind
 from tidings.net import Fetcher
 from tidings.pipeline import limits
 from tidings.pipeline.config import CommonConfig, Filters, parse_config
@@ -115,6 +115,12 @@ class Selection:
         return sum(1 for j in self.judged if j is None)
 
 
+def _later_limit(source: Source, settings: Settings, found: int) -> int:
+    """A later run's batch limit: X is excepted (SPEC §5), because its watermark moves
+    past everything a search returned: what a limit cut off would never come again."""
+    return found if source.kind is SourceKind.X else settings.max_items_per_run
+
+
 def select(settings: Settings, source: Source, rules: SourceRules, result: ReadResult,
            now: datetime, *, limited: bool = True) -> Selection:
     """Entry rules, then the batch limits of a first or a later run (``limited``)."""
@@ -127,7 +133,7 @@ def select(settings: Settings, source: Source, rules: SourceRules, result: ReadR
             kept, first_run=source.last_success_at is None, now=now,
             first_limit=own.first or s.initial_backfill_limit,
             first_months=own.first_months or s.initial_backfill_months,
-            later_limit=own.later or s.max_items_per_run,
+            later_limit=own.later or _later_limit(source, s, len(kept)),
         )
     position = {id(item): n for n, item in enumerate(judged) if item is not None}
     return Selection(tuple(judged), tuple(batch), tuple(position[id(b)] for b in batch))

@@ -10,6 +10,12 @@ tried again in 15 minutes). After the call, it is recorded - provider, purpose,
 sources, status, cost, duration - whatever its outcome, because a failed call
 may still be billed.
 
+A provider-wide problem (a refused key, no balance, rate limited, down:
+:class:`ProviderError` raised out of a call) is kept as the provider's trouble:
+logged once when it starts, shown with the day's spend, and until the time it
+names no further call to that provider is sent - every source that wanted one
+ends with the same budget-like outcome instead of one more failing request each.
+
 Days are local days (the ``timezone`` setting): a budget is a person's budget.
 Several processes on one archive share the recorded calls; only the calls in
 flight at the same instant in two processes can pass a budget together.
@@ -18,21 +24,27 @@ flight at the same instant in two processes can pass a budget together.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
-from tidings.errors import BudgetExhaustedError, ConfigError
+from tidings.errors import BudgetExhaustedError, ConfigError, ProviderError
 from tidings.model import PaidCall, Spend
 from tidings.readers.base import CallNote
 from tidings.readers.options import Provider
 from tidings.store.base import Reads, Unit
 from tidings.store.writer import Writer
+
+log = logging.getLogger(__name__)
+
+#: how long a provider's trouble stops calls when it names no time of its own (a bad key)
+TROUBLE_PAUSE = timedelta(minutes=15)
 
 
 class _ProviderSettings(BaseModel):
@@ -64,6 +76,15 @@ def parse_providers(raw: Mapping[str, Any]) -> dict[str, Provider]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Trouble:
+    """A provider-wide problem: what it is, since when, and until when no call is sent."""
+
+    reason: str
+    since: datetime
+    until: datetime
+
+
 @dataclass(slots=True)
 class _InFlight:
     calls: int = 0
@@ -90,6 +111,7 @@ class Ledger:
         self._clock = clock
         self._tz = tz
         self._in_flight: dict[str, _InFlight] = {}
+        self._trouble: dict[str, Trouble] = {}
 
     def provider(self, name: str) -> Provider:
         try:
@@ -102,6 +124,41 @@ class Ledger:
         """Calls and cost per provider since local midnight."""
         return self._store.spend_since(self._midnight())
 
+    def by_day(self, days: int = 7) -> dict[str, dict[str, Spend]]:
+        """Calls and cost per local day (ISO date, newest first) and provider."""
+        out: dict[str, dict[str, Spend]] = {}
+        start = self._midnight()
+        later: Mapping[str, Spend] = {}
+        for _ in range(max(1, days)):
+            since = self._store.spend_since(start)
+            day = {name: Spend(s.calls - later.get(name, Spend()).calls,
+                               round(s.cost - later.get(name, Spend()).cost, 6))
+                   for name, s in since.items()}
+            out[start.date().isoformat()] = {k: v for k, v in day.items() if v.calls}
+            later = since
+            start = (start - timedelta(hours=12)).replace(hour=0)  # the day before, local
+        return out
+
+    def troubles(self) -> Mapping[str, Trouble]:
+        """The providers in trouble (reported once each, not per source) until a call
+        to them succeeds again."""
+        return dict(self._trouble)
+
+    def _cleared(self, provider: str) -> None:
+        if self._trouble.pop(provider, None) is not None:
+            log.info("paid API %s answers again", provider)
+
+    def _note_trouble(self, exc: ProviderError) -> None:
+        now = self._clock()
+        until = exc.retry_after if exc.retry_after and exc.retry_after > now else None
+        known = self._trouble.get(exc.provider)
+        if known is None or known.reason != str(exc):
+            log.warning("paid API trouble: %s", exc)  # once, until a call succeeds again
+            since = now
+        else:
+            since = known.since
+        self._trouble[exc.provider] = Trouble(str(exc), since, until or now + TROUBLE_PAUSE)
+
     @asynccontextmanager
     async def call(self, provider: str, purpose: str, source_ids: Sequence[str]
                    ) -> AsyncIterator[CallNote]:
@@ -113,7 +170,11 @@ class Ledger:
         note, at, started = CallNote(), self._clock(), time.monotonic()
         try:
             yield note
+            if note.status == "ok":
+                self._cleared(p.name)
         except BaseException as exc:
+            if isinstance(exc, ProviderError):
+                self._note_trouble(exc)
             if note.status == "ok":
                 note.status = f"failed: {_reason(exc)}"
             raise
@@ -126,6 +187,11 @@ class Ledger:
             await asyncio.shield(self._writer(_record, call))
 
     def _check(self, p: Provider) -> None:
+        trouble = self._trouble.get(p.name)
+        if trouble is not None and trouble.until > self._clock():
+            raise ProviderError(p.name, trouble.reason.removeprefix(f"{p.name}: ")
+                                + " (no call sent until "
+                                + f"{trouble.until:%H:%M} UTC)", trouble.until)
         spent = self.today().get(p.name, Spend())
         flight = self._in_flight.get(p.name, _InFlight())
         calls = spent.calls + flight.calls + 1

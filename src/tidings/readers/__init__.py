@@ -15,6 +15,8 @@ from tidings.readers.base import ReadContext, Reader, ReadResult
 from tidings.readers.jsonlist.reader import JsonListReader
 from tidings.readers.rss.reader import RssReader
 from tidings.readers.web.reader import WebListReader
+from tidings.readers.wechat.reader import WechatReader
+from tidings.readers.x.reader import XReader
 
 _FACTORIES: dict[SourceKind, Callable[[], Reader]] = {}
 _INSTANCES: dict[SourceKind, Reader] = {}
@@ -48,5 +50,7 @@ def registered_kinds() -> frozenset[SourceKind]:
 register(SourceKind.RSS, RssReader)
 register(SourceKind.WEB_LIST, WebListReader)
 register(SourceKind.JSON_LIST, JsonListReader)
+register(SourceKind.X, XReader)
+register(SourceKind.WECHAT, WechatReader)
 
 __all__ = ["ReadContext", "ReadResult", "Reader", "get_reader", "register", "registered_kinds"]

@@ -102,8 +102,9 @@ def mean_per_day(daily_counts: Sequence[int], days: int = ADAPT_WINDOW_DAYS) -> 
 
 
 def is_batched(source: Source) -> bool:
-    """An X source that shares a batched query with others (its config names the batch)."""
-    return source.kind is SourceKind.X and bool(source.config.get("batch"))
+    """An X source that shares batched searches with others: every account with a
+    watermark does (R-X-2; the x reader's ``batch_key``)."""
+    return source.kind is SourceKind.X and bool(source.cursor.get("since_id"))
 
 
 def adaptive_interval(

@@ -126,6 +126,11 @@ class Updated(BaseModel):
     updated: int
 
 
+class SpendOut(BaseModel):
+    calls: int
+    cost: float
+
+
 class StatsOut(BaseModel):
     sources_by_health: dict[str, int]
     items: int
@@ -135,6 +140,10 @@ class StatsOut(BaseModel):
     last_round_ok: int
     last_round_new_items: int
     oldest_success_at: datetime | None
+    #: paid APIs: calls and cost per local day (ISO date) and provider (R-SCHED-3)
+    spend_by_day: dict[str, dict[str, SpendOut]] = Field(default_factory=dict)
+    #: paid APIs with a provider-wide problem now: provider -> reason
+    paid_troubles: dict[str, str] = Field(default_factory=dict)
 
 
 def _item_out(item: Item | ItemBrief) -> ItemOut:
@@ -282,8 +291,18 @@ async def get_source(request: Request, who: Reader, source_id: str) -> Any:
 @router.get("/stats", response_model=StatsOut)
 async def stats(request: Request, who: Reader) -> Any:
     s = web_state(request).stats()
+    tidings = web_state(request).tidings
     return StatsOut(sources_by_health=dict(s.sources_by_health), items=s.items,
                     items_unread=s.items_unread, last_round_started=s.last_round_started,
                     last_round_sources=s.last_round_sources, last_round_ok=s.last_round_ok,
                     last_round_new_items=s.last_round_new_items,
-                    oldest_success_at=s.oldest_success_at)
+                    oldest_success_at=s.oldest_success_at,
+                    **(_spend(tidings) if who.admin else {}))
+
+
+def _spend(tidings: Tidings) -> dict[str, Any]:
+    """What the paid APIs cost (shown to the admin only, like the sources' errors)."""
+    return {"spend_by_day": {day: {p: SpendOut(calls=u.calls, cost=u.cost)
+                                   for p, u in used.items()}
+                             for day, used in tidings.spend_by_day().items()},
+            "paid_troubles": {p: t.reason for p, t in tidings.paid_troubles().items()}}

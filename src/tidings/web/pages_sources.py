@@ -13,8 +13,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
 from tidings.app import SourceStats, SourceUpdate
+from tidings.app.accounts import account_ref
 from tidings.errors import ConfigError, NotFoundError, TidingsError
-from tidings.model import Source, SourceKind, Visibility
+from tidings.model import FeedCandidate, Source, SourceKind, Visibility
 from tidings.web.context import form_with_csrf, render, require_admin, web_state
 from tidings.web.edge import ItemId, RawIndex
 
@@ -42,7 +43,8 @@ async def sources(request: Request) -> Response:
         counts: dict[str, int] = {}
         for _, _, health in rows:
             counts[health] = counts.get(health, 0) + 1
-        return {"title": "Sources", "rows": rows, "counts": counts, "stats": st.stats()}
+        return {"title": "Sources", "rows": rows, "counts": counts, "stats": st.stats(),
+                "spend": st.tidings.spend_by_day(), "troubles": st.tidings.paid_troubles()}
 
     return render(request, "sources.html", context)
 
@@ -90,7 +92,9 @@ def _parse_edit(form: dict[str, Any], source: Source) -> SourceUpdate:
     if source.kind is SourceKind.EXTERNAL:
         if url != source.url:
             raise ConfigError("url: an external source keeps its name (nothing is fetched)")
-    elif not url.lower().startswith(("http://", "https://")):
+    elif source.kind is SourceKind.WECHAT and url != source.url:
+        raise ConfigError("url: a WeChat account keeps its address (set config.account)")
+    elif not url.lower().startswith(("http://", "https://", "wechat:")):
         raise ConfigError("url: must start with http:// or https://")
     changes["url"] = url
     folder = str(form.get("folder") or "").strip()
@@ -168,7 +172,10 @@ async def add_find(request: Request) -> Response:
     url = str(form.get("url") or "").strip()[:2000]
     candidates: list[Any] = []
     error = ""
-    if url:
+    account = account_ref(url) if url else None
+    if account is not None:  # an X or WeChat account: nothing to discover
+        candidates = [FeedCandidate(account.url, account.name, account.kind.value)]
+    elif url:
         if not url.lower().startswith(("http://", "https://")):
             url = "https://" + url
         try:
@@ -209,14 +216,19 @@ async def add_source(request: Request) -> Response:
     form = await form_with_csrf(request)
     st = web_state(request)
     url = str(form.get("url") or "").strip()
+    title = str(form.get("title") or "").strip()[:300]
+    account = account_ref(url)
     try:
-        if not url.lower().startswith(("http://", "https://")):
-            raise ConfigError("url: must start with http:// or https://")
-        kind = SourceKind(str(form.get("kind") or "rss"))
-        source = await st.tidings.create_source(
-            url, kind=kind, title=str(form.get("title") or "").strip()[:300],
-            config=_parse_config(form.get("config")),
-        )
+        if account is not None:
+            source = await st.tidings.add_account(account, config=_parse_config(
+                form.get("config")))
+        elif not url.lower().startswith(("http://", "https://")):
+            raise ConfigError("url: must start with http:// or https://, or be an account "
+                              "(x:@handle, wechat:<account id>)")
+        else:
+            source = await st.tidings.create_source(
+                url, kind=SourceKind(str(form.get("kind") or "rss")), title=title,
+                config=_parse_config(form.get("config")))
     except (ConfigError, ValueError) as exc:
         ctx = {"title": "Add a source", "url": url, "candidates": [], "kinds": EDITABLE_KINDS,
                "error": str(exc)}

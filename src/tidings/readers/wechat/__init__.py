@@ -1,0 +1,1 @@
+"""WeChat official accounts through a paid Dajiala-compatible API (SPEC §6, R-WX)."""

@@ -1,0 +1,1 @@
+"""X accounts through a paid SocialData-compatible search API (SPEC §6, R-X)."""

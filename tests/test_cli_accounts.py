@@ -1,0 +1,116 @@
+"""Adding X and WeChat accounts like feeds (CLI, OPML, bulk file) and seeing their spend."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from netservers import serve
+from paidfakes import FakeDajiala
+from tidings.app import Tidings
+from tidings.app.accounts import account_ref, read_accounts
+from tidings.cli import cli
+from tidings.errors import ConfigError
+from tidings.model import CostClass, SourceKind
+from tidings.settings import load_settings
+
+ENV = {"TIDINGS_ALLOW_PRIVATE_HOSTS": "127.0.0.1", "TIDINGS_PER_HOST_DELAY": "0"}
+
+
+def run(data: Path, *args: str, code: int = 0) -> str:
+    result = CliRunner().invoke(cli, ["--data", str(data), *args], env=ENV)
+    assert result.exit_code == code, result.output
+    assert "Traceback" not in result.output
+    return result.output
+
+
+@pytest.mark.parametrize(("text", "kind", "url"), [
+    ("x:@karpathy", SourceKind.X, "https://x.com/karpathy"),
+    ("x:karpathy", SourceKind.X, "https://x.com/karpathy"),
+    ("https://twitter.com/karpathy", SourceKind.X, "https://x.com/karpathy"),
+    ("https://x.com/@karpathy/", SourceKind.X, "https://x.com/karpathy"),
+    ("wechat:gh_1234abcd", SourceKind.WECHAT, "wechat:gh_1234abcd"),
+    ("weixin:机器之心", SourceKind.WECHAT, "wechat:机器之心"),
+])
+def test_account_shorthands(text: str, kind: SourceKind, url: str) -> None:
+    ref = account_ref(text)
+    assert ref is not None and (ref.kind, ref.url) == (kind, url)
+
+
+@pytest.mark.parametrize("text", ["https://x.com/home", "x:@way_too_long_handle_here",
+                                  "https://example.com/feed", "wechat:", "x:@bad-char"])
+def test_what_is_not_an_account(text: str) -> None:
+    assert account_ref(text) is None
+
+
+def test_a_file_with_bad_lines_names_them_all_and_adds_nothing() -> None:
+    with pytest.raises(ConfigError, match=r"line 2: 'nope'; line 4: 'x:@no-dash'"):
+        read_accounts(["x:@a", "nope", "# comment", "x:@no-dash", ""])
+
+
+def test_add_import_accounts_and_opml(tmp_path: Path) -> None:
+    run(tmp_path, "init", "--empty")
+    assert "added x-karpathy" in run(tmp_path, "add", "x:@karpathy")
+    assert "added wx-gh_42" in run(tmp_path, "add", "wechat:gh_42")
+    listing = tmp_path / "accounts.txt"
+    listing.write_text("# AI people\n" + "\n".join(f"x:@person{i}" for i in range(120))
+                       + "\nwechat:jiqizhixin  # 机器之心\nx:@karpathy\n")
+    out = json.loads(run(tmp_path, "import-accounts", "--json", str(listing)))
+    assert len(out["added"]) == 121 and out["already_present"] == 1
+    bad = tmp_path / "bad.txt"
+    bad.write_text("x:@fine\nnot an account\n")
+    assert "line 2" in run(tmp_path, "import-accounts", str(bad), code=1)
+    opml = tmp_path / "a.opml"
+    opml.write_text('<opml version="2.0"><body><outline text="AI">'
+                    '<outline text="Sam" xmlUrl="x:@sama"/>'
+                    '<outline text="量子位" xmlUrl="wechat:QbitAI"/></outline></body></opml>')
+    assert "2 sources added" in run(tmp_path, "import-opml", str(opml))
+    rows = {r["id"]: r for r in json.loads(run(tmp_path, "sources", "--json"))}
+    assert len(rows) == 125
+    settings = load_settings(tmp_path, env={})
+    t = Tidings.open(settings)
+    try:
+        sam, qbit = t.source("x-sama"), t.source("wx-qbitai")
+    finally:
+        t.close()
+    assert (sam.kind, sam.folder, sam.config["handle"]) == (SourceKind.X, "AI", "sama")
+    assert sam.cost_class is CostClass.PAID_LIST and sam.interval_min == 30
+    assert (qbit.kind, qbit.interval_min) == (SourceKind.WECHAT, 15)
+    exported = run(tmp_path, "export-opml")
+    assert 'xmlUrl="https://x.com/sama"' in exported and 'xmlUrl="wechat:QbitAI"' in exported
+    run(tmp_path, "add", "x:@karpathy", code=1)
+    refused = run(tmp_path, "add", "x:@newone", "--set", "batch=ai", code=1)
+    assert "batch" in refused and "tidings:" in refused, "unknown keys are refused"
+
+
+def test_stats_show_spend_per_provider_and_day(tmp_path: Path) -> None:
+    run(tmp_path, "init", "--empty")
+    now = datetime.now(UTC)
+
+    async def collect() -> None:
+        api = FakeDajiala(clock=lambda: now)
+        api.publish("acct", "a post", now - timedelta(hours=1))
+        async with serve(api.app()) as base:
+            settings = load_settings(tmp_path, env={}, overrides={
+                "allow_private_hosts": "127.0.0.1", "per_host_delay": 0})
+            providers = {"dajiala": {"base_url": base, "api_key": "sk-test-0001",
+                                     "daily_cost": 5}}
+            t = Tidings.open(replace(settings, providers=providers))
+            await t.add_source("wechat:acct")
+            await t.collect(extract=False)
+            await t.aclose()
+
+    asyncio.run(collect())
+    text = run(tmp_path, "stats")
+    assert "paid API dajiala today: 2 calls, cost 0.17" in text
+    assert f"{now.astimezone().date().isoformat()} dajiala: 2 calls" in text
+    assert "sk-test-0001" not in text
+    figures = json.loads(run(tmp_path, "stats", "--json"))
+    day = figures["spend_by_day"][now.astimezone().date().isoformat()]
+    assert day["dajiala"] == {"calls": 2, "cost": 0.17}

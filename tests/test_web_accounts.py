@@ -40,7 +40,7 @@ def web(settings: Settings) -> Iterator[Web]:
 
 
 def test_the_add_page_offers_an_account_without_discovery(web: Web) -> None:
-    page = web.client.get("/add", params={"url": "x:@karpathy"})
+    page = web.client.post("/add/find", data={"csrf": web.csrf(), "url": "x:@karpathy"})
     assert page.status_code == 200
     assert "<h2>Account</h2>" in page.text and 'name="kind" value="x"' in page.text
     added = web.client.post("/add", data={"csrf": web.csrf(), "url": "x:@karpathy",
@@ -63,7 +63,7 @@ def test_spend_balance_and_trouble_are_shown(web: Web) -> None:
     run(lambda: web.tid.write(lambda unit: unit.record_paid_call(call)))
     run(lambda: web.tid.update_source("wx-gh_42", SourceUpdate(cursor={"balance": 87.5})))
     sources = web.client.get("/sources").text
-    assert "Paid APIs" in sources and "dajiala: 1 calls, cost 0.14" in sources
+    assert "Paid APIs" in sources and "dajiala: 1 call, cost 0.14" in sources
     detail = web.client.get("/sources/wx-gh_42").text
     assert "Provider balance" in detail and "87.5" in detail
     token = re.search(r'name="csrf" value="([^"]+)"', detail)

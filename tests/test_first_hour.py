@@ -49,10 +49,12 @@ BAD = """
 1  export-opml /no-such-dir/x.opml
 1  extract /no-such-file.html
 2  folders --bogus
+2  import-accounts /no-such-file.txt
 2  import-items /no-such-file.jsonl
 2  import-opml /no-such-file.opml
 1  init --empty --defaults
 2  items --limit -1
+2  migrate
 2  preview nope http://127.0.0.1/
 2  prune-raw extra
 1  remove no-such-source
@@ -63,6 +65,8 @@ BAD = """
 1  set-password
 2  sources --bogus
 2  stats extra
+2  status --bogus
+2  worker --concurrency x
 """
 
 

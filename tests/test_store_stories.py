@@ -62,7 +62,9 @@ def test_members_round_trip_with_their_shingles(items: tuple[Storage, dict[str, 
                   title=frozenset({3}), exact=4_000_000_000, latin=frozenset({BIG - 1}))
     store.put_story_members([member(one, one, 30), full, member(three, three, 20),
                              member(999_999, 999_999, 5)])  # no such item: ignored
-    got = {m.item_id: m for m in store.story_members([one, two, three, 999_999])}
+    listed = store.story_members([three, 999_999, one, two, three])
+    assert [m.item_id for m in listed] == [one, two, three]  # by id, each once
+    got = {m.item_id: m for m in listed}
     assert set(got) == {one, two, three}
     assert got[two] == StoryMember(two, one, "b", at(10), 0.75, one, frozenset({0, 7, BIG}),
                                    frozenset({3}), 4_000_000_000, frozenset({BIG - 1}))

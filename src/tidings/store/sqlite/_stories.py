@@ -111,11 +111,11 @@ class StoriesMixin(Access):
     def story_members(self, item_ids: Sequence[int]) -> list[StoryMember]:
         out: list[StoryMember] = []
         with self._read() as conn:
-            for part in _chunks(list(item_ids)):
+            for part in _chunks(list(dict.fromkeys(item_ids))):
                 marks = ",".join("?" * len(part))
                 out.extend(member_from_row(r) for r in conn.execute(
                     MEMBER_SELECT + f"WHERE m.item_id IN ({marks})", tuple(part)))
-        return out
+        return sorted(out, key=lambda m: m.item_id)
 
     def story_clusters(self, item_ids: Sequence[int]) -> dict[int, int]:
         out: dict[int, int] = {}

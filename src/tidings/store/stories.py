@@ -96,7 +96,7 @@ class StoriesReads(Protocol):
         ...
 
     def story_members(self, item_ids: Sequence[int]) -> list[StoryMember]:
-        """The placements of these items (with their shingles)."""
+        """The placements of these items (with their shingles), by item id."""
         ...
 
     def story_briefs(self, item_ids: Sequence[int]) -> dict[int, list[ItemBrief]]:

@@ -2,7 +2,7 @@
 
 Assembled from per-domain mixins exactly as ``tidings.store.sqlite`` is, module
 for module (``_sources``, ``_runs``, ``_items``, ``_reading``, ``_search``,
-``_find``, ``_raw``, ``_stats``, ``_ops``, ``_access``, ``_spend``), so that a
+``_find``, ``_raw``, ``_stats``, ``_ops``, ``_access``, ``_spend``, ``_stories``), so that a
 store method added to one backend has an obvious place in the other. The same
 mixins make :class:`PostgresStorage`, where every call is a transaction on a
 pooled connection, and :class:`PostgresUnit`, one explicit unit of work on one
@@ -35,6 +35,7 @@ from tidings.store.postgres._search import SearchIndexMixin
 from tidings.store.postgres._sources import SourcesMixin
 from tidings.store.postgres._spend import SpendMixin
 from tidings.store.postgres._stats import StatsMixin
+from tidings.store.postgres._stories import StoriesMixin
 
 __all__ = ["PostgresStorage", "PostgresUnit", "QueueStatus", "ensure_queue_schema",
            "is_postgres_url", "queue_connector", "queue_status"]
@@ -45,7 +46,7 @@ def is_postgres_url(url: str) -> bool:
 
 class _Everything(
     SourcesMixin, RunsMixin, ItemsWriteMixin, ItemsReadMixin, SearchIndexMixin, SearchMixin,
-    RawMixin, StatsMixin, OpsMixin, AccessMixin, SpendMixin,
+    RawMixin, StatsMixin, OpsMixin, AccessMixin, SpendMixin, StoriesMixin,
 ):
     """Every read and write, on whatever connection the subclass provides."""
 

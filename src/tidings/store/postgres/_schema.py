@@ -195,7 +195,32 @@ CREATE TABLE paid_calls (
 CREATE INDEX paid_calls_time ON paid_calls (called_at, provider);
 """
 
-MIGRATIONS: tuple[str, ...] = (_BASE,)
+#: story clusters (R-DEDUP-12): an item's placement with the shingles it was placed
+#: by, and the hand edits (as SQLite's ``_STORY_CLUSTERS``)
+_STORY_CLUSTERS = """
+CREATE TABLE story_members (
+    item_id bigint PRIMARY KEY REFERENCES items (id) ON DELETE CASCADE,
+    cluster_id bigint NOT NULL,
+    similarity double precision NOT NULL DEFAULT 0,
+    matched bigint,
+    at bigint NOT NULL,
+    hashes bytea NOT NULL DEFAULT '\\x',
+    title_hashes bytea NOT NULL DEFAULT '\\x',
+    exact bigint NOT NULL DEFAULT 0,
+    latin_hashes bytea NOT NULL DEFAULT '\\x'
+);
+CREATE INDEX story_members_cluster ON story_members (cluster_id);
+CREATE INDEX story_members_at ON story_members (at);
+CREATE TABLE story_links (
+    a bigint NOT NULL,
+    b bigint NOT NULL,
+    apart smallint NOT NULL,
+    created_at bigint NOT NULL,
+    PRIMARY KEY (a, b)
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_BASE, _STORY_CLUSTERS)
 
 #: the advisory lock key under which migrations run (any constant; "tidings" in ASCII)
 _LOCK = 0x7469_6469_6E67_73

@@ -43,6 +43,7 @@ TABLES: tuple[Table, ...] = (
     Table("tombstones", ("key",)), Table("raw_responses", ("id",), 200),
     Table("users", ("id",)), Table("sessions", ("id",)), Table("api_tokens", ("id",)),
     Table("paid_calls", ("id",)),
+    Table("story_members", ("item_id",), 1000), Table("story_links", ("a", "b")),
 )
 #: columns that are each backend's own search bookkeeping, never copied
 _LOCAL_COLUMNS = frozenset({"search_rowid", "search_dirty"})

@@ -12,15 +12,30 @@ from tidings.store.sqlite._db import Access, from_us, to_us
 from tidings.store.sqlite._reading import BRIEF_COLUMNS, ITEM_FROM, brief_from_row
 from tidings.store.stories import StoryInput, StoryLink, StoryMember, StoryRow
 
-_INPUT = ("SELECT id, source_id, title, summary, substr(body, 1, 4000), sort_time, "
-          "published_at, discovered_at, backfill FROM items ")
-_MEMBER = ("SELECT m.item_id, m.cluster_id, i.source_id, m.at, m.similarity, m.matched, "
-           "m.hashes, m.title_hashes, m.exact, m.latin_hashes FROM story_members m "
-           "JOIN items i ON i.id = m.item_id ")
+#: an item as clustering reads it (the converter: ``input_from_row``)
+INPUT_SELECT = ("SELECT id, source_id, title, summary, substr(body, 1, 4000), sort_time, "
+                "published_at, discovered_at, backfill FROM items ")
+#: a placement with its shingles (the converter: ``member_from_row``)
+MEMBER_SELECT = ("SELECT m.item_id, m.cluster_id, i.source_id, m.at, m.similarity, "
+                 "m.matched, m.hashes, m.title_hashes, m.exact, m.latin_hashes "
+                 "FROM story_members m JOIN items i ON i.id = m.item_id ")
+#: the placements of a time window, as a warm start reads them
+WINDOW_SELECT = MEMBER_SELECT + "WHERE m.at >= ? ORDER BY m.at, m.item_id"
+#: a member as heat sees it (the converter: ``story_row_from_row``)
+ROW_SELECT = ("SELECT m.item_id, m.cluster_id, i.source_id, coalesce(s.title, ''), "
+              "coalesce(s.site_url, s.url, ''), i.title, i.sort_time, i.published_at, "
+              "i.discovered_at, i.backfill FROM story_members m "
+              "JOIN items i ON i.id = m.item_id LEFT JOIN sources s ON s.id = i.source_id ")
+#: ties (as many sources, as recent) in cluster order, the same on every backend
+HOT_SELECT = ("SELECT m.cluster_id FROM story_members m JOIN items i ON i.id = m.item_id "
+              "WHERE m.at >= ? AND i.backfill = 0 GROUP BY m.cluster_id "
+              "HAVING count(DISTINCT i.source_id) >= 2 "
+              "ORDER BY count(DISTINCT i.source_id) DESC, max(m.at) DESC, m.cluster_id LIMIT ?")
+LINKS_SELECT = "SELECT a, b, apart, created_at FROM story_links ORDER BY created_at, a, b"
 _CHUNK = 900
 
 
-def _pack(hashes: frozenset[int]) -> bytes:
+def pack_hashes(hashes: frozenset[int]) -> bytes:
     return array("I", sorted(hashes)).tobytes()
 
 
@@ -30,15 +45,45 @@ def _unpack(blob: bytes) -> frozenset[int]:
     return frozenset(values)
 
 
-def _input(r: Sequence[Any]) -> StoryInput:
+def input_from_row(r: Sequence[Any]) -> StoryInput:
     return StoryInput(int(r[0]), r[1], r[2] or "", r[3] or "", r[4], from_us(r[5]),
                       from_us(r[6]) if r[6] is not None else None, from_us(r[7]), bool(r[8]))
 
 
-def _member(r: Sequence[Any]) -> StoryMember:
+def member_from_row(r: Sequence[Any]) -> StoryMember:
     return StoryMember(int(r[0]), int(r[1]), r[2], from_us(r[3]), float(r[4]),
                        int(r[5]) if r[5] is not None else None, _unpack(r[6]), _unpack(r[7]),
                        int(r[8]), _unpack(r[9]))
+
+
+def story_row_from_row(r: Sequence[Any]) -> StoryRow:
+    return StoryRow(int(r[0]), int(r[1]), r[2], r[3], r[4], r[5] or "", from_us(r[6]),
+                    from_us(r[7]) if r[7] is not None else None, from_us(r[8]), bool(r[9]))
+
+
+def link_from_row(r: Sequence[Any]) -> StoryLink:
+    return StoryLink(int(r[0]), int(r[1]), bool(r[2]), from_us(r[3]))
+
+
+def inputs_by_time(after: tuple[datetime, int] | None, limit: int
+                   ) -> tuple[str, tuple[int, ...]]:
+    """The statement and parameters of ``story_inputs_by_time``."""
+    if after is None:
+        return INPUT_SELECT + "ORDER BY sort_time, id LIMIT ?", (limit,)
+    return (INPUT_SELECT + "WHERE (sort_time, id) > (?, ?) ORDER BY sort_time, id LIMIT ?",
+            (to_us(after[0]), after[1], limit))
+
+
+def member_params(m: StoryMember) -> tuple[Any, ...]:
+    """cluster_id .. latin_hashes, then the item id (the placement's statement)."""
+    return (m.cluster_id, m.similarity, m.matched, to_us(m.at), pack_hashes(m.hashes),
+            pack_hashes(m.title), m.exact, pack_hashes(m.latin), m.item_id)
+
+
+def link_params(link: StoryLink) -> tuple[int, int, int, int]:
+    """A pair is stored smaller id first, so that (a, b) and (b, a) are one edit."""
+    a, b = sorted((link.a, link.b))
+    return a, b, int(link.apart), to_us(link.created_at)
 
 
 def _chunks(values: Sequence[Any]) -> list[Sequence[Any]]:
@@ -48,35 +93,29 @@ def _chunks(values: Sequence[Any]) -> list[Sequence[Any]]:
 class StoriesMixin(Access):
     def story_inputs(self, after_id: int, limit: int) -> list[StoryInput]:
         with self._read() as conn:
-            rows = conn.execute(_INPUT + "WHERE id > ? ORDER BY id LIMIT ?",
+            rows = conn.execute(INPUT_SELECT + "WHERE id > ? ORDER BY id LIMIT ?",
                                 (after_id, limit)).fetchall()
-        return [_input(r) for r in rows]
+        return [input_from_row(r) for r in rows]
 
     def story_inputs_by_time(self, after: tuple[datetime, int] | None, limit: int
                              ) -> list[StoryInput]:
-        where = ""
-        params_t: tuple[int, ...] = ()
-        if after is not None:
-            where, params_t = "WHERE (sort_time, id) > (?, ?) ", (to_us(after[0]), after[1])
         with self._read() as conn:
-            rows = conn.execute(_INPUT + where + "ORDER BY sort_time, id LIMIT ?",
-                                (*params_t, limit)).fetchall()
-        return [_input(r) for r in rows]
+            rows = conn.execute(*inputs_by_time(after, limit)).fetchall()
+        return [input_from_row(r) for r in rows]
 
     def story_window(self, since: datetime) -> list[StoryMember]:
         with self._read() as conn:
-            rows = conn.execute(_MEMBER + "WHERE m.at >= ? ORDER BY m.at, m.item_id",
-                                (to_us(since),)).fetchall()
-        return [_member(r) for r in rows]
+            rows = conn.execute(WINDOW_SELECT, (to_us(since),)).fetchall()
+        return [member_from_row(r) for r in rows]
 
     def story_members(self, item_ids: Sequence[int]) -> list[StoryMember]:
         out: list[StoryMember] = []
         with self._read() as conn:
-            for part in _chunks(list(item_ids)):
+            for part in _chunks(list(dict.fromkeys(item_ids))):
                 marks = ",".join("?" * len(part))
-                out.extend(_member(r) for r in conn.execute(
-                    _MEMBER + f"WHERE m.item_id IN ({marks})", tuple(part)))
-        return out
+                out.extend(member_from_row(r) for r in conn.execute(
+                    MEMBER_SELECT + f"WHERE m.item_id IN ({marks})", tuple(part)))
+        return sorted(out, key=lambda m: m.item_id)
 
     def story_clusters(self, item_ids: Sequence[int]) -> dict[int, int]:
         out: dict[int, int] = {}
@@ -93,17 +132,9 @@ class StoriesMixin(Access):
         with self._read() as conn:
             for part in _chunks(list(cluster_ids)):
                 marks = ",".join("?" * len(part))
-                rows = conn.execute(
-                    "SELECT m.item_id, m.cluster_id, i.source_id, coalesce(s.title, ''), "  # noqa: S608
-                    "coalesce(s.site_url, s.url, ''), i.title, i.sort_time, i.published_at, "
-                    "i.discovered_at, i.backfill FROM story_members m "
-                    "JOIN items i ON i.id = m.item_id LEFT JOIN sources s ON s.id = i.source_id "
-                    f"WHERE m.cluster_id IN ({marks})",
-                    tuple(part)).fetchall()
-                out.extend(StoryRow(int(r[0]), int(r[1]), r[2], r[3], r[4], r[5] or "",
-                                    from_us(r[6]),
-                                    from_us(r[7]) if r[7] is not None else None,
-                                    from_us(r[8]), bool(r[9])) for r in rows)
+                rows = conn.execute(ROW_SELECT + f"WHERE m.cluster_id IN ({marks})",
+                                    tuple(part)).fetchall()
+                out.extend(story_row_from_row(r) for r in rows)
         out.sort(key=lambda r: (r.at, r.item_id))
         return out
 
@@ -111,6 +142,7 @@ class StoriesMixin(Access):
         out: dict[int, list[ItemBrief]] = {}
         with self._read() as conn:
             for part in _chunks(list(dict.fromkeys(item_ids))):
+                earlier = set(out)  # a story met in an earlier part is whole already
                 marks = ",".join("?" * len(part))
                 rows = conn.execute(
                     f"SELECT m.cluster_id, {BRIEF_COLUMNS} FROM {ITEM_FROM} "  # noqa: S608
@@ -118,24 +150,19 @@ class StoriesMixin(Access):
                     f"SELECT cluster_id FROM story_members WHERE item_id IN ({marks})) "
                     "ORDER BY i.sort_time, i.id", tuple(part)).fetchall()
                 for r in rows:
-                    out.setdefault(int(r[0]), []).append(brief_from_row(r[1:]))
+                    if int(r[0]) not in earlier:
+                        out.setdefault(int(r[0]), []).append(brief_from_row(r[1:]))
         return {c: briefs for c, briefs in out.items() if len(briefs) > 1}
 
     def hot_stories(self, since: datetime, limit: int) -> list[int]:
         with self._read() as conn:
-            rows = conn.execute(
-                "SELECT m.cluster_id FROM story_members m JOIN items i ON i.id = m.item_id "
-                "WHERE m.at >= ? AND i.backfill = 0 GROUP BY m.cluster_id "
-                "HAVING count(DISTINCT i.source_id) >= 2 "
-                "ORDER BY count(DISTINCT i.source_id) DESC, max(m.at) DESC LIMIT ?",
-                (to_us(since), limit)).fetchall()
+            rows = conn.execute(HOT_SELECT, (to_us(since), limit)).fetchall()
         return [int(r[0]) for r in rows]
 
     def story_links(self) -> list[StoryLink]:
         with self._read() as conn:
-            rows = conn.execute("SELECT a, b, apart, created_at FROM story_links "
-                                "ORDER BY created_at, a, b").fetchall()
-        return [StoryLink(int(r[0]), int(r[1]), bool(r[2]), from_us(r[3])) for r in rows]
+            rows = conn.execute(LINKS_SELECT).fetchall()
+        return [link_from_row(r) for r in rows]
 
     def reprint_pairs(self, source_ids: Sequence[str]) -> set[tuple[str, str]]:
         ids = list(dict.fromkeys(source_ids))
@@ -153,11 +180,10 @@ class StoriesMixin(Access):
     def put_story_members(self, members: Sequence[StoryMember]) -> None:
         with self._write() as conn:
             conn.executemany(
-                "INSERT OR REPLACE INTO story_members (item_id, cluster_id, similarity, matched, "
-                "at, hashes, title_hashes, exact, latin_hashes) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? "
-                "WHERE EXISTS (SELECT 1 FROM items WHERE id = ?)",
-                [(m.item_id, m.cluster_id, m.similarity, m.matched, to_us(m.at), _pack(m.hashes),
-                  _pack(m.title), m.exact, _pack(m.latin), m.item_id) for m in members])
+                "INSERT OR REPLACE INTO story_members (cluster_id, similarity, matched, at, "
+                "hashes, title_hashes, exact, latin_hashes, item_id) "
+                "SELECT ?, ?, ?, ?, ?, ?, ?, ?, id FROM items WHERE id = ?",
+                [member_params(m) for m in members])
 
     def move_story_members(self, item_ids: Sequence[int], cluster_id: int) -> int:
         moved = 0
@@ -174,7 +200,6 @@ class StoriesMixin(Access):
             return int(conn.execute("DELETE FROM story_members").rowcount)
 
     def add_story_link(self, link: StoryLink) -> None:
-        a, b = sorted((link.a, link.b))
         with self._write() as conn:
             conn.execute("INSERT OR REPLACE INTO story_links (a, b, apart, created_at) "
-                         "VALUES (?, ?, ?, ?)", (a, b, int(link.apart), to_us(link.created_at)))
+                         "VALUES (?, ?, ?, ?)", link_params(link))

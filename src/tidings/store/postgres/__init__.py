@@ -2,8 +2,9 @@
 
 Assembled from per-domain mixins exactly as ``tidings.store.sqlite`` is, module
 for module (``_sources``, ``_runs``, ``_items``, ``_reading``, ``_search``,
-``_find``, ``_raw``, ``_stats``, ``_ops``, ``_access``, ``_spend``, ``_stories``), so that a
-store method added to one backend has an obvious place in the other. The same
+``_find``, ``_raw``, ``_stats``, ``_ops``, ``_access``, ``_spend``, ``_stories``,
+``_crawl``), so that a store method added to one backend has an obvious place in
+the other. The same
 mixins make :class:`PostgresStorage`, where every call is a transaction on a
 pooled connection, and :class:`PostgresUnit`, one explicit unit of work on one
 connection, where every call is a savepoint.
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from tidings.store.base import UpsertBatch
 from tidings.store.postgres._access import AccessMixin
+from tidings.store.postgres._crawl import CrawlMixin
 from tidings.store.postgres._db import Conn, Database, Transaction, connect
 from tidings.store.postgres._find import SearchMixin
 from tidings.store.postgres._items import ItemsWriteMixin
@@ -46,7 +48,7 @@ def is_postgres_url(url: str) -> bool:
 
 class _Everything(
     SourcesMixin, RunsMixin, ItemsWriteMixin, ItemsReadMixin, SearchIndexMixin, SearchMixin,
-    RawMixin, StatsMixin, OpsMixin, AccessMixin, SpendMixin, StoriesMixin,
+    RawMixin, StatsMixin, OpsMixin, AccessMixin, SpendMixin, StoriesMixin, CrawlMixin,
 ):
     """Every read and write, on whatever connection the subclass provides."""
 

@@ -195,6 +195,59 @@ CREATE TABLE paid_calls (
 CREATE INDEX paid_calls_time ON paid_calls (called_at, provider);
 """
 
+#: the blogroll crawler's frontier, pages and finds (SQLite's ``_CRAWL_FRONTIER``);
+#: limits and counts are ``bigint`` as SQLite's integers are 64-bit (the CLI's
+#: ``--max-pages`` has no upper bound)
+_CRAWL_FRONTIER = """
+CREATE TABLE crawls (
+    id bigserial PRIMARY KEY,
+    seeds text NOT NULL,
+    max_depth bigint NOT NULL,
+    max_sites bigint NOT NULL,
+    max_pages bigint NOT NULL,
+    state text NOT NULL,
+    pages bigint NOT NULL DEFAULT 0,
+    sites bigint NOT NULL DEFAULT 0,
+    created_at bigint NOT NULL,
+    finished_at bigint
+);
+CREATE TABLE crawl_sites (
+    id bigserial PRIMARY KEY,
+    crawl_id bigint NOT NULL REFERENCES crawls (id) ON DELETE CASCADE,
+    site text NOT NULL,
+    url text NOT NULL,
+    depth bigint NOT NULL,
+    found_from text NOT NULL DEFAULT '',
+    link_text text NOT NULL DEFAULT '',
+    state text NOT NULL,
+    reason text NOT NULL DEFAULT '',
+    title text NOT NULL DEFAULT '',
+    abstract text NOT NULL DEFAULT '',
+    UNIQUE (crawl_id, site)
+);
+CREATE INDEX crawl_sites_queue ON crawl_sites (crawl_id, state, depth, id);
+CREATE TABLE crawl_pages (
+    crawl_id bigint NOT NULL REFERENCES crawls (id) ON DELETE CASCADE,
+    url text NOT NULL,
+    site_id bigint NOT NULL,
+    state text NOT NULL,
+    data text,
+    PRIMARY KEY (crawl_id, url)
+);
+CREATE TABLE crawl_feeds (
+    id bigserial PRIMARY KEY,
+    crawl_id bigint NOT NULL REFERENCES crawls (id) ON DELETE CASCADE,
+    site_id bigint NOT NULL REFERENCES crawl_sites (id) ON DELETE CASCADE,
+    url text NOT NULL,
+    type text NOT NULL DEFAULT '',
+    title text NOT NULL DEFAULT '',
+    score bigint NOT NULL DEFAULT 0,
+    source_id text,
+    UNIQUE (crawl_id, url)
+);
+CREATE INDEX crawl_feeds_site ON crawl_feeds (site_id);
+"""
+
 #: story clusters (R-DEDUP-12): an item's placement with the shingles it was placed
 #: by, and the hand edits (as SQLite's ``_STORY_CLUSTERS``)
 _STORY_CLUSTERS = """
@@ -220,7 +273,7 @@ CREATE TABLE story_links (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (_BASE, _STORY_CLUSTERS)
+MIGRATIONS: tuple[str, ...] = (_BASE, _CRAWL_FRONTIER, _STORY_CLUSTERS)
 
 #: the advisory lock key under which migrations run (any constant; "tidings" in ASCII)
 _LOCK = 0x7469_6469_6E67_73

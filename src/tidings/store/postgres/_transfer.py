@@ -44,13 +44,16 @@ TABLES: tuple[Table, ...] = (
     Table("users", ("id",)), Table("sessions", ("id",)), Table("api_tokens", ("id",)),
     Table("paid_calls", ("id",)),
     Table("story_members", ("item_id",), 1000), Table("story_links", ("a", "b")),
+    Table("crawls", ("id",)), Table("crawl_sites", ("id",)),
+    Table("crawl_pages", ("crawl_id", "url")), Table("crawl_feeds", ("id",)),
 )
 #: columns that are each backend's own search bookkeeping, never copied
 _LOCAL_COLUMNS = frozenset({"search_rowid", "search_dirty"})
 #: meta rows that each backend keeps for itself
 _LOCAL_META = "search_tokenizer"
 #: sequences (PostgreSQL) to move past the copied ids
-_SERIALS = ("fetch_runs", "items", "raw_responses", "users", "paid_calls")
+_SERIALS = ("fetch_runs", "items", "raw_responses", "users", "paid_calls",
+            "crawls", "crawl_sites", "crawl_feeds")
 
 Progress = Callable[[str, int, int], None]  # table, rows copied so far, rows in total
 

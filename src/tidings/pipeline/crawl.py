@@ -99,8 +99,12 @@ def _finish_page(unit: Unit, crawl_id: int, url: str, data: dict[str, Any]) -> N
     unit.finish_crawl_page(crawl_id, url, data)
 
 
-def _finish_site(unit: Unit, site_id: int, outcome: SiteOutcome) -> int:
-    return unit.finish_crawl_site(site_id, outcome)
+def _finish_and_claim(unit: Unit, crawl_id: int, done: tuple[int, SiteOutcome] | None
+                      ) -> CrawlSite | None:
+    """End the worker's last visit, if any, and claim its next site: one writer step."""
+    if done is not None:
+        unit.finish_crawl_site(*done)
+    return unit.claim_crawl_site(crawl_id)
 
 
 def _create(unit: Unit, pairs: list[tuple[str, str]], limits: CrawlLimits, now: Any) -> int:
@@ -139,14 +143,16 @@ class _Crawler:
 
     # ------------------------------------------------------------ the loop
     async def work(self) -> None:
+        done: tuple[int, SiteOutcome] | None = None  # the last visit, ended with the next claim
         while True:
             self.busy += 1
             try:
-                site = await self.env.writer(lambda unit: unit.claim_crawl_site(self.crawl_id))
+                site = await self.env.writer(_finish_and_claim, self.crawl_id, done)
+                done = None
                 if site is not None:
                     outcome = await self._visit_safely(site)
                     await asyncio.gather(*self.stores.pop(site.id, ()))
-                    await self.env.writer(_finish_site, site.id, outcome)
+                    done = (site.id, outcome)
             finally:
                 self.busy -= 1
             if site is not None:

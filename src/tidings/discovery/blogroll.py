@@ -107,7 +107,7 @@ def _link_text(a: etree._Element) -> str:
     return collapse_ws("".join(str(t) for t in a.itertext()))
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=2048)
 def _target(url: str) -> tuple[str, bool]:
     """``url``'s site key and whether a blogroll may name it: another site's home page
     (or one level below), not a social network or a share dialog. Cached: the same
@@ -117,7 +117,7 @@ def _target(url: str) -> tuple[str, bool]:
     return key, host not in _SOCIAL and not _SHARE.search(url) and is_homepage_like(url)
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=2048)
 def _absolute(scheme: str, href: str) -> str | None:
     return resolve_url(f"{scheme}://base.invalid/", href)
 

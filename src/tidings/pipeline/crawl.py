@@ -8,12 +8,14 @@ deeper, within the depth and site limits.
 
 Everything lives in storage (``tidings.store.crawl``), written through the
 writer: a page is recorded as *asked* before its request is sent and its
-answer, as the crawler read it, is stored before it is used. A resumed crawl
-therefore reuses every stored answer and never asks for those pages again;
-only a page that was in flight at the moment of a kill (asked, never
-answered) is asked again. Nothing else is held in memory but the pages in
-flight and a bounded cache of parsed robots files, so memory stays flat
-whatever the crawl's size.
+answer, as the crawler read it, is stored in the site's next write step (the
+next page's ask, or the visit's end): before any request or row that depends
+on it. A resumed crawl therefore reuses every stored answer and never asks
+for those pages again; only a page that was in flight at the moment of a
+kill (asked, not stored as answered) is asked again. Nothing else is held in
+memory but the pages in flight (with their answers until stored) and a
+bounded cache of parsed robots files, so memory stays flat whatever the
+crawl's size.
 
 Politeness is the Fetcher's (per-host concurrency and spacing,
 R-HTTP-8); robots.txt is honoured for every page (see

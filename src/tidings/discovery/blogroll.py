@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from lxml import etree
 
 from tidings.discovery.html import parse_html
-from tidings.discovery.sites import is_homepage_like, site_key
+from tidings.discovery.sites import is_homepage_like, paths_stay_home, site_key
 from tidings.identity import resolve_url
 from tidings.textutil import collapse_ws
 
@@ -106,21 +107,71 @@ def _link_text(a: etree._Element) -> str:
     return collapse_ws("".join(str(t) for t in a.itertext()))
 
 
-def _own(el: etree._Element, here: str, home: str) -> tuple[_Tally, RollLink | None]:
-    """What ``el`` adds by itself (not its children) and the outbound link it is, if any
-    (``home`` is the site key of the page ``here``)."""
+@lru_cache(maxsize=2048)
+def _target(url: str) -> tuple[str, bool]:
+    """``url``'s site key and whether a blogroll may name it: another site's home page
+    (or one level below), not a social network or a share dialog. Cached: the same
+    sites recur in many blogrolls."""
+    key = site_key(url)
+    host = (urlsplit(url).hostname or "").removeprefix("www.")
+    return key, host not in _SOCIAL and not _SHARE.search(url) and is_homepage_like(url)
+
+
+@lru_cache(maxsize=2048)
+def _absolute(scheme: str, href: str) -> str | None:
+    return resolve_url(f"{scheme}://base.invalid/", href)
+
+
+@dataclass(frozen=True, slots=True)
+class _Page:
+    """The page whose links are scored: its address, scheme and site key, and whether a
+    root-relative link is known to stay on its site (:func:`paths_stay_home`)."""
+
+    url: str
+    scheme: str
+    home: str
+    paths_home: bool
+
+    @classmethod
+    def of(cls, url: str) -> _Page:
+        return cls(url, urlsplit(url).scheme.lower(), site_key(url), paths_stay_home(url))
+
+    def resolve(self, href: str) -> str | None:
+        """:func:`resolve_url` against the page, without its cost for the common links: an
+        absolute link with a host does not depend on the page beyond its scheme."""
+        if href.startswith(("http://", "https://")):
+            rest = href.partition("//")[2]
+            if rest[:1].isalnum():
+                return _absolute(self.scheme, href)
+        return resolve_url(self.url, href)
+
+    def is_internal_path(self, href: str) -> bool:
+        """``/about/``: on the page's own site without resolving it."""
+        return (self.paths_home and href.startswith("/") and not href.startswith("//")
+                and "@" not in href)
+
+
+def _own(el: etree._Element, page: _Page) -> tuple[_Tally, RollLink | None]:
+    """What ``el`` adds by itself (not its children) and the outbound link it is, if any."""
     tally = _Tally(text=_text_len(el), tags=1)
     if el.tag != "a":
         return tally, None
-    url = resolve_url(here, (el.get("href") or "").strip())
-    text = collapse_ws("".join(str(t) for t in el.itertext()))
+    href = (el.get("href") or "").strip()
+    if page.is_internal_path(href):
+        tally.internal = 1
+        return tally, None
+    url = page.resolve(href)
     if url is None:
         return tally, None
-    key = site_key(url)
-    host = (urlsplit(url).hostname or "").removeprefix("www.")
+    home = page.home
+    key, roll_like = _target(url)
     if key == home or not key:
         tally.internal = 1
-    elif text and host not in _SOCIAL and not _SHARE.search(url) and is_homepage_like(url):
+        return tally, None
+    if not roll_like:
+        return tally, None
+    text = collapse_ws("".join(str(t) for t in el.itertext()))
+    if text:
         tally.outbound = 2 if (el.get("target") or "").lower() == "_blank" else 1
         tally.link_text = len(text)
         return tally, RollLink(url, _link_text(el)[:200])
@@ -145,14 +196,14 @@ def _describe(el: etree._Element) -> str:
 def find_blogroll_in(root: etree._Element, page_url: str) -> Blogroll | None:
     """The best-scoring block of ``root`` as a blogroll, or None when no block qualifies."""
     order = [el for el in root.iter() if isinstance(el.tag, str)]
-    home = site_key(page_url)
+    page = _Page.of(page_url)
     tallies: dict[etree._Element, _Tally] = {}
     links: dict[etree._Element, list[RollLink]] = {}
-    best: tuple[float, etree._Element] | None = None
+    best: tuple[float, etree._Element, list[RollLink]] | None = None
     for el in reversed(order):  # children before parents
         if el.tag in _SKIP:
             continue
-        tally, link = _own(el, page_url, home)
+        tally, link = _own(el, page)
         own_links = [link] if link is not None else []
         for child in el:
             sub = tallies.pop(child, None)
@@ -166,24 +217,15 @@ def find_blogroll_in(root: etree._Element, page_url: str) -> Blogroll | None:
             own_links.extend(links.pop(child, ()))
         tallies[el], links[el] = tally, own_links
         if el.tag in CONTAINERS:
-            score = _score(tally, len({site_key(x.url) for x in own_links}))
+            score = _score(tally, len({_target(x.url)[0] for x in own_links}))
             if score > 0 and (best is None or score > best[0]):
-                best = (score, el)
+                best = (score, el, own_links)  # a parent extends a list of its own
     if best is None:
         return None
-    score, el = best
-    return Blogroll(_distinct(_links_of(el, page_url, home)), score, _describe(el))
-
-
-def _links_of(el: etree._Element, page_url: str, home: str) -> list[RollLink]:
-    out: list[RollLink] = []
-    for a in el.iter("a"):
-        if any(anc.tag in _SKIP for anc in a.iterancestors()):
-            continue
-        _, link = _own(a, page_url, home)
-        if link is not None:
-            out.append(link)
-    return out
+    score, el, found = best
+    if any(anc.tag in _SKIP for anc in el.iterancestors()):
+        found = []  # a block inside <noscript> or <template>: its links are not the page's
+    return Blogroll(_distinct(found), score, _describe(el))
 
 
 def _distinct(links: list[RollLink]) -> tuple[RollLink, ...]:

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from tld import get_fld
 
-__all__ = ["is_homepage_like", "site_key", "site_root"]
+__all__ = ["is_homepage_like", "paths_stay_home", "site_key", "site_root"]
 
 #: hosts whose sub-domains are each a separate site
 _TENANT_DOMAINS = (
@@ -88,6 +88,19 @@ def site_key(url: str) -> str:
     if _FEDI_PROFILE.match(parts.path):
         return f"{host}{parts.path.rstrip('/').lower()}"
     return _domain(host)
+
+
+def paths_stay_home(url: str) -> bool:
+    """Whether every root-relative link without ``@`` (``/about/``) on the page at ``url``
+    belongs to the page's own site: true unless its host is a path site or the page is
+    a profile (there ``/tag/x`` is the host's site, not the page's)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    host = (parts.hostname or "").lower().rstrip(".")
+    return (parts.scheme in ("http", "https") and bool(host) and host not in _PATH_SITES
+            and not _FEDI_PROFILE.match(parts.path))
 
 
 def site_root(url: str) -> str:

@@ -8,12 +8,14 @@ deeper, within the depth and site limits.
 
 Everything lives in storage (``tidings.store.crawl``), written through the
 writer: a page is recorded as *asked* before its request is sent and its
-answer, as the crawler read it, is stored before it is used. A resumed crawl
-therefore reuses every stored answer and never asks for those pages again;
-only a page that was in flight at the moment of a kill (asked, never
-answered) is asked again. Nothing else is held in memory but the pages in
-flight and a bounded cache of parsed robots files, so memory stays flat
-whatever the crawl's size.
+answer, as the crawler read it, is stored in the site's next write step (the
+next page's ask, or the visit's end): before any request or row that depends
+on it. A resumed crawl therefore reuses every stored answer and never asks
+for those pages again; only a page that was in flight at the moment of a
+kill (asked, not stored as answered) is asked again. Nothing else is held in
+memory but the pages in flight (with their answers until stored) and a
+bounded cache of parsed robots files, so memory stays flat whatever the
+crawl's size.
 
 Politeness is the Fetcher's (per-host concurrency and spacing,
 R-HTTP-8); robots.txt is honoured for every page (see
@@ -95,12 +97,27 @@ async def start_crawl(env: PipelineEnv, seeds: Sequence[str], limits: CrawlLimit
     return crawl_id
 
 
-def _finish_page(unit: Unit, crawl_id: int, url: str, data: dict[str, Any]) -> None:
-    unit.finish_crawl_page(crawl_id, url, data)
+Answers = list[tuple[str, dict[str, Any]]]  # pages answered, their answers not stored yet
 
 
-def _finish_site(unit: Unit, site_id: int, outcome: SiteOutcome) -> int:
-    return unit.finish_crawl_site(site_id, outcome)
+def _store_answers(unit: Unit, crawl_id: int, answers: Answers) -> None:
+    for url, data in answers:
+        unit.finish_crawl_page(crawl_id, url, data)
+
+
+def _store_and_ask(unit: Unit, crawl_id: int, site_id: int, url: str, answers: Answers
+                   ) -> tuple[PageAsk, dict[str, Any] | None]:
+    _store_answers(unit, crawl_id, answers)
+    return unit.ask_crawl_page(crawl_id, site_id, url)
+
+
+def _finish_and_claim(unit: Unit, crawl_id: int, done: tuple[int, SiteOutcome] | None,
+                      answers: Answers) -> CrawlSite | None:
+    """Store the last visit's answers, end it, and claim the worker's next site: one step."""
+    _store_answers(unit, crawl_id, answers)
+    if done is not None:
+        unit.finish_crawl_site(*done)
+    return unit.claim_crawl_site(crawl_id)
 
 
 def _create(unit: Unit, pairs: list[tuple[str, str]], limits: CrawlLimits, now: Any) -> int:
@@ -114,7 +131,12 @@ async def run_crawl(env: PipelineEnv, crawl_id: int, *, progress: CrawlProgress 
     await env.writer(lambda unit: unit.requeue_crawl_visits(crawl_id))
     crawler = _Crawler(env, crawl_id, rules or PageRules(crawler_user_agent(env.settings.bot_url)),
                        progress)
-    await asyncio.gather(*(crawler.work() for _ in range(max(1, workers))))
+    try:
+        await asyncio.gather(*(crawler.work() for _ in range(max(1, workers))))
+    finally:  # interrupted (Ctrl-C): keep what was answered, so it is not asked again
+        leftovers = [answer for answers in crawler.unstored.values() for answer in answers]
+        if leftovers:
+            await env.writer(_store_answers, crawl_id, leftovers)
     await env.writer(lambda unit: unit.finish_crawl(crawl_id, env.clock()))
     counts = env.store.crawl_counts(crawl_id)
     if progress is not None:
@@ -132,21 +154,26 @@ class _Crawler:
         self.progress = progress
         self.robots = RobotsCache()
         self.inflight: dict[str, asyncio.Future[dict[str, Any]]] = {}
-        self.stores: dict[int, list[asyncio.Future[None]]] = {}  # answers being stored
+        # answers not stored yet, per site: each goes with the site's next writer step
+        self.unstored: dict[int, Answers] = {}
+        self.answered: dict[str, dict[str, Any]] = {}  # the same answers, by address
         self.busy = 0  # workers claiming or visiting
         self.changed = asyncio.Event()
         self.reported = 0.0
 
     # ------------------------------------------------------------ the loop
     async def work(self) -> None:
+        done: tuple[int, SiteOutcome] | None = None  # the last visit, ended with the next claim
+        answers: Answers = []
         while True:
             self.busy += 1
             try:
-                site = await self.env.writer(lambda unit: unit.claim_crawl_site(self.crawl_id))
+                site = await self.env.writer(_finish_and_claim, self.crawl_id, done, answers)
+                self._stored(answers)
+                done, answers = None, []
                 if site is not None:
                     outcome = await self._visit_safely(site)
-                    await asyncio.gather(*self.stores.pop(site.id, ()))
-                    await self.env.writer(_finish_site, site.id, outcome)
+                    done, answers = (site.id, outcome), self.unstored.pop(site.id, [])
             finally:
                 self.busy -= 1
             if site is not None:
@@ -274,18 +301,31 @@ class _Crawler:
 
     async def _ask_and_read(self, site: CrawlSite, key: str, url: str,
                             read: Reader) -> dict[str, Any]:
-        ask, stored = await self.env.writer(
-            lambda unit: unit.ask_crawl_page(self.crawl_id, site.id, key))
+        answered = self.answered.get(key)
+        if answered is not None:  # answered for another site, not stored yet
+            return answered
+        answers = self.unstored.pop(site.id, [])
+        try:
+            ask, stored = await self.env.writer(_store_and_ask, self.crawl_id, site.id, key,
+                                                answers)
+        except BaseException:
+            self.unstored[site.id] = answers + self.unstored.get(site.id, [])
+            raise
+        self._stored(answers)
         if ask is PageAsk.DONE and stored is not None:
             return stored
         if ask is PageAsk.LIMIT:
             return {"limit": True}
         data = await read(url)
-        # not awaited here: the writer keeps the order of its steps, so the answer is
-        # stored before the visit's end, which waits for it (see ``work``)
-        self.stores.setdefault(site.id, []).append(asyncio.ensure_future(
-            self.env.writer(_finish_page, self.crawl_id, key, data)))
+        # stored with the site's next step (its next page, or its end): one step less per
+        # page, and no answer is used by the crawl's rows before it is stored
+        self.answered[key] = data
+        self.unstored.setdefault(site.id, []).append((key, data))
         return data
+
+    def _stored(self, answers: Answers) -> None:
+        for key, _ in answers:
+            self.answered.pop(key, None)
 
     def _robots_reader(self, url: str) -> Reader:
         return lambda robots: fetch_robots(self.env.fetcher, robots, self.rules.user_agent,

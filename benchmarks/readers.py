@@ -28,6 +28,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import lxml.html
 from lxml.cssselect import CSSSelector
@@ -75,16 +76,31 @@ def plain_get(data: Any, path: str) -> Any:
     return data
 
 
+_FIELDS = ("url", "title", "date", "summary", "id", "author")
+_SLOT = re.compile(r"\{(raw:)?([^{}]+)\}")
+
+
 def json_floor(text: str, config: dict[str, Any]) -> int:
     if config.get("window_var") or config.get("json_key"):
         data = _embedded_floor(text, config)
     else:
         data = json.loads(text)
     entries = plain_get(data, config.get("items_path", ""))
+    fields = [config[k] for k in _FIELDS if config.get(k)]
+    flags = list(config.get("require_boolean", {}).items())
+    least = list(config.get("min_numeric", {}).items())
+    template = config.get("url_template")
+    kept = 0
     for entry in entries:
-        _ = [plain_get(entry, config[k]) for k in ("url", "title", "date", "summary")
-             if config.get(k)]
-    return len(entries)
+        if any(plain_get(entry, k) is not v for k, v in flags) or any(
+                (plain_get(entry, k) or 0) < v for k, v in least):
+            continue  # the source's own filters, as tidings applies them
+        _ = [plain_get(entry, path) for path in fields]
+        if template:
+            _ = _SLOT.sub(lambda m, e=entry: str(plain_get(e, m.group(2))) if m.group(1)
+                          else quote(str(plain_get(e, m.group(2))), safe=""), template)
+        kept += 1
+    return kept
 
 
 def _embedded_floor(text: str, config: dict[str, Any]) -> Any:
@@ -135,8 +151,10 @@ def bench(label: str, picked: list[Case], ours: Callable[[str, Case], int],
         mine.append(sum(timed(lambda c=c, t=t: ours(t, c), repeat) for c, t in pages))
         base.append(sum(timed(lambda c=c, t=t: floor(t, c.config), repeat) for c, t in pages))
     n = len(pages) * repeat
+    got = sum(ours(t, c) for c, t in pages), sum(floor(t, c.config) for c, t in pages)
     ours_s, floor_s = statistics.median(mine), statistics.median(base)
-    print(f"{label}: {len(pages)} pages x {repeat}, median of {rounds} rounds")
+    print(f"{label}: {len(pages)} pages x {repeat}, median of {rounds} rounds; "
+          f"entries per pass: tidings {got[0]}, floor {got[1]}")
     print(f"  tidings          {n / ours_s:9.0f} pages/s  ({ours_s * 1000 / n:.3f} ms/page)")
     print(f"  lxml+cssselect / json floor {n / floor_s:9.0f} pages/s  "
           f"({floor_s * 1000 / n:.3f} ms/page)")

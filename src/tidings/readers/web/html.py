@@ -46,6 +46,7 @@ DATE_IN_TEXT = re.compile(
 )
 
 
+_BASE_TAG = re.compile(r"<base\b", re.IGNORECASE)
 _MDY = re.compile(r"(?P<m>[A-Za-z]{3,9})\.? (?P<d>\d{1,2})(?:st|nd|rd|th)?,? (?P<y>\d{4})$")
 _DMY = re.compile(r"(?P<d>\d{1,2})(?:st|nd|rd|th)? (?P<m>[A-Za-z]{3,9})\.?,? (?P<y>\d{4})$")
 _MONTHS = {m: n for n, m in enumerate(
@@ -76,7 +77,7 @@ def parse_html_list(text: str, url: str, config: WebListConfig) -> ParsedList:
     """The entries of the page ``text`` fetched from ``url`` (ParseError naming the rule
     that found nothing)."""
     root = parse_document(text, url)
-    base = page_base(root, url)
+    base = page_base(root, url) if _BASE_TAG.search(text) else url  # no walk without one
     out = ParsedList(title=page_title(root))
     if config.item:
         items = select_all(root, config.item)

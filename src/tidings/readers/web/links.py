@@ -42,9 +42,11 @@ _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _CARD_RATIO = 2
 
 
+@lru_cache(maxsize=4096)
 def absolute(href: str | None, base: str) -> str | None:
     """``href`` resolved against ``base``, without its fragment; None for what is not an
-    http(s) page."""
+    http(s) page. Cached, as ``is_navigation``: a list page polled again shows mostly the
+    same links."""
     if not href:
         return None
     href = href.strip()
@@ -81,6 +83,7 @@ def _page_parts(page_url: str) -> tuple[str, str]:
     return parts.hostname or "", parts.path.rstrip("/")
 
 
+@lru_cache(maxsize=4096)
 def is_navigation(url: str, page_url: str) -> bool:
     """True for a link that is part of the site's chrome rather than an entry."""
     parts = urlsplit(url)

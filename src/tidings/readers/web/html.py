@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 
 import lxml.html
 from lxml import etree
@@ -183,8 +184,10 @@ def _item_date(el: HtmlElement, selector: str | None) -> tuple[str | None, datet
     return raw, None
 
 
+@lru_cache(maxsize=2048)
 def read_date(text: str) -> datetime | None:
-    """A date in ``text``: the whole of it, else the first date-like part of it."""
+    """A date in ``text``: the whole of it, else the first date-like part of it (cached:
+    a list polled again shows the same dates)."""
     when = _month_day_year(text)
     if when is not None:
         return when

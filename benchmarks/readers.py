@@ -157,7 +157,8 @@ def ours_json(text: str, case: Case) -> int:
 
 def emptied(ours: Callable[[str, Case], int]) -> Callable[[str, Case], int]:
     """``ours`` with tidings' per-value caches emptied before each parse."""
-    caches = (links.absolute, links.is_navigation, html.read_date, json_parse._read_scalar)
+    caches = (links.absolute_cached, links.navigation_cached, html.read_date_cached,
+              json_parse.read_scalar_cached)
 
     def cold(text: str, case: Case) -> int:
         for cache in caches:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from tidings.readers.jsonlist.embedded import scripts_of
 from tidings.readers.jsonlist.parse import read_date
 from tidings.readers.jsonlist.paths import fill_template
-from tidings.readers.web import WebListConfig, parse_page
+from tidings.readers.web import WebListConfig, html, links, parse_page
 from tidings.textutil import collapse_ws, short_summary, shorten
 
 _WORDS = st.lists(st.sampled_from(["a", "bb", "word", "长文本", " ", "  ", "\n", "\t",
@@ -78,3 +78,16 @@ def test_a_page_without_base_resolves_against_its_url_and_with_one_against_it() 
     based = parse_page(page.replace("<html>", "<html><head><BASE href='/x/'></head>"),
                        "https://site.example/blog/", cfg)
     assert [i.url for i in based.items] == ["https://site.example/x/post/1"]
+
+
+def test_a_huge_href_or_date_gives_the_same_answer_and_stays_out_of_the_caches() -> None:
+    huge = "/post/" + "x" * (links.CACHED_LEN + 10)
+    before = links.absolute_cached.cache_info().currsize
+    url = links.absolute(huge, "https://site.example/blog/")
+    assert url == "https://site.example" + huge
+    assert links.is_navigation(url, "https://site.example/blog/") is False
+    assert links.absolute_cached.cache_info().currsize == before
+    prose = "Posted " + "on a long day " * 40 + "Sep 24, 2026"
+    dates_before = html.read_date_cached.cache_info().currsize
+    assert html.read_date(prose) == datetime(2026, 9, 24, tzinfo=UTC)
+    assert html.read_date_cached.cache_info().currsize == dates_before

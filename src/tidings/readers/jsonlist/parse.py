@@ -180,15 +180,8 @@ def read_date(value: Any, unit: str) -> datetime | None:
     """``value`` read as ``unit``; None when it is not one."""
     if value is None or value == "" or isinstance(value, bool):
         return None
-    if isinstance(value, (str, int, float)):
-        return _read_scalar(value, unit)
-    return _read_date(value, unit)
-
-
-@lru_cache(maxsize=2048, typed=True)
-def _read_scalar(value: str | int | float, unit: str) -> datetime | None:
-    """Cached: a list is fetched again and again, and its entries' dates come back the
-    same each time. ``typed``: ``20260926`` and ``20260926.0`` read differently."""
+    if isinstance(value, (int, float)) or (isinstance(value, str) and len(value) <= 64):
+        return read_scalar_cached(value, unit)
     return _read_date(value, unit)
 
 
@@ -213,3 +206,8 @@ def _read_date(value: Any, unit: str) -> datetime | None:
     if not isinstance(value, str):
         return None
     return parse_date(text)
+
+
+# A list is fetched again and again, and its entries' dates come back the same each
+# time. ``typed``: ``20260926`` and ``20260926.0`` read differently.
+read_scalar_cached = lru_cache(maxsize=2048, typed=True)(_read_date)

@@ -184,10 +184,12 @@ def _item_date(el: HtmlElement, selector: str | None) -> tuple[str | None, datet
     return raw, None
 
 
-@lru_cache(maxsize=2048)
 def read_date(text: str) -> datetime | None:
-    """A date in ``text``: the whole of it, else the first date-like part of it (cached:
-    a list polled again shows the same dates)."""
+    """A date in ``text``: the whole of it, else the first date-like part of it."""
+    return read_date_cached(text) if len(text) <= _CACHED_DATE else _read_date(text)
+
+
+def _read_date(text: str) -> datetime | None:
     when = _month_day_year(text)
     if when is not None:
         return when
@@ -197,6 +199,11 @@ def read_date(text: str) -> datetime | None:
         if match:
             when = parse_date(match.group(0))
     return when
+
+
+# A list polled again shows the same dates; a date longer than this is prose, uncached.
+_CACHED_DATE = 200
+read_date_cached = lru_cache(maxsize=2048)(_read_date)
 
 
 def _month_day_year(text: str) -> datetime | None:

@@ -35,7 +35,7 @@ def scripts_of(text: str, url: str) -> Iterator[Script]:
     they are asked for (``url`` is for messages).
 
     A script's text runs to the first ``</script`` whatever it contains - the HTML
-    tokenizer's own rule - so a pattern cuts scripts out exactly as a parser would,
+    tokenizer's own rule - so a search cuts scripts out exactly as a parser would,
     without building the page's tree (the cost of a page that is mostly data).
     """
     for head, body in _script_spans(text):

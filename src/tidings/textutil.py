@@ -64,6 +64,22 @@ def shorten(text: str, limit: int = SUMMARY_MAX_CHARS) -> str:
     return cut.rstrip(" ,.;:，。") + "…"
 
 
+def short_summary(text: str, limit: int = SUMMARY_MAX_CHARS) -> str:
+    """``shorten(collapse_ws(text))`` without collapsing all of a long text.
+
+    Only whole words up to a little past what ``shorten`` keeps can change its
+    result, so a long body (a release's notes) is collapsed from a prefix that ends
+    at whitespace and already collapses to more than ``limit``.
+    """
+    if len(text) > 2 * limit:
+        end = text.rfind(" ", 0, 2 * limit)  # any whitespace would do; a space is usual
+        if end > 0:
+            head = collapse_ws(text[:end])
+            if len(head) > limit:
+                return shorten(head, limit)
+    return shorten(collapse_ws(text), limit)
+
+
 def plural(count: int, singular: str, plural_word: str | None = None) -> str:
     """``1 source``, ``3 sources``: the count and its word in CLDR's English plural rule
     (babel), so no caller writes ``1 sources`` or its own ``if n == 1``."""

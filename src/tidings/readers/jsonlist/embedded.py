@@ -14,35 +14,50 @@ import html
 import json
 import re
 from collections import deque
+from collections.abc import Iterator
 from typing import Any
 
 from tidings.errors import ParseError
 from tidings.readers.jsonlist.scan import ScanError, find_key, flight_chunks, window_var
 
 _JSON_TYPES = ("application/json", "application/ld+json")
-_SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script\s*>", re.IGNORECASE | re.DOTALL)
+_SCRIPT_OPEN = re.compile(r"<script\b([^>]*)>", re.IGNORECASE)
+_SCRIPT_CLOSE = re.compile(r"</script\s*>", re.IGNORECASE)
 _ATTR = re.compile(r"""([\w:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""")
 _MISSING = object()
 
 
-def scripts_of(text: str, url: str) -> list[tuple[str, str, str]]:
-    """(id, type, text) of every ``<script>`` of the page (``url`` is for messages).
+Script = tuple[str, str, str]  # id, type, text
+
+
+def scripts_of(text: str, url: str) -> Iterator[Script]:
+    """(id, type, text) of each ``<script>`` of the page, in order and only as far as
+    they are asked for (``url`` is for messages).
 
     A script's text runs to the first ``</script`` whatever it contains - the HTML
-    tokenizer's own rule - so a pattern cuts scripts out exactly as a parser would,
+    tokenizer's own rule - so a search cuts scripts out exactly as a parser would,
     without building the page's tree (the cost of a page that is mostly data).
     """
-    out = []
-    for match in _SCRIPT.finditer(text):
-        body = match.group(2)
+    for head, body in _script_spans(text):
         if not body or body.isspace():
             continue  # <script src=…>: nothing in the page
-        head = match.group(1)
         attrs = {k.lower(): html.unescape(a or b or c) for k, a, b, c in
                  _ATTR.findall(head)} if head else {}
         # script data is never entity-decoded: its text is taken as written
-        out.append((attrs.get("id", ""), attrs.get("type", "").lower(), body))
-    return out
+        yield attrs.get("id", ""), attrs.get("type", "").lower(), body
+
+
+def _script_spans(text: str) -> Iterator[tuple[str, str]]:
+    """(attributes, text) of each ``<script>…</script>``: the opening tag found, then
+    its end searched from there (two plain searches; one lazy ``.*?`` pattern over
+    the page tries the end at every character)."""
+    at = 0
+    while (opened := _SCRIPT_OPEN.search(text, at)) is not None:
+        closed = _SCRIPT_CLOSE.search(text, opened.end())
+        if closed is None:
+            return  # an unclosed script holds nothing whole
+        yield opened.group(1), text[opened.end():closed.start()]
+        at = closed.end()
 
 
 def embedded_json(text: str, url: str, *, window_var: str | None,
@@ -54,7 +69,7 @@ def embedded_json(text: str, url: str, *, window_var: str | None,
     return _keyed(scripts, url, json_key)
 
 
-def _window(scripts: list[tuple[str, str, str]], url: str, name: str) -> Any:
+def _window(scripts: Iterator[Script], url: str, name: str) -> Any:
     last = f"no script assigns window.{name}"
     for _id, _type, body in scripts:
         if name not in body:
@@ -66,9 +81,11 @@ def _window(scripts: list[tuple[str, str, str]], url: str, name: str) -> Any:
     raise ParseError(f"{url}: window_var {name!r}: {last}", url)
 
 
-def _keyed(scripts: list[tuple[str, str, str]], url: str, key: str) -> Any:
+def _keyed(lazy: Iterator[Script], url: str, key: str) -> Any:
     errors: list[str] = []
-    for sid, stype, body in scripts:
+    scripts: list[Script] = []  # the page is cut no further than the script that holds it
+    for sid, stype, body in lazy:
+        scripts.append((sid, stype, body))
         if sid == "__NEXT_DATA__" or stype in _JSON_TYPES:
             found = _from_json_script(body, key, errors, sid or stype)
             if found is not _MISSING:

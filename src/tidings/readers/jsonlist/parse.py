@@ -16,6 +16,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from tidings.errors import ParseError
@@ -24,7 +25,7 @@ from tidings.readers.jsonlist.config import JsonListConfig
 from tidings.readers.jsonlist.embedded import embedded_json
 from tidings.readers.jsonlist.paths import fill_template, get_path
 from tidings.readers.rss.dates import parse_date
-from tidings.textutil import collapse_ws, shorten
+from tidings.textutil import collapse_ws, short_summary, shorten
 
 # Epochs outside this range are not dates of entries (ms read as s, a zero).
 _MIN_EPOCH, _MAX_EPOCH = 86_400, 4_102_444_800  # 1970-01-02 .. 2100-01-01
@@ -49,11 +50,12 @@ def parse_json_list(text: str, url: str, config: JsonListConfig) -> ParsedJson:
     out = ParsedJson(entries=len(entries))
     misses: Counter[str] = Counter()
     dates = bad_dates = 0
+    plan = _Plan.of(config)
     for entry in entries:
-        if not _kept(entry, config):
+        if (plan.require or plan.least) and not _kept(entry, plan):
             out.filtered += 1
             continue
-        item, miss = _map(entry, config)
+        item, miss = _map(entry, plan)
         if item is None:
             misses[miss] += 1
             continue
@@ -88,11 +90,34 @@ def _document(text: str, url: str, config: JsonListConfig) -> Any:
         raise ParseError(f"{url}: not JSON ({exc}; starts {head!r})", url) from None
 
 
-def _kept(entry: Any, config: JsonListConfig) -> bool:
-    for path, wanted in config.require_boolean.items():
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """The config's field rules read once per page: a pydantic attribute costs several
+    times a plain one, and the mapping reads them for every entry."""
+
+    url: str | None
+    template: str | None
+    title: str
+    date: str | None
+    unit: str
+    summary: str | None
+    id: str | None
+    author: str | None
+    require: tuple[tuple[str, bool], ...]
+    least: tuple[tuple[str, int | float], ...]
+
+    @classmethod
+    def of(cls, config: JsonListConfig) -> _Plan:
+        return cls(config.url, config.url_template, config.title, config.date,
+                   config.date_unit, config.summary, config.id, config.author,
+                   tuple(config.require_boolean.items()), tuple(config.min_numeric.items()))
+
+
+def _kept(entry: Any, plan: _Plan) -> bool:
+    for path, wanted in plan.require:
         if get_path(entry, path) is not wanted:
             return False
-    for path, least in config.min_numeric.items():
+    for path, least in plan.least:
         value = get_path(entry, path)
         if isinstance(value, str):
             try:
@@ -104,36 +129,38 @@ def _kept(entry: Any, config: JsonListConfig) -> bool:
     return True
 
 
-def _map(entry: Any, config: JsonListConfig) -> tuple[ItemData | None, str]:
+def _map(entry: Any, plan: _Plan) -> tuple[ItemData | None, str]:
     """The entry as an item, or None and what was missing."""
     if not isinstance(entry, dict):
         return None, f"an entry that is a {type(entry).__name__}, not an object"
-    if config.url_template:
-        link = fill_template(config.url_template, entry)
+    if plan.template:
+        link = fill_template(plan.template, entry)
         if link is None:
-            return None, f"a field of url_template {config.url_template!r} missing"
+            return None, f"a field of url_template {plan.template!r} missing"
     else:
-        assert config.url is not None
-        value = get_path(entry, config.url)
+        assert plan.url is not None
+        value = get_path(entry, plan.url)
         link = value.strip() if isinstance(value, str) else None
         if not link or not link.startswith(("http://", "https://")):
-            return None, f"url {config.url!r} missing or not an http(s) URL"
-    title = _text(get_path(entry, config.title))
+            return None, f"url {plan.url!r} missing or not an http(s) URL"
+    title = _text(get_path(entry, plan.title))
     if not title:
-        return None, f"title {config.title!r} missing"
-    raw_date = get_path(entry, config.date) if config.date else None
-    ident = get_path(entry, config.id) if config.id else None
+        return None, f"title {plan.title!r} missing"
+    raw_date = get_path(entry, plan.date) if plan.date else None
+    ident = get_path(entry, plan.id) if plan.id else None
     return ItemData(
         title=title, url=link, guid=str(ident) if ident not in (None, "") else None,
-        summary=shorten(_text(get_path(entry, config.summary))) if config.summary else "",
-        author=_text(get_path(entry, config.author)) if config.author else "",
-        published_at=read_date(raw_date, config.date_unit),
+        summary=_summary(get_path(entry, plan.summary)) if plan.summary else "",
+        author=_text(get_path(entry, plan.author)) if plan.author else "",
+        published_at=read_date(raw_date, plan.unit),
         published_raw=str(raw_date) if raw_date not in (None, "") else None,
         body=None, body_state=BodyState.PENDING,
     ), ""
 
 
 def _text(value: Any) -> str:
+    if type(value) is str:  # the usual case, ahead of the isinstance chain
+        return collapse_ws(value)
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
         return collapse_ws(str(value))
     if isinstance(value, dict):  # {"rendered": "…"} (WordPress), {"text": "…"}
@@ -143,10 +170,22 @@ def _text(value: Any) -> str:
     return ""
 
 
+def _summary(value: Any) -> str:
+    if type(value) is str:
+        return short_summary(value)
+    return shorten(_text(value))
+
+
 def read_date(value: Any, unit: str) -> datetime | None:
     """``value`` read as ``unit``; None when it is not one."""
     if value is None or value == "" or isinstance(value, bool):
         return None
+    if isinstance(value, (int, float)) or (isinstance(value, str) and len(value) <= 64):
+        return read_scalar_cached(value, unit)
+    return _read_date(value, unit)
+
+
+def _read_date(value: Any, unit: str) -> datetime | None:
     if unit in ("epoch_s", "epoch_ms"):
         try:
             seconds = float(value) / (1000 if unit == "epoch_ms" else 1)
@@ -167,3 +206,8 @@ def read_date(value: Any, unit: str) -> datetime | None:
     if not isinstance(value, str):
         return None
     return parse_date(text)
+
+
+# A list is fetched again and again, and its entries' dates come back the same each
+# time. ``typed``: ``20260926`` and ``20260926.0`` read differently.
+read_scalar_cached = lru_cache(maxsize=2048, typed=True)(_read_date)

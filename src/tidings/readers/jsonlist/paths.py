@@ -18,6 +18,8 @@ _MISSING = object()
 _SEGMENT = re.compile(r"[^.\[\]]+|\[\d+\]")
 _WHOLE = re.compile(r"(?:[^.\[\]]+|\[\d+\])(?:\.[^.\[\]]+|\[\d+\])*")
 _PLACEHOLDER = re.compile(r"\{(raw:)?([^{}]+)\}")
+# What ``quote`` leaves as it is (an id, a slug): checked instead of encoding it.
+_UNRESERVED = re.compile(r"[A-Za-z0-9_.~-]*")
 
 
 @lru_cache(maxsize=256)
@@ -91,5 +93,5 @@ def fill_template(template: str, entry: Any) -> str | None:
         if value is None or value == "" or isinstance(value, (dict, list)):
             return None
         text = str(value).lower() if isinstance(value, bool) else str(value)
-        out.append(text if verbatim else quote(text, safe=""))
+        out.append(text if verbatim or _UNRESERVED.fullmatch(text) else quote(text, safe=""))
     return "".join(out)

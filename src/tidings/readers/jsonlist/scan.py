@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 _OPEN = {"{": "}", "[": "]"}
@@ -86,12 +87,17 @@ def _skip_ws(text: str, i: int) -> int:
     return i
 
 
+@lru_cache(maxsize=64)
+def _assignment(name: str) -> re.Pattern[str]:
+    """``window.NAME =`` or ``window["NAME"] =`` (not ``==``)."""
+    quoted = re.escape(name)
+    return re.compile(rf"window(?:\.{quoted}|\[\s*[\"']{quoted}[\"']\s*\])\s*=(?!=)\s*")
+
+
 def window_var(text: str, name: str) -> Any:
     """The value assigned to ``window.NAME`` in ``text`` (an object literal that is
     JSON, or ``JSON.parse("…")`` of one)."""
-    quoted = re.escape(name)
-    pattern = re.compile(rf"window(?:\.{quoted}|\[\s*[\"']{quoted}[\"']\s*\])\s*=(?!=)\s*")
-    match = pattern.search(text)
+    match = _assignment(name).search(text)
     if match is None:
         raise ScanError(f"no assignment to window.{name}")
     i = _skip_ws(text, match.end())

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 
 import lxml.html
 from lxml import etree
@@ -46,6 +47,7 @@ DATE_IN_TEXT = re.compile(
 )
 
 
+_BASE_TAG = re.compile(r"<base\b", re.IGNORECASE)
 _MDY = re.compile(r"(?P<m>[A-Za-z]{3,9})\.? (?P<d>\d{1,2})(?:st|nd|rd|th)?,? (?P<y>\d{4})$")
 _DMY = re.compile(r"(?P<d>\d{1,2})(?:st|nd|rd|th)? (?P<m>[A-Za-z]{3,9})\.?,? (?P<y>\d{4})$")
 _MONTHS = {m: n for n, m in enumerate(
@@ -76,7 +78,7 @@ def parse_html_list(text: str, url: str, config: WebListConfig) -> ParsedList:
     """The entries of the page ``text`` fetched from ``url`` (ParseError naming the rule
     that found nothing)."""
     root = parse_document(text, url)
-    base = page_base(root, url)
+    base = page_base(root, url) if _BASE_TAG.search(text) else url  # no walk without one
     out = ParsedList(title=page_title(root))
     if config.item:
         items = select_all(root, config.item)
@@ -184,6 +186,10 @@ def _item_date(el: HtmlElement, selector: str | None) -> tuple[str | None, datet
 
 def read_date(text: str) -> datetime | None:
     """A date in ``text``: the whole of it, else the first date-like part of it."""
+    return read_date_cached(text) if len(text) <= _CACHED_DATE else _read_date(text)
+
+
+def _read_date(text: str) -> datetime | None:
     when = _month_day_year(text)
     if when is not None:
         return when
@@ -193,6 +199,11 @@ def read_date(text: str) -> datetime | None:
         if match:
             when = parse_date(match.group(0))
     return when
+
+
+# A list polled again shows the same dates; a date longer than this is prose, uncached.
+_CACHED_DATE = 200
+read_date_cached = lru_cache(maxsize=2048)(_read_date)
 
 
 def _month_day_year(text: str) -> datetime | None:

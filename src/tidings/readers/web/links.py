@@ -42,9 +42,20 @@ _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _CARD_RATIO = 2
 
 
+# Links and dates are cached by value up to this length: a list page polled again
+# shows mostly the same ones, and a hostile page's megabyte href must not sit in a cache.
+CACHED_LEN = 2048
+
+
 def absolute(href: str | None, base: str) -> str | None:
     """``href`` resolved against ``base``, without its fragment; None for what is not an
     http(s) page."""
+    if href is not None and len(href) > CACHED_LEN:
+        return _absolute(href, base)
+    return absolute_cached(href, base)
+
+
+def _absolute(href: str | None, base: str) -> str | None:
     if not href:
         return None
     href = href.strip()
@@ -83,6 +94,12 @@ def _page_parts(page_url: str) -> tuple[str, str]:
 
 def is_navigation(url: str, page_url: str) -> bool:
     """True for a link that is part of the site's chrome rather than an entry."""
+    if len(url) > CACHED_LEN:
+        return _is_navigation(url, page_url)
+    return navigation_cached(url, page_url)
+
+
+def _is_navigation(url: str, page_url: str) -> bool:
     parts = urlsplit(url)
     host = (parts.hostname or "").lower()
     if host in _SHARE_HOSTS:
@@ -91,6 +108,10 @@ def is_navigation(url: str, page_url: str) -> bool:
     if parts.path in ("", "/") or (parts.path.rstrip("/") == page_path and host == page_host):
         return True  # a home page; the page itself (or its pagination by query)
     return bool(_NAV_PATH.search(parts.path) or _NAV_QUERY.search(parts.query))
+
+
+absolute_cached = lru_cache(maxsize=4096)(_absolute)
+navigation_cached = lru_cache(maxsize=4096)(_is_navigation)
 
 
 def page_base(root: HtmlElement, url: str) -> str:

@@ -13,9 +13,9 @@ from tidings.store.sqlite._reading import BRIEF_COLUMNS, ITEM_FROM, brief_from_r
 from tidings.store.stories import StoryInput, StoryLink, StoryMember, StoryRow
 
 _INPUT = ("SELECT id, source_id, title, summary, substr(body, 1, 4000), sort_time, "
-          "published_at, discovered_at, backfill FROM items ")
+          "published_at, discovered_at, backfill, url FROM items ")
 _MEMBER = ("SELECT m.item_id, m.cluster_id, i.source_id, m.at, m.similarity, m.matched, "
-           "m.hashes, m.title_hashes, m.exact, m.latin_hashes FROM story_members m "
+           "m.hashes, m.title_hashes, m.exact, m.latin_hashes, i.url FROM story_members m "
            "JOIN items i ON i.id = m.item_id ")
 _CHUNK = 900
 
@@ -32,13 +32,14 @@ def _unpack(blob: bytes) -> frozenset[int]:
 
 def _input(r: Sequence[Any]) -> StoryInput:
     return StoryInput(int(r[0]), r[1], r[2] or "", r[3] or "", r[4], from_us(r[5]),
-                      from_us(r[6]) if r[6] is not None else None, from_us(r[7]), bool(r[8]))
+                      from_us(r[6]) if r[6] is not None else None, from_us(r[7]), bool(r[8]),
+                      r[9])
 
 
 def _member(r: Sequence[Any]) -> StoryMember:
     return StoryMember(int(r[0]), int(r[1]), r[2], from_us(r[3]), float(r[4]),
                        int(r[5]) if r[5] is not None else None, _unpack(r[6]), _unpack(r[7]),
-                       int(r[8]), _unpack(r[9]))
+                       int(r[8]), _unpack(r[9]), r[10])
 
 
 def _chunks(values: Sequence[Any]) -> list[Sequence[Any]]:

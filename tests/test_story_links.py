@@ -71,3 +71,19 @@ def test_a_restart_still_knows_the_pages(tmp_path: Path) -> None:
     a = tid._store.list_items(ItemQuery(source_id="a"))[0].id
     assert index.place(item).cluster_id == a
     tid.close()
+
+
+def test_a_translation_keeps_the_story_names() -> None:
+    """A Chinese report of an English story shares its names (DeepSeek, R1, OpenAI,
+    o1), which its Chinese words dilute; names alone, fewer than four, are no story."""
+    english = ("DeepSeek claims its R1 reasoning model beats OpenAI's o1 on certain benchmarks",
+               "The Chinese AI lab DeepSeek released R1 under an MIT license, claiming it "
+               "matches OpenAI's o1 on math, coding and reasoning benchmarks while costing "
+               "far less to run.")
+    chinese = ("DeepSeek发布R1推理模型，性能比肩OpenAI o1",
+               "深度求索正式发布推理模型R1，采用MIT协议开源，数学和代码能力比肩o1。")
+    index = StoryIndex()
+    assert placed(index, 1, "techcrunch", *english, None) == 1
+    assert placed(index, 2, "36kr", *chinese, None) == 1
+    few = ("OpenAI发布o1新版本", "OpenAI今天发布了o1推理模型的更新，速度明显提升，价格下降。")
+    assert placed(index, 3, "ithome", *few, None) == 3

@@ -32,7 +32,7 @@ def test_real_style_set() -> None:
     scores = score(truth, cluster(items, 72 * 3_600_000_000))
     print("real-style:", scores.line())
     assert scores.precision >= 0.95 and scores.b3_precision >= 0.97
-    assert scores.recall >= 0.84 and scores.b3_recall >= 0.9
+    assert scores.recall >= 0.85 and scores.b3_recall >= 0.93  # the targets
 
 
 def test_farm_wire_groups() -> None:

@@ -39,6 +39,10 @@ ROWS = 2
 NUM_PERM = BANDS * ROWS
 #: two items sharing fewer shingles than this are not similar, whatever their sizes
 MIN_SHARED = 3
+#: a bilingual item's Latin-script words found in a Latin-script item count at this
+#: weight of their share (see _translated), when at least CROSS_MIN are shared
+CROSS_WEIGHT = 0.3
+CROSS_MIN = 4
 #: titles shorter than this (in shingles) are not compared alone
 TITLE_MIN = 4
 #: a title-only match counts this much of its Jaccard (identical titles: 0.6)
@@ -128,6 +132,15 @@ def _views(hashes: frozenset[int], latin: frozenset[int]) -> list[frozenset[int]
     return [hashes, latin, hashes - latin] if latin else [hashes]
 
 
+def _translated(latin: frozenset[int], other: frozenset[int]) -> float:
+    """How far a bilingual item's Latin-script words (names, products, figures: what
+    survives a translation) are all in a Latin-script item: their share, at
+    ``CROSS_WEIGHT``, when ``CROSS_MIN`` or more are shared. A Chinese report of an
+    English story keeps the story's names while its Chinese words dilute any Jaccard."""
+    common = len(latin & other)
+    return CROSS_WEIGHT * common / len(latin) if common >= CROSS_MIN else 0.0
+
+
 def similarity(a: frozenset[int], b: frozenset[int], title_a: frozenset[int] = frozenset(),
                title_b: frozenset[int] = frozenset(), latin_a: frozenset[int] = frozenset(),
                latin_b: frozenset[int] = frozenset()) -> float:
@@ -136,6 +149,8 @@ def similarity(a: frozenset[int], b: frozenset[int], title_a: frozenset[int] = f
     story share the headline while their leads may be each site's own teaser."""
     if latin_a or latin_b:
         score = max(jaccard(x, y) for x in _views(a, latin_a) for y in _views(b, latin_b))
+        if not (latin_a and latin_b):
+            score = max(score, _translated(latin_a or latin_b, b if latin_a else a))
     else:
         score = jaccard(a, b)
     if len(title_a) >= TITLE_MIN and len(title_b) >= TITLE_MIN:

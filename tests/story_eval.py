@@ -31,6 +31,7 @@ class Labelled:
     title: str
     lead: str
     body: str | None = None
+    link: str | None = None
 
 
 def real_style() -> list[Labelled]:
@@ -60,7 +61,7 @@ def farm_items(feeds: int = 300) -> list[Labelled]:
         for seq, it in enumerate(farm.items[i]):
             story = f"wire-{it.wire}" if it.wire is not None else f"own-{i}-{seq}"
             out.append(Labelled(len(out) + 1, story, f"site{i}", it.published, it.title,
-                                it.summary, it.content))
+                                it.summary, it.content, it.link))
     out.sort(key=lambda x: (x.at, x.item_id))
     return out
 

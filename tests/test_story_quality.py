@@ -3,7 +3,8 @@
 The issue's targets are precision >= 0.95 and recall >= 0.85 on the real-style set
 and 100% of the farm's wire groups folded; docs/clustering.md has where the current
 index stands and why. These floors hold what it reaches, so a change that makes
-clustering worse fails here.
+clustering worse fails here. The farm's copies are items as their feeds list them,
+links included: a copy carrying only its own teaser is found by the page it links to.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ def cluster(items: list, window_us: int) -> dict[int, int]:  # type: ignore[type
     out = {}
     for x in items:
         sh = story_shingles(story_text(x.title, x.lead, x.body))
-        item = item_of(x.item_id, x.source, int(x.at.timestamp() * 1_000_000), sh)
+        item = item_of(x.item_id, x.source, int(x.at.timestamp() * 1_000_000), sh, x.link)
         out[x.item_id] = index.place(item).cluster_id
     return out
 
@@ -31,7 +32,7 @@ def test_real_style_set() -> None:
     scores = score(truth, cluster(items, 72 * 3_600_000_000))
     print("real-style:", scores.line())
     assert scores.precision >= 0.95 and scores.b3_precision >= 0.97
-    assert scores.recall >= 0.84 and scores.b3_recall >= 0.9
+    assert scores.recall >= 0.85 and scores.b3_recall >= 0.93  # the issue's targets
 
 
 def test_farm_wire_groups() -> None:
@@ -40,4 +41,5 @@ def test_farm_wire_groups() -> None:
     found = cluster(items, YEARS_US)  # the farm spreads copies over months
     scores, folded = score(truth, found), wire_groups_folded(truth, found)
     print("farm:", scores.line(), f"wire groups folded {folded:.3f}")
-    assert folded >= 0.74 and scores.b3_precision >= 0.99 and scores.precision >= 0.8
+    assert folded == 1.0 and scores.recall == 1.0  # every copy of every wire story
+    assert scores.b3_precision >= 0.99 and scores.precision >= 0.83

@@ -21,20 +21,28 @@ from collections import Counter, deque
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
 
-from datasketch import MinHash, MinHashLSH
+import numpy as np
 
+from tidings.identity.bands import BandIndex, Signer
 from tidings.identity.shingles import MIN_SHINGLES, Shingles, shingle_hash
+from tidings.identity.urls import normalize_url
 
 __all__ = ["JOIN_THRESHOLD", "NUM_PERM", "WINDOW_US", "Candidate", "Placement", "StoryIndex",
-           "StoryItem", "item_of", "similarity"]
+           "StoryItem", "item_of", "link_hash", "similarity"]
 
 #: an item joins a cluster whose member shares at least this share of shingles (Jaccard)
 JOIN_THRESHOLD = 0.25
-#: the LSH is tuned a little below the join threshold, so near-threshold pairs are found
-LSH_THRESHOLD = 0.2
-NUM_PERM = 64
+#: MinHash permutations, cut into LSH bands of ROWS rows: a pair of Jaccard s is a
+#: candidate with probability 1 - (1 - s**ROWS)**BANDS (docs/clustering.md, "Speed")
+BANDS = 24
+ROWS = 2
+NUM_PERM = BANDS * ROWS
 #: two items sharing fewer shingles than this are not similar, whatever their sizes
 MIN_SHARED = 3
+#: a bilingual item's Latin-script words found in a Latin-script item count at this
+#: weight of their share (see _translated), when at least CROSS_MIN are shared
+CROSS_WEIGHT = 0.3
+CROSS_MIN = 4
 #: titles shorter than this (in shingles) are not compared alone
 TITLE_MIN = 4
 #: a title-only match counts this much of its Jaccard (identical titles: 0.6)
@@ -61,15 +69,31 @@ class StoryItem:
     title: frozenset[int] = frozenset()  # the hashes of title shingles (a subset)
     exact: int = 0  # a hash of the whole title + lead, when there is enough of it (else 0)
     latin: frozenset[int] = frozenset()  # of a bilingual item, its Latin-script shingles
+    link: int = 0  # a hash of the page it links to (see link_hash), 0 when none
 
 
-def item_of(item_id: int, source_id: str, at_us: int, sh: Shingles) -> StoryItem:
-    """The index's view of an item: its shingles hashed."""
+def link_hash(url: str | None) -> int:
+    """A hash of the page an item links to, tracking parameters out; 0 for none or a
+    site's front page. Two sources listing the same page (a wire story under each
+    site's own tracking parameters and its own teaser) tell one story, whatever
+    their words; a front page is no story."""
+    if not url:
+        return 0
+    norm = normalize_url(url)
+    parts = norm.split("/", 3)
+    if len(parts) < 4 or not parts[0].startswith("http") or parts[3] in ("", "index.html"):
+        return 0
+    return shingle_hash(norm) or 1
+
+
+def item_of(item_id: int, source_id: str, at_us: int, sh: Shingles,
+            url: str | None = None) -> StoryItem:
+    """The index's view of an item: its shingles hashed, and the page it links to."""
     def hashed(values: frozenset[str]) -> frozenset[int]:
         return frozenset(map(shingle_hash, values))
 
     return StoryItem(item_id, source_id, at_us, hashed(sh.all), hashed(sh.title), sh.exact,
-                     hashed(sh.latin))
+                     hashed(sh.latin), link_hash(url))
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +132,15 @@ def _views(hashes: frozenset[int], latin: frozenset[int]) -> list[frozenset[int]
     return [hashes, latin, hashes - latin] if latin else [hashes]
 
 
+def _translated(latin: frozenset[int], other: frozenset[int]) -> float:
+    """How far a bilingual item's Latin-script words (names, products, figures: what
+    survives a translation) are all in a Latin-script item: their share, at
+    ``CROSS_WEIGHT``, when ``CROSS_MIN`` or more are shared. A Chinese report of an
+    English story keeps the story's names while its Chinese words dilute any Jaccard."""
+    common = len(latin & other)
+    return CROSS_WEIGHT * common / len(latin) if common >= CROSS_MIN else 0.0
+
+
 def similarity(a: frozenset[int], b: frozenset[int], title_a: frozenset[int] = frozenset(),
                title_b: frozenset[int] = frozenset(), latin_a: frozenset[int] = frozenset(),
                latin_b: frozenset[int] = frozenset()) -> float:
@@ -116,6 +149,8 @@ def similarity(a: frozenset[int], b: frozenset[int], title_a: frozenset[int] = f
     story share the headline while their leads may be each site's own teaser."""
     if latin_a or latin_b:
         score = max(jaccard(x, y) for x in _views(a, latin_a) for y in _views(b, latin_b))
+        if not (latin_a and latin_b):
+            score = max(score, _translated(latin_a or latin_b, b if latin_a else a))
     else:
         score = jaccard(a, b)
     if len(title_a) >= TITLE_MIN and len(title_b) >= TITLE_MIN:
@@ -133,6 +168,26 @@ class _Entry:
     counted: frozenset[int]  # what it added to the window's shingle counts
     exact: int
     latin: frozenset[int]
+    link: int
+
+
+def _unlist(lookup: dict[int, set[int]], key: int, item_id: int) -> None:
+    same = lookup.get(key)
+    if same is not None:
+        same.discard(item_id)
+        if not same:
+            del lookup[key]
+
+
+def _forget(counts: Counter[int], hashes: Iterable[int]) -> None:
+    """Count each of ``hashes`` once less, dropping what reaches zero (one pass;
+    ``Counter.subtract`` and a clean-up pass cost two)."""
+    for h in hashes:
+        left = counts[h] - 1
+        if left > 0:
+            counts[h] = left
+        else:
+            counts.pop(h, None)
 
 
 @dataclass(slots=True)
@@ -143,48 +198,48 @@ class _Template:
     recent: deque[array[int]] = field(default_factory=deque)
     counts: Counter[int] = field(default_factory=Counter)
     seen: set[int] = field(default_factory=set)
+    cached: frozenset[int] | None = None  # what common() gave, until the next learn()
 
     def learn(self, item_id: int, hashes: frozenset[int]) -> None:
         if item_id in self.seen:
             return
         self.seen.add(item_id)
+        self.cached = None
         self.recent.append(array("I", hashes))
         self.counts.update(hashes)
         if len(self.recent) > TEMPLATE_MEMORY:
-            old = self.recent.popleft()
-            self.counts.subtract(old)
-            for h in old:
-                if self.counts[h] <= 0:
-                    del self.counts[h]
+            _forget(self.counts, self.recent.popleft())
         if len(self.seen) > 4 * TEMPLATE_MEMORY:
             self.seen.clear()  # only guards against learning one batch twice
 
     def common(self) -> frozenset[int]:
         """Shingles in at least half of the source's recent items (and in 3 or more)."""
-        n = len(self.recent)
-        if n < TEMPLATE_MIN_ITEMS:
-            return frozenset()
-        floor = max(3, n // 2)
-        return frozenset(h for h, c in self.counts.items() if c >= floor)
+        if self.cached is None:
+            n = len(self.recent)
+            floor = max(3, n // 2)
+            self.cached = frozenset() if n < TEMPLATE_MIN_ITEMS else \
+                frozenset(h for h, c in self.counts.items() if c >= floor)
+        return self.cached
 
 
 class StoryIndex:
     """Recent items by signature; see the module docstring."""
 
     def __init__(self, *, threshold: float = JOIN_THRESHOLD, window_us: int = WINDOW_US,
-                 num_perm: int = NUM_PERM) -> None:
+                 num_perm: int = NUM_PERM, bands: int = BANDS, rows: int = ROWS) -> None:
         self.threshold = threshold
         self.window_us = window_us
         self.num_perm = num_perm
-        self._lsh = MinHashLSH(threshold=min(LSH_THRESHOLD, threshold), num_perm=num_perm)
-        self._perms = MinHash(num_perm=num_perm).permutations
+        self._signer = Signer(num_perm)
+        self._lsh = BandIndex(min(bands, num_perm // rows), rows)
         self._entries: dict[int, _Entry] = {}
         self._titles: dict[frozenset[int], set[int]] = {}
         self._exact: dict[int, set[int]] = {}
+        self._links: dict[int, set[int]] = {}
         self._expiry: list[tuple[int, int]] = []  # (at, item id), a min-heap
         self._templates: dict[str, _Template] = {}
         self._df: Counter[int] = Counter()  # in how many indexed items each shingle is
-        self._signatures: dict[int, tuple[frozenset[int], MinHash]] = {}
+        self._signatures: dict[int, tuple[frozenset[int], np.ndarray]] = {}
         self._newest = 0
 
     def __len__(self) -> int:
@@ -228,20 +283,26 @@ class StoryIndex:
         return placement
 
     def candidates(self, item: StoryItem) -> list[Candidate]:
-        """Every indexed item of another source, within the window, whose similarity
-        reaches the threshold, most similar first. ``item`` as :meth:`effective` gives it."""
-        if not item.hashes and not item.title and not item.exact:
+        """Every indexed item of another source (or listing the same page), within the
+        window, whose similarity reaches the threshold, most similar first. ``item`` as
+        :meth:`effective` gives it."""
+        if not item.hashes and not item.title and not item.exact and not item.link:
             return []
         keys: set[int] = set()
         for view in _views(item.hashes, item.latin) if item.hashes else []:
             keys.update(abs(k) for k in self._lsh.query(self._minhash(view)))
         keys.update(self._titles.get(item.title, ()))
         twins = self._exact.get(item.exact, set()) if item.exact else set()
+        # one page listed twice by its source is one story too (each other's copy)
+        pages = self._links.get(item.link, set()) if item.link else set()
+        twins = twins | pages
         keys.update(twins)
         found = []
         for key in keys:
             entry = self._entries.get(key)
-            if entry is None or key == item.item_id or entry.source_id == item.source_id:
+            if entry is None or key == item.item_id:
+                continue
+            if entry.source_id == item.source_id and key not in pages:
                 continue
             if abs(entry.at - item.at) > self.window_us:
                 continue
@@ -297,16 +358,19 @@ class StoryIndex:
             return
         counted = item.hashes | item.title
         self._entries[item.item_id] = _Entry(cluster_id, item.source_id, item.at, item.hashes,
-                                             item.title, counted, item.exact, item.latin)
+                                             item.title, counted, item.exact, item.latin,
+                                             item.link)
         if item.exact:
             self._exact.setdefault(item.exact, set()).add(item.item_id)
+        if item.link:
+            self._links.setdefault(item.link, set()).add(item.item_id)
         self._df.update(counted)
         heapq.heappush(self._expiry, (item.at, item.item_id))
         self._newest = max(self._newest, item.at)
         if item.hashes:
-            self._lsh.insert(item.item_id, self._minhash(item.hashes), check_duplication=False)
+            self._lsh.insert(item.item_id, self._minhash(item.hashes))
         if item.latin:  # a bilingual item is found by its Latin-script half alone too
-            self._lsh.insert(-item.item_id, self._minhash(item.latin), check_duplication=False)
+            self._lsh.insert(-item.item_id, self._minhash(item.latin))
         if len(item.title) >= TITLE_MIN:
             self._titles.setdefault(item.title, set()).add(item.item_id)
 
@@ -331,15 +395,9 @@ class StoryIndex:
                 self._lsh.remove(item_id)
             if entry.latin:
                 self._lsh.remove(-item_id)
-            self._df.subtract(entry.counted)
-            for h in entry.counted:
-                if self._df[h] <= 0:
-                    del self._df[h]
-            twins = self._exact.get(entry.exact)
-            if twins is not None:
-                twins.discard(item_id)
-                if not twins:
-                    del self._exact[entry.exact]
+            _forget(self._df, entry.counted)
+            _unlist(self._exact, entry.exact, item_id)
+            _unlist(self._links, entry.link, item_id)
             same = self._titles.get(entry.title)
             if same is not None:
                 same.discard(item_id)
@@ -348,15 +406,13 @@ class StoryIndex:
             gone += 1
         return gone
 
-    def _minhash(self, hashes: frozenset[int]) -> MinHash:
+    def _minhash(self, hashes: frozenset[int]) -> np.ndarray:
         """The signature of a set; the last few are kept, since placing an item queries
         with the same sets it then inserts."""
         cached = self._signatures.get(id(hashes))
         if cached is not None and cached[0] is hashes:
             return cached[1]
-        m = MinHash(num_perm=self.num_perm, permutations=self._perms, scheme="affine32",
-                    hashfunc=int)
-        m.update_batch(list(hashes))
+        m = self._signer.signature(hashes)
         if len(self._signatures) >= 8:
             self._signatures.clear()
         self._signatures[id(hashes)] = (hashes, m)

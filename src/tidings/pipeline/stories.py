@@ -25,6 +25,7 @@ from tidings.identity.storyindex import (
     StoryItem,
     item_of,
     jaccard,
+    link_hash,
     similarity,
 )
 from tidings.store.base import Reads, Unit
@@ -54,7 +55,7 @@ def _us(when: datetime) -> int:
 
 def story_item(x: StoryInput) -> StoryItem:
     sh = story_shingles(story_text(x.title, x.summary, x.body))
-    return item_of(x.item_id, x.source_id, _us(x.at), sh)
+    return item_of(x.item_id, x.source_id, _us(x.at), sh, x.url)
 
 
 @dataclass(slots=True)
@@ -82,7 +83,7 @@ def _place(index: StoryIndex, inputs: Sequence[StoryInput], links: _Links
                         together=links.together.get(x.item_id, ()))
         out.append(StoryMember(x.item_id, p.cluster_id, x.source_id, x.at, p.similarity,
                                p.matched, p.item.hashes, p.item.title, p.item.exact,
-                               p.item.latin))
+                               p.item.latin, x.url))
     return out
 
 
@@ -96,7 +97,7 @@ class Clusterer:
         index = StoryIndex()
         for m in store.story_window(now - WINDOW):
             index.add(StoryItem(m.item_id, m.source_id, _us(m.at), m.hashes, m.title, m.exact,
-                                m.latin), m.cluster_id)
+                                m.latin, link_hash(m.url)), m.cluster_id)
         return index
 
     def step(self, unit: Unit, now: datetime, limit: int = BATCH) -> int:

@@ -28,6 +28,7 @@ class StoryInput:
     published_at: datetime | None
     discovered_at: datetime
     backfill: bool
+    url: str | None = None  # the page it links to: sources listing one page tell one story
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,7 @@ class StoryMember:
     title: frozenset[int] = frozenset()
     exact: int = 0
     latin: frozenset[int] = frozenset()  # of a bilingual item, its Latin-script shingles
+    url: str | None = None  # the item's link (read back from the item, not stored twice)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,10 +14,10 @@ from tidings.store.stories import StoryInput, StoryLink, StoryMember, StoryRow
 
 #: an item as clustering reads it (the converter: ``input_from_row``)
 INPUT_SELECT = ("SELECT id, source_id, title, summary, substr(body, 1, 4000), sort_time, "
-                "published_at, discovered_at, backfill FROM items ")
+                "published_at, discovered_at, backfill, url FROM items ")
 #: a placement with its shingles (the converter: ``member_from_row``)
 MEMBER_SELECT = ("SELECT m.item_id, m.cluster_id, i.source_id, m.at, m.similarity, "
-                 "m.matched, m.hashes, m.title_hashes, m.exact, m.latin_hashes "
+                 "m.matched, m.hashes, m.title_hashes, m.exact, m.latin_hashes, i.url "
                  "FROM story_members m JOIN items i ON i.id = m.item_id ")
 #: the placements of a time window, as a warm start reads them
 WINDOW_SELECT = MEMBER_SELECT + "WHERE m.at >= ? ORDER BY m.at, m.item_id"
@@ -47,13 +47,14 @@ def _unpack(blob: bytes) -> frozenset[int]:
 
 def input_from_row(r: Sequence[Any]) -> StoryInput:
     return StoryInput(int(r[0]), r[1], r[2] or "", r[3] or "", r[4], from_us(r[5]),
-                      from_us(r[6]) if r[6] is not None else None, from_us(r[7]), bool(r[8]))
+                      from_us(r[6]) if r[6] is not None else None, from_us(r[7]), bool(r[8]),
+                      r[9])
 
 
 def member_from_row(r: Sequence[Any]) -> StoryMember:
     return StoryMember(int(r[0]), int(r[1]), r[2], from_us(r[3]), float(r[4]),
                        int(r[5]) if r[5] is not None else None, _unpack(r[6]), _unpack(r[7]),
-                       int(r[8]), _unpack(r[9]))
+                       int(r[8]), _unpack(r[9]), r[10])
 
 
 def story_row_from_row(r: Sequence[Any]) -> StoryRow:

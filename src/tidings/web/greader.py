@@ -344,8 +344,8 @@ def _next(items: Sequence[Item | ItemBrief | tuple[int, datetime]], n: int, r: s
 async def stream_contents(request: Request, token: Client, stream: str = "",
                           s: Text = None, n: N = 20, c: Text = None, r: Text = None,
                           ot: Stamp = None, nt: Stamp = None) -> Any:
-    """Read and written on a worker thread: a page of 1,000 items takes tens of
-    milliseconds, which other requests would otherwise spend waiting."""
+    """Read and written on a worker thread: a page of 1,000 items is the longest work
+    this API does, and other requests would otherwise wait behind it."""
     stream = stream or s or gs.READING_LIST
     query = _stream_query(request, stream, n=n, c=c, r=r, ot=ot, nt=nt)
     page, compat = _Page.of(request, stream), web_state(request).tidings.compat

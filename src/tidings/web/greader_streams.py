@@ -169,10 +169,6 @@ def parse_continuation(value: str) -> tuple[str, datetime, int]:
     return match.group(1), when, int(match.group(3))
 
 
-def timestamp_usec(item: Item | ItemBrief) -> str:
-    return str(micros(_sort_time(item)))
-
-
 def categories_of(item: Item | ItemBrief, folder: str | None) -> list[str]:
     return categories(folder, read=item.read, starred=item.starred)
 

@@ -28,6 +28,7 @@ from tidings.store.base import (
     SourceStats,
     SourceUpdate,
 )
+from tidings.store.compat import StreamEntry
 from tidings.store.crawl import Crawl, CrawlCounts, CrawlFinding, CrawlSite
 
 if TYPE_CHECKING:  # article extraction loads on first use (see tidings.extract)
@@ -61,6 +62,7 @@ __all__ = [
     "SourceStats",
     "SourceUpdate",
     "StopReason",
+    "StreamEntry",
     "Tidings",
     "User",
     "WebSession",

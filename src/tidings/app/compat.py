@@ -14,7 +14,7 @@ from datetime import datetime
 from tidings.errors import ConfigError
 from tidings.store.access import ApiToken
 from tidings.store.base import ItemQuery, Reads
-from tidings.store.compat import SavedSearch, UnreadCount
+from tidings.store.compat import SavedSearch, StreamEntry, UnreadCount
 from tidings.store.query_syntax import parse_search
 from tidings.store.writer import Writer
 
@@ -40,6 +40,9 @@ class Compat:
 
     def item_refs(self, query: ItemQuery) -> list[tuple[int, datetime]]:
         return self._store.item_refs(query)
+
+    def stream_entries(self, query: ItemQuery) -> list[StreamEntry]:
+        return self._store.stream_entries(query)
 
     def unread_counts(self, editorial_only: bool) -> list[UnreadCount]:
         return self._store.unread_counts(editorial_only)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from tidings.store.access import ApiToken
 
@@ -34,6 +34,29 @@ class UnreadCount:
     source_id: str
     count: int
     newest: datetime | None  # the newest unread item's sort time
+
+
+class StreamEntry(NamedTuple):
+    """One item of a client API's stream page, as read: only what the page shows,
+    times as stored (µs since 1970), and the text already a JSON string.
+
+    A page holds up to 1,000 items with their bodies; building an :class:`Item`
+    for each, then a dict, then decoding and re-encoding every body was most of
+    what such a page cost (docs/benchmarks.md, issue 19).
+    """
+
+    id: int
+    source_id: str
+    title: str
+    url: str | None
+    author: str
+    sort_us: int  # published, else discovered: the stream's order
+    discovered_us: int
+    updated_us: int
+    read: int  # 0 or 1, as stored
+    starred: int
+    source_title: str
+    content_json: bytes  # the body, else the summary, as a JSON string (UTF-8)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +83,11 @@ class CompatReads(Protocol):
     def item_refs(self, query: ItemQuery) -> list[tuple[int, datetime]]:
         """(id, sort time) of the items ``query`` selects, in its order, up to its limit:
         what id-only listings need, without reading a row of text."""
+        ...
+
+    def stream_entries(self, query: ItemQuery) -> list[StreamEntry]:
+        """The items ``query`` selects, in its order, up to its limit, as stream entries:
+        one query, no body decoded."""
         ...
 
     def unread_counts(self, editorial_only: bool) -> list[UnreadCount]:

@@ -18,17 +18,18 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Annotated, Any
 
 import orjson
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from lxml import etree
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData, UploadFile
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from tidings.app import ApiToken, ItemQuery, SourceUpdate, Tidings
+from tidings.app import ApiToken, ItemQuery, SourceUpdate, StreamEntry, Tidings
 from tidings.app.paging import micros
 from tidings.errors import ConfigError, NotFoundError, TidingsError
 from tidings.model import Item, ItemBrief, Source, Visibility
@@ -261,35 +262,76 @@ def _stream_query(request: Request, stream: str, *, n: int, c: str | None, r: st
         newer_than=ot, older_than=nt, oldest_first=r == "o", continuation=c, limit=n)
 
 
-def _item_json(item: Item, sources: dict[str, Source], base: str) -> dict[str, Any]:
-    source = sources.get(item.source_id)
-    published = int((item.published_at or item.discovered_at).timestamp())
-    links = [{"href": item.url, "type": "text/html"}] if item.url else []
-    return {
-        "id": gs.long_id(item.id), "crawlTimeMsec": str(micros(item.discovered_at) // 1000),
-        "timestampUsec": gs.timestamp_usec(item), "published": published,
-        "updated": int(item.updated_at.timestamp()), "title": item.title,
-        "canonical": links, "alternate": links, "author": item.author,
-        "categories": gs.categories_of(item, source.folder if source else None),
-        "origin": {"streamId": f"feed/{item.source_id}", "title": item.source_title,
-                   "htmlUrl": (source.site_url if source else None)
-                   or f"{base}/source/{item.source_id}"},
-        "summary": {"direction": "ltr", "content": item.body or item.summary},
-    }
+@dataclass(frozen=True, slots=True)
+class _Page:
+    """What a stream page needs from the request, taken on the event loop so that the
+    page itself can be read and written on a worker thread."""
+
+    stream: str
+    self_url: str
+    sources: dict[str, Source]
+    base: str
+
+    @classmethod
+    def of(cls, request: Request, stream: str) -> _Page:
+        return cls(stream, str(request.url), visible_sources(request), base_url(request))
 
 
-def _contents(request: Request, stream: str, items: Sequence[Item], more: str | None
-              ) -> Response:
-    """A stream page, serialized directly with orjson: FastAPI's generic encoder walks
-    every value of a thousand items again, which cost more than reading them."""
-    sources, base = visible_sources(request), base_url(request)
+def _contents(page: _Page, entries: Sequence[StreamEntry], more: str | None) -> bytes:
+    """A stream page as JSON, straight from the stored rows. Each item is serialized on
+    its own and kept as bytes: its dicts die at once instead of living through the page,
+    where a thousand items' worth of them pushed the collector into full passes over
+    the whole server's heap (the page's slowest answers, docs/benchmarks.md)."""
+    shared = _Shared(page)
     out: dict[str, Any] = {
-        "direction": "ltr", "id": stream, "title": stream, "self": [{"href": str(request.url)}],
-        "updated": int(max((i.updated_at for i in items), default=datetime.now()).timestamp()),
-        "items": [_item_json(i, sources, base) for i in items]}
+        "direction": "ltr", "id": page.stream, "title": page.stream,
+        "self": [{"href": page.self_url}],
+        "updated": (int(max(e.updated_us for e in entries) / 10**6) if entries
+                    else int(datetime.now().timestamp())),
+        "items": [orjson.Fragment(orjson.dumps(shared.item(e))) for e in entries]}
     if more:
         out["continuation"] = more
-    return Response(orjson.dumps(out), media_type="application/json")
+    return orjson.dumps(out)
+
+
+class _Shared:
+    """What the items of one source have in common on a page (origin, categories),
+    built once per page."""
+
+    def __init__(self, page: _Page) -> None:
+        self.page = page
+        self.origins: dict[str, dict[str, str]] = {}
+        self.tags: dict[tuple[str, int, int], list[str]] = {}
+
+    def item(self, e: StreamEntry) -> dict[str, Any]:
+        links = [{"href": e.url, "type": "text/html"}] if e.url else []
+        return {
+            "id": gs.long_id(e.id), "crawlTimeMsec": str(e.discovered_us // 1000),
+            "timestampUsec": str(e.sort_us), "published": int(e.sort_us / 10**6),
+            "updated": int(e.updated_us / 10**6), "title": e.title,
+            "canonical": links, "alternate": links, "author": e.author,
+            "categories": self.tags.get((e.source_id, e.read, e.starred))
+            or self._categories(e),
+            "origin": self.origins.get(e.source_id) or self._origin(e),
+            "summary": {"direction": "ltr", "content": orjson.Fragment(e.content_json)}}
+
+    def _origin(self, e: StreamEntry) -> dict[str, str]:
+        source = self.page.sources.get(e.source_id)
+        origin = self.origins[e.source_id] = {
+            "streamId": f"feed/{e.source_id}", "title": e.source_title,
+            "htmlUrl": (source.site_url if source else None)
+            or f"{self.page.base}/source/{e.source_id}"}
+        return origin
+
+    def _categories(self, e: StreamEntry) -> list[str]:
+        source = self.page.sources.get(e.source_id)
+        tags = self.tags[(e.source_id, e.read, e.starred)] = gs.categories(
+            source.folder if source else None, read=bool(e.read), starred=bool(e.starred))
+        return tags
+
+
+def _json(body: bytes) -> Response:
+    return Response(body, media_type="application/json")
 
 
 def _next(items: Sequence[Item | ItemBrief | tuple[int, datetime]], n: int, r: str | None
@@ -302,10 +344,20 @@ def _next(items: Sequence[Item | ItemBrief | tuple[int, datetime]], n: int, r: s
 async def stream_contents(request: Request, token: Client, stream: str = "",
                           s: Text = None, n: N = 20, c: Text = None, r: Text = None,
                           ot: Stamp = None, nt: Stamp = None) -> Any:
+    """Read and written on a worker thread: a page of 1,000 items is the longest work
+    this API does, and other requests would otherwise wait behind it."""
     stream = stream or s or gs.READING_LIST
     query = _stream_query(request, stream, n=n, c=c, r=r, ot=ot, nt=nt)
-    items = web_state(request).tidings.items(query)
-    return _contents(request, stream, items, _next(items, n, r))
+    page, compat = _Page.of(request, stream), web_state(request).tidings.compat
+
+    def build() -> bytes:
+        entries = compat.stream_entries(query)
+        more = None
+        if len(entries) == n and entries:
+            more = gs.cursor(entries[-1].id, entries[-1].sort_us, r == "o")
+        return _contents(page, entries, more)
+
+    return _json(await run_in_threadpool(build))
 
 
 @router.get("/reader/api/0/stream/items/ids")
@@ -319,18 +371,23 @@ async def item_ids(request: Request, token: Client, s: Text = None, n: N = 20,
         for item_id, when in refs]}
     if more := _next(refs, n, r):
         out["continuation"] = more
-    return Response(orjson.dumps(out), media_type="application/json")
+    return _json(orjson.dumps(out))
 
 
 @router.api_route("/reader/api/0/stream/items/contents", methods=["GET", "POST"])
 async def item_contents(request: Request, token: Client) -> Any:
     params = await _params(request)
     ids = _ids(params)
-    items = web_state(request).tidings.items(ItemQuery(ids=tuple(ids), editorial_only=True,
-                                                       limit=len(ids)))
-    order = {item_id: n for n, item_id in enumerate(ids)}
-    items.sort(key=lambda i: order[i.id])
-    return _contents(request, gs.READING_LIST, items, None)
+    page, compat = _Page.of(request, gs.READING_LIST), web_state(request).tidings.compat
+
+    def build() -> bytes:
+        entries = compat.stream_entries(ItemQuery(ids=tuple(ids), editorial_only=True,
+                                                  limit=len(ids)))
+        order = {item_id: n for n, item_id in enumerate(ids)}
+        entries.sort(key=lambda e: order[e.id])
+        return _contents(page, entries, None)
+
+    return _json(await run_in_threadpool(build))
 
 
 def _ids(params: FormData) -> list[int]:

@@ -146,7 +146,12 @@ def from_usec(value: str) -> datetime:
 
 def continuation_of(item: Item | ItemBrief | tuple[int, datetime], oldest_first: bool) -> str:
     item_id, when = item if isinstance(item, tuple) else (item.id, _sort_time(item))
-    return f"{'o' if oldest_first else 'n'}{micros(when)}.{item_id}"
+    return cursor(item_id, micros(when), oldest_first)
+
+
+def cursor(item_id: int, sort_usec: int, oldest_first: bool) -> str:
+    """The continuation after the item with this id and sort time (µs since 1970)."""
+    return f"{'o' if oldest_first else 'n'}{sort_usec}.{item_id}"
 
 
 def _sort_time(item: Item | ItemBrief) -> datetime:
@@ -164,15 +169,15 @@ def parse_continuation(value: str) -> tuple[str, datetime, int]:
     return match.group(1), when, int(match.group(3))
 
 
-def timestamp_usec(item: Item | ItemBrief) -> str:
-    return str(micros(_sort_time(item)))
-
-
 def categories_of(item: Item | ItemBrief, folder: str | None) -> list[str]:
+    return categories(folder, read=item.read, starred=item.starred)
+
+
+def categories(folder: str | None, *, read: bool, starred: bool) -> list[str]:
     out = [READING_LIST]
     if folder:
         out.append(LABEL + folder)
-    out.append(READ if item.read else STATE + "fresh")
-    if item.starred:
+    out.append(READ if read else STATE + "fresh")
+    if starred:
         out.append(STARRED)
     return out

@@ -11,13 +11,23 @@ from tidings.errors import ConfigError, NotFoundError
 from tidings.model import Visibility
 from tidings.store.access import ApiToken
 from tidings.store.base import ItemQuery
-from tidings.store.compat import SavedSearch, UnreadCount, WebSubLease
+from tidings.store.compat import SavedSearch, StreamEntry, UnreadCount, WebSubLease
 from tidings.store.sqlite._db import Access, from_us, opt_dt, opt_us, to_us
-from tidings.store.sqlite._reading import ORDERS, timeline_filters
+from tidings.store.sqlite._reading import select_timeline, timeline_filters
 
 _SEARCH = "id, name, query, created_at"
 _INSERT_SEARCH = ("INSERT INTO saved_searches (name, query, created_at) VALUES (?, ?, ?) "
                   "RETURNING id, name, query, created_at")
+
+
+# SQLite quotes the text as JSON itself (json_quote, in C) and hands it over as bytes:
+# the body is never decoded into a Python string nor encoded again.
+_ENTRY_COLUMNS = (
+    "i.id, i.source_id, i.title, i.url, i.author, i.sort_time, i.discovered_at, "
+    "i.updated_at, i.read, i.starred, coalesce(s.title, ''), "
+    "CAST(json_quote(CASE WHEN i.body IS NULL OR i.body = '' THEN i.summary ELSE i.body END)"
+    " AS BLOB)"
+)
 
 
 _LEASE = ("source_id, hub, topic, secret, verify_token, state, requested_at, lease_until, "
@@ -37,14 +47,13 @@ def _saved(row: Sequence[Any]) -> SavedSearch:
 class CompatMixin(Access):
 
     def item_refs(self, query: ItemQuery) -> list[tuple[int, datetime]]:
-        where, params = timeline_filters(query)
-        clause = f"WHERE {' AND '.join(where)}" if where else ""
-        order = ORDERS.get(query.order, ORDERS["newest"])
         with self._read() as conn:
-            rows = conn.execute(f"SELECT i.id, i.sort_time FROM items i {clause} "  # noqa: S608
-                                f"ORDER BY {order} LIMIT ?",
-                                (*params, max(0, query.limit))).fetchall()
+            rows = select_timeline(conn, "i.id, i.sort_time", query, "items i")
         return [(r[0], from_us(r[1])) for r in rows]
+
+    def stream_entries(self, query: ItemQuery) -> list[StreamEntry]:
+        with self._read() as conn:
+            return list(map(StreamEntry._make, select_timeline(conn, _ENTRY_COLUMNS, query)))
 
     def unread_counts(self, editorial_only: bool) -> list[UnreadCount]:
         hidden = ("AND i.source_id NOT IN (SELECT id FROM sources WHERE visibility = ?)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -103,6 +104,18 @@ def _more_filters(q: ItemQuery, where: list[str], params: list[Any]) -> None:
         params.extend((to_us(q.after[0]), q.after[1]))
 
 
+def select_timeline(conn: sqlite3.Connection, columns: str, query: ItemQuery,
+                    tables: str = ITEM_FROM) -> list[Any]:
+    """The rows (``columns`` of ``tables``, items aliased ``i``) ``query`` selects, in its
+    order, up to its limit."""
+    where, params = timeline_filters(query)
+    clause = f"WHERE {' AND '.join(where)}" if where else ""
+    return conn.execute(
+        f"SELECT {columns} FROM {tables} {clause} "  # noqa: S608
+        f"ORDER BY {ORDERS.get(query.order, ORDERS['newest'])} LIMIT ?",
+        (*params, max(0, query.limit))).fetchall()
+
+
 class ItemsReadMixin(Access):
 
     def get_item(self, item_id: int) -> Item:
@@ -128,13 +141,8 @@ class ItemsReadMixin(Access):
         return [brief_from_row(r) for r in self._timeline(BRIEF_COLUMNS, query)]
 
     def _timeline(self, columns: str, query: ItemQuery) -> list[Any]:
-        where, params = timeline_filters(query)
-        clause = f"WHERE {' AND '.join(where)}" if where else ""
         with self._read() as conn:
-            return conn.execute(
-                f"SELECT {columns} FROM {ITEM_FROM} {clause} "  # noqa: S608
-                f"ORDER BY {ORDERS.get(query.order, ORDERS['newest'])} LIMIT ?",
-                (*params, max(0, query.limit))).fetchall()
+            return select_timeline(conn, columns, query)
 
     def _set_flag(self, column: str, item_ids: Sequence[int], value: bool) -> int:
         changed = 0

@@ -195,7 +195,47 @@ CREATE TABLE paid_calls (
 CREATE INDEX paid_calls_time ON paid_calls (called_at, provider);
 """
 
-MIGRATIONS: tuple[str, ...] = (_BASE,)
+# Leases that name their holder (issue 16): a dead holder's sources are freed at once.
+_LEASE_HOLDERS = """
+CREATE TABLE source_leases (
+    source_id text PRIMARY KEY REFERENCES sources (id) ON DELETE CASCADE,
+    holder text NOT NULL,
+    until bigint NOT NULL
+);
+CREATE INDEX source_leases_holder ON source_leases (holder);
+"""
+
+# Saved searches (served as feeds), the Fever keys of API tokens (R-API-2/3), and
+# WebSub subscriptions (R-RSS-8). Names are unique whatever their case, as SQLite's
+# COLLATE NOCASE makes them.
+_COMPAT_APIS = """
+CREATE TABLE saved_searches (
+    id bigserial PRIMARY KEY,
+    name text NOT NULL,
+    query text NOT NULL,
+    created_at bigint NOT NULL
+);
+CREATE UNIQUE INDEX saved_searches_name ON saved_searches (lower(name));
+CREATE TABLE fever_keys (
+    token_id text PRIMARY KEY REFERENCES api_tokens (id) ON DELETE CASCADE,
+    key text NOT NULL UNIQUE
+);
+CREATE TABLE websub (
+    source_id text PRIMARY KEY REFERENCES sources (id) ON DELETE CASCADE,
+    hub text NOT NULL,
+    topic text NOT NULL,
+    secret text NOT NULL,
+    verify_token text NOT NULL,
+    state text NOT NULL,
+    requested_at bigint NOT NULL,
+    lease_until bigint,
+    last_push_at bigint,
+    retry_at bigint,
+    error text
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_BASE, _LEASE_HOLDERS, _COMPAT_APIS)
 
 #: the advisory lock key under which migrations run (any constant; "tidings" in ASCII)
 _LOCK = 0x7469_6469_6E67_73

@@ -42,14 +42,16 @@ TABLES: tuple[Table, ...] = (
     Table("versions", ("item_id", "hash")), Table("discoveries", ("item_id", "source_id")),
     Table("tombstones", ("key",)), Table("raw_responses", ("id",), 200),
     Table("users", ("id",)), Table("sessions", ("id",)), Table("api_tokens", ("id",)),
-    Table("paid_calls", ("id",)),
+    Table("paid_calls", ("id",)), Table("source_leases", ("source_id",)),
+    Table("saved_searches", ("id",)), Table("fever_keys", ("token_id",)),
+    Table("websub", ("source_id",)),
 )
 #: columns that are each backend's own search bookkeeping, never copied
 _LOCAL_COLUMNS = frozenset({"search_rowid", "search_dirty"})
 #: meta rows that each backend keeps for itself
 _LOCAL_META = "search_tokenizer"
 #: sequences (PostgreSQL) to move past the copied ids
-_SERIALS = ("fetch_runs", "items", "raw_responses", "users", "paid_calls")
+_SERIALS = ("fetch_runs", "items", "raw_responses", "users", "paid_calls", "saved_searches")
 
 Progress = Callable[[str, int, int], None]  # table, rows copied so far, rows in total
 

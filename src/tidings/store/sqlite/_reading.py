@@ -86,13 +86,14 @@ ORDERS = {"newest": "i.sort_time DESC, i.id DESC", "oldest": "i.sort_time, i.id"
 
 
 def _more_filters(q: ItemQuery, where: list[str], params: list[Any]) -> None:
-    """The filters the compatibility APIs add (folders, id lists and ranges)."""
+    """The filters the compatibility APIs add (folders, id lists and ranges); an empty
+    list matches nothing (``1 = 0``: a condition both backends take)."""
     if q.source_ids is not None:
         where.append(f"i.source_id IN ({marks(len(q.source_ids))})" if q.source_ids
-                     else "0")
+                     else "1 = 0")
         params.extend(q.source_ids)
     if q.ids is not None:
-        where.append(f"i.id IN ({marks(len(q.ids))})" if q.ids else "0")
+        where.append(f"i.id IN ({marks(len(q.ids))})" if q.ids else "1 = 0")
         params.extend(q.ids)
     for clause, value in (("i.id > ?", q.min_id), ("i.id < ?", q.max_id)):
         if value is not None:

@@ -69,6 +69,9 @@ def test_saved_searches(storage: Storage) -> None:
     assert (alpha.query, alpha.created_at) == ("rust -go", at(1))
     with pytest.raises(ConfigError, match="exists already"):
         storage.add_saved_search("BETA", "other", at(2))  # names are unique in any case
+    storage.add_saved_search("Été", "a", at(2))  # case is folded for ASCII letters only
+    storage.add_saved_search("été", "b", at(2))
+    assert [s.name for s in storage.list_saved_searches()] == ["Alpha", "beta", "Été", "été"]
     assert storage.delete_saved_search(beta.id)
     assert not storage.delete_saved_search(beta.id)
     with pytest.raises(NotFoundError):

@@ -51,7 +51,7 @@ class CompatMixin(Access):
     def list_saved_searches(self) -> list[SavedSearch]:
         with self._read() as conn:
             rows = conn.execute(f"SELECT {_SEARCH} FROM saved_searches "  # noqa: S608
-                                "ORDER BY lower(name), id").fetchall()
+                                "ORDER BY lower(name COLLATE \"C\"), id").fetchall()
         return [_saved(r) for r in rows]
 
     def get_saved_search(self, search_id: int) -> SavedSearch:
@@ -63,7 +63,8 @@ class CompatMixin(Access):
         return _saved(row)
 
     def add_saved_search(self, name: str, query: str, created_at: datetime) -> SavedSearch:
-        """The unique index on ``lower(name)`` decides between two adds of one name."""
+        """The unique index on the name's lower case decides between two adds of one
+        name (SQLite's ``COLLATE NOCASE``: ASCII letters only)."""
         with self._write() as conn:
             row = conn.execute(
                 "INSERT INTO saved_searches (name, query, created_at) VALUES (?, ?, ?) "  # noqa: S608

@@ -206,8 +206,8 @@ CREATE INDEX source_leases_holder ON source_leases (holder);
 """
 
 # Saved searches (served as feeds), the Fever keys of API tokens (R-API-2/3), and
-# WebSub subscriptions (R-RSS-8). Names are unique whatever their case, as SQLite's
-# COLLATE NOCASE makes them.
+# WebSub subscriptions (R-RSS-8). Names are unique whatever the case of their ASCII
+# letters, as SQLite's COLLATE NOCASE makes them (lower() under "C" folds ASCII only).
 _COMPAT_APIS = """
 CREATE TABLE saved_searches (
     id bigserial PRIMARY KEY,
@@ -215,7 +215,7 @@ CREATE TABLE saved_searches (
     query text NOT NULL,
     created_at bigint NOT NULL
 );
-CREATE UNIQUE INDEX saved_searches_name ON saved_searches (lower(name));
+CREATE UNIQUE INDEX saved_searches_name ON saved_searches (lower(name COLLATE "C"));
 CREATE TABLE fever_keys (
     token_id text PRIMARY KEY REFERENCES api_tokens (id) ON DELETE CASCADE,
     key text NOT NULL UNIQUE

@@ -71,6 +71,25 @@ def test_runs_left_running_long_ago_are_closed_with_a_reason(storage: Storage) -
     assert run.error == holders.STALE_REASON
 
 
+def test_abandoned_and_running_runs_are_no_round(storage: Storage) -> None:
+    """A process that stopped at once leaves abandoned runs behind (or runs still
+    running): the last round is what finished."""
+    for sid in ("a", "b", "c"):
+        storage.add_source(source(sid))
+    done = storage.start_run("a", T0)
+    storage.finish_run(done, at(1), RunCounts(RunOutcome.OK, created=3))
+    storage.start_run("b", at(2))
+    storage.start_run("c", at(2))
+    assert storage.abandon_stale_runs(at(3), at(4), reason="stopped") == 2
+    storage.start_run("c", at(5))  # running now
+    stats = storage.archive_stats()
+    assert (stats.last_round_sources, stats.last_round_ok, stats.last_round_new_items) == (
+        1, 1, 3)
+    assert storage.list_runs("b")[0].error == "stopped"
+    assert storage.abandon_stale_runs(at(9), at(9)) == 1
+    assert storage.list_runs("c")[0].error is None  # no reason: no error text
+
+
 def test_a_killed_but_unreaped_process_is_gone() -> None:
     """A zombie still has its pid and start time; it holds nothing any more."""
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])

@@ -24,6 +24,7 @@ from tidings.errors import StorageError
 from tidings.model import PaidCall, RawResponse, RunCounts, RunOutcome
 from tidings.store.access import ApiToken, WebSession
 from tidings.store.base import Discovery, Revision, SearchQuery, UpsertBatch
+from tidings.store.compat import WebSubLease
 from tidings.store.postgres import PostgresStorage
 from tidings.store.postgres._schema import MIGRATIONS
 from tidings.store.sqlite import SqliteStorage
@@ -221,6 +222,43 @@ def test_two_claims_at_once_take_disjoint_sources(pg: PostgresStorage) -> None:
     assert len(claimed) == len(set(claimed)) == 20
 
 
+def test_claims_with_holders_at_once_lease_each_source_to_its_claimer(
+        pg: PostgresStorage) -> None:
+    got: dict[str, list[str]] = {}
+    start = threading.Barrier(4)
+
+    def claim(holder: str) -> None:
+        start.wait()
+        got[holder] = [s.id for s in pg.claim_due_sources(at(0), 5, at(30), holder=holder)]
+
+    threads = [threading.Thread(target=claim, args=(f"w{n}",)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(sid for batch in got.values() for sid in batch) == sorted(SOURCES)
+    assert pg.lease_holders() == ["w0", "w1", "w2", "w3"]
+    for sid in got["w1"]:
+        pg.start_run(sid, at(1))
+    # two workers find w1 dead at once: its sources are freed once, its runs closed
+    freed: list[int] = []
+    start = threading.Barrier(2)
+
+    def take_over() -> None:
+        start.wait()
+        freed.append(pg.take_over_leases("w1", at(2), "abandoned: w1 is gone"))
+
+    threads = [threading.Thread(target=take_over) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(freed) == [0, 5]
+    assert pg.lease_holders() == ["w0", "w2", "w3"]
+    assert sorted(s.id for s in pg.claim_due_sources(at(3), 20, at(33))) == sorted(got["w1"])
+    assert {pg.list_runs(sid)[0].error for sid in got["w1"]} == {"abandoned: w1 is gone"}
+
+
 def _fill_archive(store: SqliteStorage, n: int) -> None:
     """Every table gets rows: items with revisions and discoveries, runs, raw pages,
     a tombstone, folders, a user with a session and a token, paid calls, marks."""
@@ -246,6 +284,11 @@ def _fill_archive(store: SqliteStorage, n: int) -> None:
     store.add_api_token(ApiToken("t1", user.id, "cli", "digest", at(0)))
     store.record_paid_call(PaidCall("x", "list", ("feed",), "ok", 0.5, 120, at(3)))
     store.swap_mark("weekly-report", None, "2024-W09")
+    store.claim_due_sources(at(0), 1, at(30), only=["other"], holder="host:1:2")
+    store.add_saved_search("mine", "rust", at(4))
+    store.set_fever_key("t1", "md5")
+    store.put_websub(WebSubLease("feed", "https://hub.example/", "https://f.example/feed",
+                                 "s", "v", "active", at(5), lease_until=at(600)))
     store.index_pending()
 
 
@@ -282,10 +325,15 @@ def test_migrate_round_trips_every_row(tmp_path: Path) -> None:
         pg.index_pending(5000)
         assert [h.item.title for h in pg.search(SearchQuery(terms=("r8",)))] == ["r8"]
         assert pg.add_user("second", "", False, at(0)).id == 2  # sequences moved on
+        assert pg.add_saved_search("second", "go", at(0)).id == 2
+        assert pg.lease_holders() == ["host:1:2"]
+        token = pg.find_token_by_fever_key("md5")
+        assert token is not None and token.id == "t1"
     back = tmp_path / "back.sqlite3"
-    assert migrate_archive(target, back) == {**counts, "users": 2}
+    assert migrate_archive(target, back) == {**counts, "users": 2, "saved_searches": 2}
     before, after = _rows(first), _rows(back)
     after["users"] = after["users"][:1]
+    after["saved_searches"] = after["saved_searches"][:1]
     assert before == after
 
 

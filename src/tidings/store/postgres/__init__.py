@@ -3,8 +3,8 @@
 Assembled from per-domain mixins exactly as ``tidings.store.sqlite`` is, module
 for module (``_sources``, ``_runs``, ``_items``, ``_reading``, ``_search``,
 ``_find``, ``_raw``, ``_stats``, ``_ops``, ``_access``, ``_spend``, ``_stories``,
-``_crawl``), so that a store method added to one backend has an obvious place in
-the other. The same
+``_crawl``, ``_compat``), so that a store method added to one backend has an obvious
+place in the other. The same
 mixins make :class:`PostgresStorage`, where every call is a transaction on a
 pooled connection, and :class:`PostgresUnit`, one explicit unit of work on one
 connection, where every call is a savepoint.
@@ -18,6 +18,7 @@ from pathlib import Path
 
 from tidings.store.base import UpsertBatch
 from tidings.store.postgres._access import AccessMixin
+from tidings.store.postgres._compat import CompatMixin
 from tidings.store.postgres._crawl import CrawlMixin
 from tidings.store.postgres._db import Conn, Database, Transaction, connect
 from tidings.store.postgres._find import SearchMixin
@@ -48,7 +49,7 @@ def is_postgres_url(url: str) -> bool:
 
 class _Everything(
     SourcesMixin, RunsMixin, ItemsWriteMixin, ItemsReadMixin, SearchIndexMixin, SearchMixin,
-    RawMixin, StatsMixin, OpsMixin, AccessMixin, SpendMixin, StoriesMixin, CrawlMixin,
+    RawMixin, StatsMixin, OpsMixin, AccessMixin, SpendMixin, StoriesMixin, CrawlMixin, CompatMixin,
 ):
     """Every read and write, on whatever connection the subclass provides."""
 

@@ -140,10 +140,35 @@ class OpsMixin(Access):
                          (to_us(due_at or now), ids))
         return int(abandoned)
 
-    def abandon_stale_runs(self, started_before: datetime, now: datetime) -> int:
+    def abandon_stale_runs(self, started_before: datetime, now: datetime,
+                           reason: str = "") -> int:
         with self._write() as conn:
             return int(conn.execute(
-                "UPDATE fetch_runs SET outcome = ?, finished_at = ? "
+                "UPDATE fetch_runs SET outcome = ?, finished_at = ?, error = ? "
                 "WHERE outcome = ? AND started_at < ?",
-                (RunOutcome.ABANDONED.value, to_us(now), RunOutcome.RUNNING.value,
-                 to_us(started_before))).rowcount)
+                (RunOutcome.ABANDONED.value, to_us(now), reason or None,
+                 RunOutcome.RUNNING.value, to_us(started_before))).rowcount)
+
+    def lease_holders(self) -> list[str]:
+        with self._read() as conn:
+            return [r[0] for r in conn.execute(
+                "SELECT DISTINCT holder FROM source_leases ORDER BY holder").fetchall()]
+
+    def take_over_leases(self, holder: str, now: datetime, reason: str) -> int:
+        """The sources are freed first, by an update whose condition (the source's next
+        fetch is still the lease time the holder wrote) is checked again under the row
+        lock: a source another worker claimed meanwhile is left to that worker, and two
+        workers taking over the same holder free each source once."""
+        with self._write() as conn:
+            freed = [r[0] for r in conn.execute(
+                "UPDATE sources s SET next_fetch_at = ? FROM source_leases l "
+                "WHERE l.source_id = s.id AND l.holder = ? AND s.next_fetch_at = l.until "
+                "RETURNING s.id", (to_us(now), holder)).fetchall()]
+            if freed:
+                conn.execute(
+                    "UPDATE fetch_runs SET outcome = ?, finished_at = ?, error = ? "
+                    "WHERE outcome = ? AND source_id = ANY(?)",
+                    (RunOutcome.ABANDONED.value, to_us(now), reason,
+                     RunOutcome.RUNNING.value, freed))
+            conn.execute("DELETE FROM source_leases WHERE holder = ?", (holder,))
+            return len(freed)

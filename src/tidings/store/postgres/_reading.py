@@ -15,6 +15,7 @@ from tidings.store.sqlite._reading import (
     BRIEF_COLUMNS,
     ITEM_COLUMNS,
     ITEM_FROM,
+    ORDERS,
     brief_from_row,
     item_from_row,
     timeline_filters,
@@ -40,6 +41,8 @@ class ItemsReadMixin(Access):
         return self._one_item("i.key = ?", key, f"item {key!r} not found")
 
     def _one_item(self, where: str, value: object, missing: str) -> Item:
+        if isinstance(value, int) and not -(2**63) <= value < 2**63:
+            raise NotFoundError(missing)  # beyond bigint: no item has that id
         with self._read() as conn:
             row = conn.execute(f"SELECT {ITEM_COLUMNS} FROM {ITEM_FROM} WHERE {where}",  # noqa: S608
                                (value,)).fetchone()
@@ -59,7 +62,7 @@ class ItemsReadMixin(Access):
         with self._read() as conn:
             return conn.execute(
                 f"SELECT {columns} FROM {ITEM_FROM} {clause} "  # noqa: S608
-                "ORDER BY i.sort_time DESC, i.id DESC LIMIT ?",
+                f"ORDER BY {ORDERS.get(query.order, ORDERS['newest'])} LIMIT ?",
                 (*params, max(0, query.limit))).fetchall()
 
     def _set_flag(self, column: str, item_ids: Sequence[int], value: bool) -> int:

@@ -273,7 +273,48 @@ CREATE TABLE story_links (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (_BASE, _CRAWL_FRONTIER, _STORY_CLUSTERS)
+# Leases that name their holder (issue 16): a dead holder's sources are freed at once.
+_LEASE_HOLDERS = """
+CREATE TABLE source_leases (
+    source_id text PRIMARY KEY REFERENCES sources (id) ON DELETE CASCADE,
+    holder text NOT NULL,
+    until bigint NOT NULL
+);
+CREATE INDEX source_leases_holder ON source_leases (holder);
+"""
+
+# Saved searches (served as feeds), the Fever keys of API tokens (R-API-2/3), and
+# WebSub subscriptions (R-RSS-8). Names are unique whatever the case of their ASCII
+# letters, as SQLite's COLLATE NOCASE makes them (lower() under "C" folds ASCII only).
+_COMPAT_APIS = """
+CREATE TABLE saved_searches (
+    id bigserial PRIMARY KEY,
+    name text NOT NULL,
+    query text NOT NULL,
+    created_at bigint NOT NULL
+);
+CREATE UNIQUE INDEX saved_searches_name ON saved_searches (lower(name COLLATE "C"));
+CREATE TABLE fever_keys (
+    token_id text PRIMARY KEY REFERENCES api_tokens (id) ON DELETE CASCADE,
+    key text NOT NULL UNIQUE
+);
+CREATE TABLE websub (
+    source_id text PRIMARY KEY REFERENCES sources (id) ON DELETE CASCADE,
+    hub text NOT NULL,
+    topic text NOT NULL,
+    secret text NOT NULL,
+    verify_token text NOT NULL,
+    state text NOT NULL,
+    requested_at bigint NOT NULL,
+    lease_until bigint,
+    last_push_at bigint,
+    retry_at bigint,
+    error text
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_BASE, _CRAWL_FRONTIER, _STORY_CLUSTERS, _LEASE_HOLDERS,
+                               _COMPAT_APIS)
 
 #: the advisory lock key under which migrations run (any constant; "tidings" in ASCII)
 _LOCK = 0x7469_6469_6E67_73

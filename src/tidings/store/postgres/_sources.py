@@ -131,11 +131,12 @@ class SourcesMixin(Access):
 
     def claim_due_sources(
         self, now: datetime, limit: int, lease_until: datetime,
-        only: Sequence[str] | None = None,
+        only: Sequence[str] | None = None, holder: str = "",
     ) -> list[Source]:
         """As in SQLite, but the pick locks its rows and skips rows another claim holds
         (``FOR UPDATE SKIP LOCKED``): concurrent runners take disjoint sources
-        without waiting for each other."""
+        without waiting for each other, and each lease record is written by the one
+        claim that holds its source's row."""
         if limit <= 0:
             return []
         if only is not None:
@@ -154,8 +155,16 @@ class SourcesMixin(Access):
                 "FOR UPDATE SKIP LOCKED", (*params, limit)).fetchall()]
             if not picked:
                 return []
+            ids = [src.id for src in picked]
             conn.execute("UPDATE sources SET next_fetch_at = ? WHERE id = ANY(?)",
-                         (to_us(lease_until), [src.id for src in picked]))
+                         (to_us(lease_until), ids))
+            if holder:
+                conn.execute(
+                    "INSERT INTO source_leases (source_id, holder, until) "
+                    "SELECT id, ?, ? FROM unnest(?::text[]) AS ids(id) "
+                    "ON CONFLICT (source_id) DO UPDATE "
+                    "SET holder = excluded.holder, until = excluded.until",
+                    (holder, to_us(lease_until), ids))
         picked.sort(key=lambda src: (src.next_fetch_at.timestamp() if src.next_fetch_at
                                      else -1.0, -src.priority, src.id))
         return [replace(src, next_fetch_at=lease_until) for src in picked]

@@ -51,8 +51,10 @@ class StatsMixin(Access):
                 started, sources, ok, new = conn.row(
                     "SELECT min(started_at), count(DISTINCT source_id), "
                     "count(DISTINCT source_id) FILTER (WHERE outcome IN (?, ?)), "
-                    "coalesce(sum(created), 0) FROM fetch_runs WHERE started_at >= ?",
-                    (RunOutcome.OK.value, RunOutcome.NOT_MODIFIED.value, window))
+                    "coalesce(sum(created), 0) FROM fetch_runs WHERE started_at >= ? "
+                    "AND outcome NOT IN (?, ?)",  # a stopped process's runs are no round's
+                    (RunOutcome.OK.value, RunOutcome.NOT_MODIFIED.value, window,
+                     RunOutcome.ABANDONED.value, RunOutcome.RUNNING.value))
             (oldest,) = conn.row(
                 "SELECT min(last_success_at) FROM sources WHERE muted_reason IS NULL")
         return ArchiveStats(

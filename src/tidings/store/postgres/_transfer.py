@@ -42,7 +42,9 @@ TABLES: tuple[Table, ...] = (
     Table("versions", ("item_id", "hash")), Table("discoveries", ("item_id", "source_id")),
     Table("tombstones", ("key",)), Table("raw_responses", ("id",), 200),
     Table("users", ("id",)), Table("sessions", ("id",)), Table("api_tokens", ("id",)),
-    Table("paid_calls", ("id",)),
+    Table("paid_calls", ("id",)), Table("source_leases", ("source_id",)),
+    Table("saved_searches", ("id",)), Table("fever_keys", ("token_id",)),
+    Table("websub", ("source_id",)),
     Table("story_members", ("item_id",), 1000), Table("story_links", ("a", "b")),
     Table("crawls", ("id",)), Table("crawl_sites", ("id",)),
     Table("crawl_pages", ("crawl_id", "url")), Table("crawl_feeds", ("id",)),
@@ -53,7 +55,7 @@ _LOCAL_COLUMNS = frozenset({"search_rowid", "search_dirty"})
 _LOCAL_META = "search_tokenizer"
 #: sequences (PostgreSQL) to move past the copied ids
 _SERIALS = ("fetch_runs", "items", "raw_responses", "users", "paid_calls",
-            "crawls", "crawl_sites", "crawl_feeds")
+            "crawls", "crawl_sites", "crawl_feeds", "saved_searches")
 
 Progress = Callable[[str, int, int], None]  # table, rows copied so far, rows in total
 

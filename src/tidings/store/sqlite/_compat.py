@@ -12,8 +12,9 @@ from tidings.model import Visibility
 from tidings.store.access import ApiToken
 from tidings.store.base import ItemQuery
 from tidings.store.compat import SavedSearch, StreamEntry, UnreadCount, WebSubLease
+from tidings.store.sqlite._access import _token
 from tidings.store.sqlite._db import Access, from_us, opt_dt, opt_us, to_us
-from tidings.store.sqlite._reading import select_timeline, timeline_filters
+from tidings.store.sqlite._reading import select_timeline, timeline_filters, timeline_statement
 
 _SEARCH = "id, name, query, created_at"
 _INSERT_SEARCH = ("INSERT INTO saved_searches (name, query, created_at) VALUES (?, ?, ?) "
@@ -44,27 +45,46 @@ def _saved(row: Sequence[Any]) -> SavedSearch:
     return SavedSearch(id=row[0], name=row[1], query=row[2], created_at=from_us(row[3]))
 
 
+#: the API token a Fever key names (both backends)
+BY_FEVER_KEY = ("SELECT t.id, t.user_id, t.name, t.digest, t.created_at, t.last_used_at "
+               "FROM fever_keys f JOIN api_tokens t ON t.id = f.token_id WHERE f.key = ?")
+
+
+def refs_statement(query: ItemQuery) -> tuple[str, list[Any]]:
+    """``item_refs``'s statement and parameters (both backends)."""
+    return timeline_statement("i.id, i.sort_time", query, "items i")
+
+
+def unread_statement(editorial_only: bool) -> tuple[str, list[Any]]:
+    """``unread_counts``'s statement and parameters (both backends)."""
+    hidden = ("AND i.source_id NOT IN (SELECT id FROM sources WHERE visibility = ?)"
+              if editorial_only else "")
+    return ("SELECT i.source_id, count(*), max(i.sort_time) FROM items i "  # noqa: S608
+            f"WHERE i.read = 0 {hidden} GROUP BY i.source_id ORDER BY i.source_id",
+            [Visibility.ISOLATED.value] if editorial_only else [])
+
+
+def refs_from_rows(rows: Sequence[Sequence[Any]]) -> list[tuple[int, datetime]]:
+    return [(r[0], from_us(r[1])) for r in rows]
+
+
+def unread_from_rows(rows: Sequence[Sequence[Any]]) -> list[UnreadCount]:
+    return [UnreadCount(r[0], int(r[1]), opt_dt(r[2])) for r in rows]
+
+
 class CompatMixin(Access):
 
     def item_refs(self, query: ItemQuery) -> list[tuple[int, datetime]]:
         with self._read() as conn:
-            rows = select_timeline(conn, "i.id, i.sort_time", query, "items i")
-        return [(r[0], from_us(r[1])) for r in rows]
+            return refs_from_rows(conn.execute(*refs_statement(query)).fetchall())
 
     def stream_entries(self, query: ItemQuery) -> list[StreamEntry]:
         with self._read() as conn:
             return list(map(StreamEntry._make, select_timeline(conn, _ENTRY_COLUMNS, query)))
 
     def unread_counts(self, editorial_only: bool) -> list[UnreadCount]:
-        hidden = ("AND i.source_id NOT IN (SELECT id FROM sources WHERE visibility = ?)"
-                  if editorial_only else "")
-        params = (Visibility.ISOLATED.value,) if editorial_only else ()
         with self._read() as conn:
-            rows = conn.execute(
-                "SELECT i.source_id, count(*), max(i.sort_time) FROM items i "  # noqa: S608
-                f"WHERE i.read = 0 {hidden} GROUP BY i.source_id ORDER BY i.source_id",
-                params).fetchall()
-        return [UnreadCount(r[0], r[1], opt_dt(r[2])) for r in rows]
+            return unread_from_rows(conn.execute(*unread_statement(editorial_only)).fetchall())
 
     def set_read_where(self, query: ItemQuery, read: bool) -> int:
         where, params = timeline_filters(query)
@@ -103,14 +123,8 @@ class CompatMixin(Access):
 
     def find_token_by_fever_key(self, key: str) -> ApiToken | None:
         with self._read() as conn:
-            row = conn.execute(
-                "SELECT t.id, t.user_id, t.name, t.digest, t.created_at, t.last_used_at "
-                "FROM fever_keys f JOIN api_tokens t ON t.id = f.token_id WHERE f.key = ?",
-                (key,)).fetchone()
-        if row is None:
-            return None
-        return ApiToken(id=row[0], user_id=row[1], name=row[2], digest=row[3],
-                        created_at=from_us(row[4]), last_used_at=opt_dt(row[5]))
+            row = conn.execute(BY_FEVER_KEY, (key,)).fetchone()
+        return None if row is None else _token(row)
 
     def set_fever_key(self, token_id: str, key: str) -> None:
         with self._write() as conn:

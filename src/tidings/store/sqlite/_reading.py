@@ -87,13 +87,14 @@ ORDERS = {"newest": "i.sort_time DESC, i.id DESC", "oldest": "i.sort_time, i.id"
 
 
 def _more_filters(q: ItemQuery, where: list[str], params: list[Any]) -> None:
-    """The filters the compatibility APIs add (folders, id lists and ranges)."""
+    """The filters the compatibility APIs add (folders, id lists and ranges); an empty
+    list matches nothing (``1 = 0``: a condition both backends take)."""
     if q.source_ids is not None:
         where.append(f"i.source_id IN ({marks(len(q.source_ids))})" if q.source_ids
-                     else "0")
+                     else "1 = 0")
         params.extend(q.source_ids)
     if q.ids is not None:
-        where.append(f"i.id IN ({marks(len(q.ids))})" if q.ids else "0")
+        where.append(f"i.id IN ({marks(len(q.ids))})" if q.ids else "1 = 0")
         params.extend(q.ids)
     for clause, value in (("i.id > ?", q.min_id), ("i.id < ?", q.max_id)):
         if value is not None:
@@ -104,16 +105,21 @@ def _more_filters(q: ItemQuery, where: list[str], params: list[Any]) -> None:
         params.extend((to_us(q.after[0]), q.after[1]))
 
 
-def select_timeline(conn: sqlite3.Connection, columns: str, query: ItemQuery,
-                    tables: str = ITEM_FROM) -> list[Any]:
-    """The rows (``columns`` of ``tables``, items aliased ``i``) ``query`` selects, in its
-    order, up to its limit."""
+def timeline_statement(columns: str, query: ItemQuery,
+                       tables: str = ITEM_FROM) -> tuple[str, list[Any]]:
+    """The statement and parameters selecting ``columns`` of ``tables`` (items aliased
+    ``i``) for ``query``, in its order, up to its limit (both backends)."""
     where, params = timeline_filters(query)
     clause = f"WHERE {' AND '.join(where)}" if where else ""
-    return conn.execute(
-        f"SELECT {columns} FROM {tables} {clause} "  # noqa: S608
-        f"ORDER BY {ORDERS.get(query.order, ORDERS['newest'])} LIMIT ?",
-        (*params, max(0, query.limit))).fetchall()
+    return (f"SELECT {columns} FROM {tables} {clause} "  # noqa: S608
+            f"ORDER BY {ORDERS.get(query.order, ORDERS['newest'])} LIMIT ?",
+            [*params, max(0, query.limit)])
+
+
+def select_timeline(conn: sqlite3.Connection, columns: str, query: ItemQuery,
+                    tables: str = ITEM_FROM) -> list[Any]:
+    """The rows ``timeline_statement`` selects."""
+    return conn.execute(*timeline_statement(columns, query, tables)).fetchall()
 
 
 class ItemsReadMixin(Access):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tidings.errors import ConfigError
-from tidings.model import CostClass, SourceKind
+from tidings.model import SourceKind
 
 X_INTERVAL_MIN = 30
 WECHAT_INTERVAL_MIN = 15
@@ -55,13 +55,14 @@ def account_ref(text: str) -> AccountRef | None:
     return None
 
 
-def schedule_for(kind: SourceKind, default_interval: int) -> tuple[CostClass, int]:
-    """The cost class and first interval of a new source of ``kind``."""
+def first_interval(kind: SourceKind, default_interval: int) -> int:
+    """The first interval of a new source of ``kind`` (its cost class comes from
+    ``pipeline.config.cost_class_of``, with the other kinds')."""
     if kind is SourceKind.X:
-        return CostClass.PAID_LIST, X_INTERVAL_MIN
+        return X_INTERVAL_MIN
     if kind is SourceKind.WECHAT:
-        return CostClass.PAID_LIST, WECHAT_INTERVAL_MIN
-    return CostClass.FREE, default_interval
+        return WECHAT_INTERVAL_MIN
+    return default_interval
 
 
 def read_accounts(lines: Iterable[str]) -> list[AccountRef]:

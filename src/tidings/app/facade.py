@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 
 from tidings.app import catalog, ingest
 from tidings.app.access import Access
-from tidings.app.accounts import AccountRef, account_ref, schedule_for
+from tidings.app.accounts import AccountRef, account_ref, first_interval
 from tidings.app.compat import Compat
 from tidings.app.crawling import Crawls
 from tidings.app.ingest import IngestReport, PushedItem
@@ -195,7 +195,7 @@ class Tidings:
             raise ConfigError(f"source id {sid!r} is already taken")
         now = self.clock()
         cost = cost_class_of(kind, clean)
-        _, interval = schedule_for(kind, self.settings.default_interval_min)
+        interval = first_interval(kind, self.settings.default_interval_min)
         if cost is CostClass.PAID_RENDER:  # a paid render starts at 60 minutes (R-SCHED-5)
             interval = min(max(interval, COST_CLAMPS[cost].low), COST_CLAMPS[cost].high)
         source = Source(

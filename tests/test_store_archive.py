@@ -57,6 +57,33 @@ def test_raw_rows_written_with_zlib_stay_readable(tmp_path: Path) -> None:
     storage.close()
 
 
+def test_raw_bodies_stored_from_many_threads_at_once_read_back_intact(
+        storage: Storage) -> None:
+    """Fetch threads pack their own bodies outside the write lock; with one shared
+    zstd compressor concurrent packs corrupt or crash (a worker died of it)."""
+    bodies = {f"t{t}-{n}": (f"<rss>{t}:{n} ".encode() + os.urandom(64).hex().encode() * 400)
+              for t in range(8) for n in range(25)}
+    start = threading.Barrier(8)
+    errors: list[BaseException] = []
+
+    def store(t: int) -> None:
+        start.wait()
+        try:
+            for n in range(25):
+                key = f"t{t}-{n}"
+                storage.put_raw(raw(n, key=key, body=bodies[key]))
+        except BaseException as exc:  # reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=store, args=(t,)) for t in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert {r.item_key: r.body for r in storage.iter_raw()} == bodies
+
+
 def test_iter_raw_filters_and_long_histories(storage: Storage) -> None:
     for n in range(450):
         storage.put_raw(raw(n, key="k1" if n % 3 == 0 else None,

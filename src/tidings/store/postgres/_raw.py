@@ -7,38 +7,14 @@ docs/scale.md for why the bodies live in the database in cluster mode.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-import zstandard
-
 from tidings.model import RawResponse
 from tidings.store.postgres._db import Access
 from tidings.store.sqlite._db import from_us, to_us
-from tidings.store.sqlite._raw import _BATCH, _COLUMNS
-from tidings.store.sqlite._raw import _decode as sqlite_decode
-
-#: zstd (de)compressors are not safe to share between threads, and here several
-#: writer threads store pages at once (a shared one crashed a worker): one per thread
-_local = threading.local()
-
-
-def _pack(body: bytes) -> bytes:
-    if not hasattr(_local, "pack"):
-        _local.pack = zstandard.ZstdCompressor(level=1)
-    packed: bytes = _local.pack.compress(body)
-    return packed
-
-
-def _decode(encoding: str, blob: bytes) -> bytes:
-    if encoding == "zstd":
-        if not hasattr(_local, "unpack"):
-            _local.unpack = zstandard.ZstdDecompressor()
-        out: bytes = _local.unpack.decompress(blob)
-        return out
-    return sqlite_decode(encoding, blob)  # the older encodings need no state
+from tidings.store.sqlite._raw import _BATCH, _COLUMNS, _decode, pack
 
 
 def _from_row(r: tuple[Any, ...]) -> RawResponse:
@@ -52,7 +28,7 @@ class RawMixin(Access):
 
     def put_raw(self, raw: RawResponse) -> int:
         body = bytes(raw.body)
-        packed = _pack(body)
+        packed = pack(body)
         encoding, blob = ("zstd", packed) if len(packed) < len(body) else ("identity", body)
         with self._write() as conn:
             (raw_id,) = conn.row(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import zlib
 from collections.abc import Iterator
 from datetime import datetime
@@ -18,14 +19,26 @@ _BATCH = 200
 # zstd at level 1: several times faster than zlib level 1 at about the same size
 # (docs/storage.md), and every fetched body passes here inside the collection round.
 # Rows stored with zlib keep that encoding and stay readable.
-_PACK = zstandard.ZstdCompressor(level=1)
-_UNPACK = zstandard.ZstdDecompressor()
 _COLUMNS = "id, url, final_url, status, headers, fetched_at, source_id, item_key, encoding, body"
+#: zstd (de)compressor objects are not safe to share between threads, and bodies are
+#: packed outside the write lock by whichever thread fetched them: one pair per thread
+_local = threading.local()
+
+
+def pack(body: bytes) -> bytes:
+    """``body`` compressed with this thread's own zstd compressor."""
+    if not hasattr(_local, "pack"):
+        _local.pack = zstandard.ZstdCompressor(level=1)
+    packed: bytes = _local.pack.compress(body)
+    return packed
 
 
 def _decode(encoding: str, blob: bytes) -> bytes:
     if encoding == "zstd":
-        return _UNPACK.decompress(blob)
+        if not hasattr(_local, "unpack"):
+            _local.unpack = zstandard.ZstdDecompressor()
+        out: bytes = _local.unpack.decompress(blob)
+        return out
     if encoding == "zlib":
         return zlib.decompress(blob)
     if encoding == "identity":
@@ -43,7 +56,7 @@ class RawMixin(Access):
 
     def put_raw(self, raw: RawResponse) -> int:
         body = bytes(raw.body)
-        packed = _PACK.compress(body)
+        packed = pack(body)
         encoding, blob = ("zstd", packed) if len(packed) < len(body) else ("identity", body)
         with self._write() as conn:
             cur = conn.execute(

@@ -113,6 +113,15 @@ def test_documents_lxml_cannot_recover_go_to_feedparser() -> None:
     assert [i.title for i in feed.items] == ["Only feedparser"]
 
 
+def test_a_crash_inside_feedparser_leaves_the_lxml_reading() -> None:
+    """Found by fuzzing: feedparser's own width handler calls int(None) here, and
+    the fallback runs because lxml's recovery found no entry."""
+    soup = b"<rss><channel><title>Kept</title><image></width></image></channel></rss"
+    feed = parse_feed(soup, url=URL)
+    assert (feed.items, feed.title) == ((), "Kept")
+    assert "parsed in recovery mode" in feed.warnings
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.binary(max_size=400))
 def test_arbitrary_bytes_never_crash(data: bytes) -> None:

@@ -26,7 +26,12 @@ def read_with_feedparser(content: bytes, url: str) -> tuple[XmlFeed, str]:
     import feedparser  # imported here: 40 ms of start-up, needed for a rare broken feed
 
     content = valid_charrefs(content)  # feedparser encodes &#xD800; as UTF-8, and fails
-    parsed: Any = feedparser.parse(content, response_headers={"content-location": url})
+    try:
+        parsed: Any = feedparser.parse(content, response_headers={"content-location": url})
+    except Exception as exc:  # its own bugs on hostile input come in any type
+        # e.g. ``<image></width>`` makes its width handler call int(None): the
+        # document is then unreadable to both parsers, which the caller reports
+        return XmlFeed(FeedMeta(format="rss", base=url), []), f"{type(exc).__name__} in feedparser"
     feed = parsed.get("feed", {})
     meta = FeedMeta(
         format=_FORMATS.get(parsed.get("version") or "", "rss"),

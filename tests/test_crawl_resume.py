@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import signal
 import sys
 from collections import Counter
 from pathlib import Path
@@ -26,20 +27,22 @@ from tidings.store.sqlite import SqliteStorage
 pytestmark = pytest.mark.slow
 CHILD = Path(__file__).parent / "crawl_child.py"
 DEPTH = 3
+WORKERS = 8  # crawl_child.py's; each worker has one page in flight at most
 
 
 async def run_child(data: Path, port: int, kill_after: int | None,
-                    requests: dict[tuple[str, str], int]) -> int | None:
-    """Run the child; with ``kill_after``, SIGKILL it once the server saw that many more
-    requests. Returns its exit code (None when killed)."""
+                    requests: dict[tuple[str, str], int],
+                    sig: signal.Signals = signal.SIGKILL) -> int | None:
+    """Run the child; with ``kill_after``, send it ``sig`` once the server saw that many
+    more requests. Returns its exit code (None when killed by SIGKILL)."""
     proc = await asyncio.create_subprocess_exec(sys.executable, str(CHILD), str(data),
                                                 str(port), str(DEPTH))
     start = sum(requests.values())
     while proc.returncode is None:
         if kill_after is not None and sum(requests.values()) - start >= kill_after:
-            proc.kill()
-            await proc.wait()
-            return None
+            proc.send_signal(sig)
+            code = await proc.wait()
+            return None if sig == signal.SIGKILL else code
         await asyncio.sleep(0.002)
     return proc.returncode
 
@@ -82,3 +85,26 @@ async def test_five_kills_same_finds_nothing_asked_twice(tmp_path: Path) -> None
     # once more for every kill that caught it in flight (a page can be caught twice)
     assert all(n <= 1 + in_flight[key] for key, n in repeated.items())
     assert not web.disallowed() & set(web.requests)
+
+
+async def test_ctrl_c_leaves_a_crawl_that_resumes_without_asking_twice(
+        tmp_path: Path) -> None:
+    """SIGINT (Ctrl-C) cancels the crawl instead of killing it: the answers its workers
+    hold are stored on the way out, so what is left unanswered is what was in flight
+    (a page per worker at most), and the resumed crawl asks nothing else again."""
+    web = build_web()
+    data = tmp_path / "data"
+    async with serve(web_app(web)) as base:
+        web.port = int(base.rsplit(":", 1)[1])
+        code = await run_child(data, web.port, 60, web.requests, sig=signal.SIGINT)
+        assert code is not None and code != 0, "the crawl ended before the interrupt"
+        in_flight = unanswered(data)
+        assert len(in_flight) <= WORKERS
+        with SqliteStorage(data / "tidings.sqlite3") as store:
+            (crawl,) = store.list_crawls()
+            assert crawl.state == "running"  # not marked done: `--resume` picks it up
+        assert await run_child(data, web.port, None, web.requests) == 0
+    with SqliteStorage(data / "tidings.sqlite3") as store:
+        found = {f.feed_url: f.depth for f in store.crawl_findings(crawl.id)}
+    assert found == web.expected(DEPTH)
+    assert {key for key, n in web.requests.items() if n > 1} <= in_flight

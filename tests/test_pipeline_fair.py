@@ -32,8 +32,11 @@ async def _gap_while_parsing(offload: Callable[..., Any]) -> float:
 
 
 async def test_the_loop_is_served_between_any_two_steps() -> None:
-    assert await _gap_while_parsing(inline) > 0.15  # all ten ran in one pass of the loop
-    assert await _gap_while_parsing(FairCpu(inline)) < 0.08
+    unfair = await _gap_while_parsing(inline)
+    assert unfair > 0.15  # all ten 20 ms steps ran in one pass of the loop
+    # about one step between two turns of the loop; a ratio, not a time, so that a
+    # loaded machine (late wake-ups from sleep) does not decide the outcome
+    assert await _gap_while_parsing(FairCpu(inline)) < unfair / 3
 
 
 async def test_a_started_source_finishes_before_another_starts() -> None:

@@ -106,7 +106,11 @@ def measured_round(farm: FarmProcess, workers: int, feeds: int, concurrency: int
             for p in procs:
                 p.terminate()
             for p in procs:
-                p.wait(60)
+                try:
+                    p.wait(60)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
         return seconds, {k: m.total() for k, m in meters.items()}
 
 

@@ -9,11 +9,14 @@ process and every PostgreSQL backend connected to the round's database
 (``pg_stat_activity``). PostgreSQL's shared background processes (WAL writer,
 checkpointer) are not counted: they serve every database on the server.
 
-It prints, per worker count, the wall seconds, feeds/s and CPU seconds per feed of
-each part, and from them the ceiling on this machine: with ``cores`` cores and
-nothing else running, a round can go no faster than (CPU seconds of all parts) /
-cores, so two workers can gain at most ``min(cores / cpu_per_feed,
-workers / worker_cpu_per_feed) / one_worker_rate``.
+It prints, per worker count, the wall seconds, feeds/s and CPU milliseconds per
+feed of each part, and from the first worker count's CPU figures the ceiling on
+this machine with nothing else running: N workers collect at most
+``min(N / worker_cpu, cores / all_cpu)`` feeds/s (a worker is one Python
+process, at most one core; all parts share ``cores``), so the speed-up of N
+workers over one can be no more than the ratio of those two bounds. CPU seconds
+hardly depend on the load of the machine, the wall times do: on a shared
+machine the ceiling is the honest figure, the measured ratio a noisy one.
 """
 
 from __future__ import annotations
@@ -114,6 +117,11 @@ def measured_round(farm: FarmProcess, workers: int, feeds: int, concurrency: int
         return seconds, {k: m.total() for k, m in meters.items()}
 
 
+def ceiling(per_feed: dict[str, float], workers: int, cores: int) -> float:
+    """Feeds/s that ``workers`` workers can reach at most with these CPU ms per feed."""
+    return min(workers / per_feed["workers"], cores / sum(per_feed.values())) * 1000
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--feeds", type=int, default=1000)
@@ -126,6 +134,7 @@ def main() -> None:
     print(f"load {os.getloadavg()[0]:.1f} on {cores} cores", file=sys.stderr)
     farm = FarmProcess(args.feeds, args.hosts, "none")
     one = 0.0
+    first: dict[str, float] = {}
     try:
         for n in args.workers:
             runs = []
@@ -138,14 +147,14 @@ def main() -> None:
             seconds = statistics.median(r[0] for r in runs)
             per_feed = {k: statistics.median(r[1][k] for r in runs) / args.feeds * 1000
                         for k in runs[0][1]}
-            total = sum(per_feed.values())
             rate = args.feeds / seconds
             one = one or rate
-            ceiling = min(cores / total, n / per_feed["workers"]) * 1000
+            first = first or per_feed
             print(f"{n} worker(s): {rate:.1f} feeds/s (x{rate / one:.2f}), CPU ms per feed: "
                   + ", ".join(f"{k} {v:.1f}" for k, v in per_feed.items())
-                  + f", all {total:.1f}; CPU-bound ceiling {ceiling:.1f} feeds/s "
-                  f"(x{ceiling / one:.2f} of one worker's measured rate)", flush=True)
+                  + f", all {sum(per_feed.values()):.1f}; ceiling from the first CPU "
+                  f"figures x{ceiling(first, n, cores) / ceiling(first, 1, cores):.2f} "
+                  "of one worker", flush=True)
     finally:
         farm.close()
 

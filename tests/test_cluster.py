@@ -352,3 +352,22 @@ def test_two_workers_place_wire_reprints_from_several_feeds_in_one_story(
         placed = single.replay(pg.story_inputs(0, -1), pg.story_links())
         stored = pg.story_clusters([m.item_id for m in placed])
     assert {m.item_id: m.cluster_id for m in placed} == stored
+
+
+def test_the_story_placer_lock_is_one_holder_and_moves_when_it_dies() -> None:
+    from tidings.store.postgres import SessionLock
+
+    url = pgserver.schema_url()
+    first, second = SessionLock(url, "tidings:stories"), SessionLock(url, "tidings:stories")
+    try:
+        assert first.held() and not second.held()
+        assert first.held()  # asked again: still the holder
+        assert first._conn is not None
+        _query(url, f"SELECT pg_terminate_backend({first._conn.info.backend_pid})")
+        assert not first.held()  # its connection is gone, and the lock with it
+        assert second.held() and not first.held()
+        second.release()
+        assert first.held()
+    finally:
+        first.release()
+        second.release()

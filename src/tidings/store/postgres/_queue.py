@@ -110,8 +110,9 @@ class SessionLock:
                 self._conn.execute("SELECT 1")
                 return True
             conn = connect(self.url)
-            row = conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))",
-                               (self.name,)).fetchone()
+            # advisory locks are per database: the schema keeps archives apart
+            row = conn.execute("SELECT pg_try_advisory_lock(hashtextextended("
+                               "current_schema() || ':' || %s, 0))", (self.name,)).fetchone()
             if row and row[0]:
                 self._conn = conn
                 return True

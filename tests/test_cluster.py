@@ -12,14 +12,16 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from email.utils import format_datetime
 from pathlib import Path
+from xml.sax.saxutils import escape
 
 import psycopg
 import pytest
 from aiohttp import web
 
 import pgserver
-from farm import Farm, running_farm
+from farm import T0, Farm, FeedSpec, running_farm
 from storage_contract import source
 from tidings.app import Tidings
 from tidings.settings import load_settings
@@ -258,3 +260,114 @@ def test_serve_no_collect_serves_without_collecting(tmp_path: Path, collect: boo
         # uvicorn shuts down cleanly, then re-raises the SIGTERM it caught
         assert proc.returncode in (0, -signal.SIGTERM), err.decode()[-2000:]
         assert b"Traceback" not in err
+
+
+WIRE = [("Rust 1.85 released with the Rust 2024 edition",
+         "The Rust team released Rust 1.85, which stabilizes the 2024 edition and async "
+         "closures."),
+        ("Rust 1.85 stabilizes the Rust 2024 edition and async closures",
+         "Rust 1.85 is out today, stabilizing the Rust 2024 edition and async closures."),
+        ("Announcing Rust 1.85.0 and Rust 2024",
+         "The Rust team is happy to announce Rust 1.85.0, which stabilizes the 2024 edition "
+         "and async closures.")]
+LOCAL = ["Harbour fire closes the ferry terminal overnight",
+         "Council votes to keep the old library open on Sundays",
+         "Rain delays the opening match of the cricket season",
+         "New bakery on the high street sells out by nine",
+         "School choir wins the regional singing contest",
+         "Bridge repairs will close the river road for a month"]
+
+
+class StoryFarm(Farm):
+    """Feeds whose wire copies sit at each feed's own address, in one of three
+    wordings (as agencies' reprints do): different items, one story."""
+
+    def __init__(self, feeds: int) -> None:
+        super().__init__(feeds, per_feed=0)
+        self.leads: dict[str, str] = {}
+        for spec in self.ok_feeds():
+            title = LOCAL[spec.index % len(LOCAL)] + f" in district {spec.index}"
+            spec.items.append((f"/local/{spec.index}", title, T0))
+            self.leads[f"/local/{spec.index}"] = f"{title}, the district office said."
+            if spec.index % 3 == 0:
+                wire_title, lead = WIRE[spec.index // 3 % len(WIRE)]
+                spec.items.append((f"/copy/{spec.index}", wire_title, T0))
+                self.leads[f"/copy/{spec.index}"] = lead
+
+    def _document(self, spec: FeedSpec) -> bytes:
+        items = "".join(
+            f"<item><title>{escape(title)}</title><link>{escape(self.base + link)}</link>"
+            f"<guid>{escape(self.base + link)}</guid><pubDate>{format_datetime(when)}</pubDate>"
+            f"<description>{escape(self.leads[link.split('?')[0]])}</description></item>"
+            for link, title, when in spec.items if link.split("?")[0] in self.leads)
+        return (f'<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel>'
+                f"<title>Feed {spec.index}</title><link>{self.base}/</link>{items}"
+                "</channel></rss>").encode()
+
+
+@pytest.mark.timeout(600)
+def test_two_workers_place_wire_reprints_from_several_feeds_in_one_story(
+        tmp_path: Path) -> None:
+    """Story placement in cluster mode: one worker at a time places (the lock), every
+    item gets a place, the wire copies of many feeds share one story, local news stays
+    apart, and the partition is the one a single index (the embedded runner's) makes."""
+    from tidings.pipeline.stories import Clusterer
+    from tidings.store.postgres import PostgresStorage
+
+    url = pgserver.schema_url()
+    with running_farm(StoryFarm(feeds=40)) as farm:
+        settings = load_settings(tmp_path / "data", env=_env(url, tmp_path / "data"))
+        tidings = Tidings.open(settings, create=True)
+        try:
+            asyncio.run(tidings.import_opml(farm.opml()))
+        finally:
+            asyncio.run(tidings.aclose())
+        env = _env(url, tmp_path / "data")
+        logs = [tmp_path / f"worker{n}.log" for n in range(2)]
+        start = datetime.now(UTC)
+        workers = [_start_worker(env, log) for log in logs]
+        try:
+            _wait(lambda: _finished_since(url, start) == 40, 240, "a round on every source",
+                  logs)
+            _wait(lambda: _query(url, "SELECT count(*) FROM items")
+                  == _query(url, "SELECT count(*) FROM story_members"), 120,
+                  "every item placed", logs)
+        finally:
+            for w in workers:
+                w.send_signal(signal.SIGTERM)
+            for w in workers:
+                w.wait(60)
+    placers = [log for log in logs if "this worker places the stories" in log.read_text()]
+    assert len(placers) == 1
+    rows = _query(url, "SELECT i.url, i.source_id, m.cluster_id FROM items i "
+                       "JOIN story_members m ON m.item_id = i.id")
+    wire = [r for r in rows if "/copy/" in str(r[0])]
+    local = [r for r in rows if "/local/" in str(r[0])]
+    assert len(wire) == len([s for s in farm.ok_feeds() if s.index % 3 == 0]) >= 8
+    assert len({r[2] for r in wire}) == 1, "the wire copies are not one story"
+    assert not {r[2] for r in local} & {wire[0][2]}
+    with PostgresStorage(url, pool_size=1) as pg:
+        single = Clusterer()
+        single.restart()
+        placed = single.replay(pg.story_inputs(0, -1), pg.story_links())
+        stored = pg.story_clusters([m.item_id for m in placed])
+    assert {m.item_id: m.cluster_id for m in placed} == stored
+
+
+def test_the_story_placer_lock_is_one_holder_and_moves_when_it_dies() -> None:
+    from tidings.store.postgres import SessionLock
+
+    url = pgserver.schema_url()
+    first, second = SessionLock(url, "tidings:stories"), SessionLock(url, "tidings:stories")
+    try:
+        assert first.held() and not second.held()
+        assert first.held()  # asked again: still the holder
+        assert first._conn is not None
+        _query(url, f"SELECT pg_terminate_backend({first._conn.info.backend_pid})")
+        assert not first.held()  # its connection is gone, and the lock with it
+        assert second.held() and not first.held()
+        second.release()
+        assert first.held()
+    finally:
+        first.release()
+        second.release()

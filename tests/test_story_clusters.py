@@ -161,3 +161,26 @@ def test_the_runner_places_new_items(tmp_path: Path) -> None:
         await tid.aclose()
 
     asyncio.run(go())
+
+
+def test_two_placers_each_place_against_the_other_s_placements(tmp_path: Path) -> None:
+    """Two processes' clusterers on one archive (cluster workers taking over from each
+    other, or the runner beside `tidings cluster`): each warms its index again when
+    the bookmark moved without it or a hand edit changed the clusters."""
+    from tidings.pipeline.stories import Clusterer
+
+    tid = open_tidings(tmp_path)
+    ids = seed(tid)
+    first, second = Clusterer(), Clusterer()
+    with tid._store.write() as unit:
+        assert first.step(unit, NOW, 1) == 1  # a
+        assert second.step(unit, NOW, 1) == 1  # b, placed against a
+        assert first.step(unit, NOW, 2) == 2  # c and d, against a and b
+    assert first.index is not None and ids["b"] in first.index
+    clusters = tid.stories.of_items(list(ids.values()))
+    assert clusters[ids["a"]] == clusters[ids["b"]] == clusters[ids["c"]] == ids["a"]
+    assert asyncio.run(tid.stories.split(ids["c"])) == 2  # by the facade's own clusterer
+    with tid._store.write() as unit:
+        assert first.step(unit, NOW) == 0
+    assert first.index is not None and first.index.cluster_of(ids["c"]) == ids["c"]
+    tid.close()

@@ -18,6 +18,7 @@ from tidings.schedule import cluster
 from tidings.settings import Settings
 from tidings.store.postgres import (
     QueueStatus,
+    SessionLock,
     ensure_queue_schema,
     is_postgres_url,
     queue_connector,
@@ -49,7 +50,8 @@ async def serve_worker(tidings: Tidings, concurrency: int) -> None:
         await cluster.run_worker([base, *(replace(base, writer=w) for w in writers)],
                                  tidings.settings,
                                  queue_connector(url, max_size=2 + concurrency // 8),
-                                 concurrency=concurrency)
+                                 concurrency=concurrency,
+                                 placer=SessionLock(url, "tidings:stories"))
     finally:
         for writer in writers:
             writer.close()

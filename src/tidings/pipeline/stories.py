@@ -6,7 +6,12 @@ Items are clustered *after* they are stored, by a job that reads what
 push, import, re-parse) goes through ``upsert_items`` alone, and clustering
 follows it whatever the way. The index of the last 72 hours lives in the process
 (``Clusterer``); each placement is stored with the shingles it was made by, so a
-restart rebuilds the index from storage without reading a body.
+restart rebuilds the index from storage without reading a body. The same warm
+start happens whenever storage moved under the index: another process placed
+items (the bookmark is not where this index left it) or stories were edited by
+hand (a counter every edit and rebuild moves), so any number of processes may
+run the job, one batch at a time each (the bookmark's swap decides), and each
+places against every earlier placement.
 """
 
 from __future__ import annotations
@@ -45,6 +50,8 @@ __all__ = [
 ]
 
 STORY_MARK = "stories:last-item"
+#: moved by every hand edit and rebuild: an index warmed before it is out of date
+EDITS_MARK = "stories:edits"
 BATCH = 500
 WINDOW = timedelta(microseconds=WINDOW_US)
 
@@ -92,6 +99,8 @@ class Clusterer:
 
     def __init__(self) -> None:
         self.index: StoryIndex | None = None
+        #: the bookmark and the edit counter as the index reflects them
+        self.synced: tuple[str | None, str | None] = (None, None)
 
     def _warm(self, store: Reads, now: datetime) -> StoryIndex:
         index = StoryIndex()
@@ -102,15 +111,19 @@ class Clusterer:
 
     def step(self, unit: Unit, now: datetime, limit: int = BATCH) -> int:
         """Place the next items created since the bookmark; returns how many."""
-        if self.index is None:
+        mark, edits = unit.get_mark(STORY_MARK), unit.get_mark(EDITS_MARK)
+        if self.index is None or (mark, edits) != self.synced:
             self.index = self._warm(unit, now)
-        mark = unit.get_mark(STORY_MARK)
+            self.synced = (mark, edits)
         inputs = unit.story_inputs(int(mark or 0), limit)
         if not inputs:
             return 0
-        if not unit.swap_mark(STORY_MARK, mark, str(inputs[-1].item_id)):
+        last = str(inputs[-1].item_id)
+        if not unit.swap_mark(STORY_MARK, mark, last):
             return 0  # another runner took this batch
-        unit.put_story_members(_place(self.index, inputs, _Links.of(unit.story_links())))
+        index, self.index = self.index, None  # back once the placements are stored
+        unit.put_story_members(_place(index, inputs, _Links.of(unit.story_links())))
+        self.index, self.synced = index, (last, edits)
         return len(inputs)
 
     def restart(self) -> StoryIndex:
@@ -129,6 +142,13 @@ def finish_rebuild(unit: Unit) -> None:
     """After a rebuild: merges made by hand applied, the job's bookmark at the top."""
     _apply_merges(unit, unit.story_links())
     unit.swap_mark(STORY_MARK, unit.get_mark(STORY_MARK), str(unit.max_item_id()))
+    _edited(unit)
+
+
+def _edited(unit: Unit) -> None:
+    """Clusters changed under every process's index: each warms again before placing."""
+    old = unit.get_mark(EDITS_MARK)
+    unit.swap_mark(EDITS_MARK, old, str(int(old or 0) + 1))
 
 
 def _apply_merges(unit: Unit, links: Sequence[StoryLink]) -> None:
@@ -163,6 +183,7 @@ def split(unit: Unit, item_id: int, now: datetime) -> int:
         unit.move_story_members(others, min(others))
     for other in others:
         unit.add_story_link(StoryLink(item_id, other, True, now))
+    _edited(unit)
     return len(others)
 
 
@@ -172,6 +193,7 @@ def merge(unit: Unit, item_id: int, other_id: int, now: datetime) -> int:
         raise ConfigError("an item cannot be merged with itself")
     target, source = _cluster_of(unit, item_id), _cluster_of(unit, other_id)
     unit.add_story_link(StoryLink(item_id, other_id, False, now))
+    _edited(unit)
     if target == source:
         return 0
     ids = [r.item_id for r in unit.story_rows([source])]

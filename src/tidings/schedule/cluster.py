@@ -15,7 +15,13 @@ PostgreSQL archive and the job queue in it (procrastinate). The work is:
 * ``index`` and ``extract`` (periodic): the search index and pending bodies,
   as the embedded runner's background jobs;
 * ``upkeep`` (periodic): the daily job (adaptive intervals, pruning) and the
-  weekly report, once per day / week across the cluster (bookmarks).
+  weekly report, once per day / week across the cluster (bookmarks);
+* story placement (R-DEDUP-12), not a procrastinate task: its index of the last
+  72 hours lives in memory, so one worker at a time places stories, the one that
+  holds a PostgreSQL session lock (``SessionLock``). It keeps its index warm as
+  the embedded runner does; when it dies its connection closes, the lock is free,
+  and the next worker to ask takes over, warming the index from storage as a
+  restart does. Every worker asks every ``STORY_SECONDS``.
 
 procrastinate defers each periodic job once per time slot however many workers
 run (a unique row per task and timestamp), so two schedulers never pick twice.
@@ -24,12 +30,13 @@ run (a unique row per task and timestamp), so two schedulers never pick twice.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import platform
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import procrastinate
 from procrastinate import exceptions as pexc
@@ -41,6 +48,7 @@ from tidings.pipeline.batch import collect_group, groups
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.extraction import extract_pending
 from tidings.pipeline.fair import taking_turns
+from tidings.pipeline.stories import Clusterer
 from tidings.pipeline.timing import local_zone
 from tidings.schedule import jobs, plan
 from tidings.settings import Settings
@@ -58,6 +66,7 @@ PICK_PER_TICK = 2000
 HEARTBEAT_SECONDS = 5.0
 DEFER_BATCH = 200
 STALLED_AFTER = 20.0
+STORY_SECONDS = 10.0
 
 tasks = procrastinate.Blueprint()
 
@@ -76,6 +85,7 @@ class WorkerContext:
     settings: Settings
     stalled_after: float = STALLED_AFTER
     turn: int = 0
+    clusterer: Clusterer = field(default_factory=Clusterer)
 
     @property
     def env(self) -> PipelineEnv:
@@ -219,6 +229,32 @@ async def upkeep(timestamp: int) -> str:
     return ",".join(done)
 
 
+async def place_stories(ctx: WorkerContext, lock: Placer, every: float = STORY_SECONDS
+                        ) -> None:
+    """While this worker holds the placer's lock, place new items in stories; ask for
+    the lock again every ``every`` seconds (see the module docstring)."""
+    env = ctx.env
+    placing = False
+    while True:
+        try:
+            if await asyncio.to_thread(lock.held):
+                if not placing:
+                    log.info("this worker places the stories now")
+                placing = True
+                while await env.writer(ctx.clusterer.step, env.clock()):
+                    pass
+            else:
+                placing = False
+        except StorageError as exc:
+            log.warning("story placement: %s", exc)
+        await asyncio.sleep(every)
+
+
+class Placer(Protocol):
+    def held(self) -> bool: ...
+    def release(self) -> None: ...
+
+
 # ------------------------------------------------------------------ the worker
 _apps: list[procrastinate.App] = []
 
@@ -237,12 +273,16 @@ def make_app(connector: Any) -> procrastinate.App:
 
 async def run_worker(envs: list[PipelineEnv], settings: Settings, connector: Any, *,
                      concurrency: int, stalled_after: float = STALLED_AFTER,
-                     heartbeat: float = HEARTBEAT_SECONDS) -> None:
+                     heartbeat: float = HEARTBEAT_SECONDS, placer: Placer | None = None
+                     ) -> None:
     """Work until SIGTERM / SIGINT; a lost database means a retry with backoff.
-    ``envs``: one per writer thread (see :class:`WorkerContext`)."""
-    _context.append(WorkerContext([taking_turns(e) for e in envs], settings, stalled_after))
+    ``envs``: one per writer thread (see :class:`WorkerContext`); ``placer``: the
+    lock of story placement (none: this worker never places stories)."""
+    ctx = WorkerContext([taking_turns(e) for e in envs], settings, stalled_after)
+    _context.append(ctx)
     app = make_app(connector)
     delay = 1.0
+    stories = asyncio.ensure_future(place_stories(ctx, placer)) if placer else None
     try:
         while True:
             try:
@@ -263,4 +303,9 @@ async def run_worker(envs: list[PipelineEnv], settings: Settings, connector: Any
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 60.0)
     finally:
+        if stories is not None and placer is not None:
+            stories.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await stories
+            await asyncio.to_thread(placer.release)
         _context.pop()

@@ -26,6 +26,7 @@ from tidings.store.postgres._items import ItemsWriteMixin
 from tidings.store.postgres._ops import OpsMixin
 from tidings.store.postgres._queue import (
     QueueStatus,
+    SessionLock,
     ensure_queue_schema,
     queue_connector,
     queue_status,
@@ -40,7 +41,7 @@ from tidings.store.postgres._spend import SpendMixin
 from tidings.store.postgres._stats import StatsMixin
 from tidings.store.postgres._stories import StoriesMixin
 
-__all__ = ["PostgresStorage", "PostgresUnit", "QueueStatus", "ensure_queue_schema",
+__all__ = ["PostgresStorage", "PostgresUnit", "QueueStatus", "SessionLock", "ensure_queue_schema",
            "is_postgres_url", "queue_connector", "queue_status"]
 
 

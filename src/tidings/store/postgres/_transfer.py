@@ -2,11 +2,15 @@
 
 Both backends store the same values (times as integer microseconds, flags 0/1,
 JSON as text), so rows are copied as they are, table by table in key order, a
-batch per transaction. A copy that stops (an interrupt, a lost connection) is
-resumed by running it again: each table continues after the highest key the
-target holds. At the end the row counts of both sides are compared. The search
-index is not copied: every copied item is marked for indexing, and the target
-builds its own index (FTS5 or tsvector) in the background.
+batch per transaction. Each table is read in one streaming statement (a cursor
+on SQLite, a binary ``COPY … TO STDOUT`` on PostgreSQL) and written with
+``COPY … FROM STDIN`` (PostgreSQL) or one ``executemany`` (SQLite) per batch:
+paging with ``LIMIT`` sorted a composite text key's whole table again for every
+page. A copy that stops (an interrupt, a lost connection) is resumed by running
+it again: each table continues after the highest key the target holds. At the
+end the row counts of both sides are compared. The search index is not copied:
+every copied item is marked for indexing, and the target builds its own index
+(FTS5 or tsvector) in the background.
 
 Tables added by later migrations are copied once they are listed in ``TABLES``.
 """
@@ -32,20 +36,20 @@ from tidings.store.sqlite import SqliteStorage
 class Table:
     name: str
     key: tuple[str, ...]  # the primary key: copy order and resume point
-    batch: int = 2000
+    batch: int = 10_000  # rows per transaction of the target
 
 
 #: every table of an archive, parents before children
 TABLES: tuple[Table, ...] = (
     Table("meta", ("name",)), Table("folders", ("name",)), Table("sources", ("id",)),
-    Table("fetch_runs", ("id",)), Table("items", ("id",), 1000),
+    Table("fetch_runs", ("id",)), Table("items", ("id",), 5000),
     Table("versions", ("item_id", "hash")), Table("discoveries", ("item_id", "source_id")),
-    Table("tombstones", ("key",)), Table("raw_responses", ("id",), 200),
+    Table("tombstones", ("key",)), Table("raw_responses", ("id",), 500),
     Table("users", ("id",)), Table("sessions", ("id",)), Table("api_tokens", ("id",)),
     Table("paid_calls", ("id",)), Table("source_leases", ("source_id",)),
     Table("saved_searches", ("id",)), Table("fever_keys", ("token_id",)),
     Table("websub", ("source_id",)),
-    Table("story_members", ("item_id",), 1000), Table("story_links", ("a", "b")),
+    Table("story_members", ("item_id",)), Table("story_links", ("a", "b")),
     Table("crawls", ("id",)), Table("crawl_sites", ("id",)),
     Table("crawl_pages", ("crawl_id", "url")), Table("crawl_feeds", ("id",)),
 )
@@ -57,6 +61,8 @@ _LOCAL_META = "search_tokenizer"
 _SERIALS = ("fetch_runs", "items", "raw_responses", "users", "paid_calls",
             "crawls", "crawl_sites", "crawl_feeds", "saved_searches")
 
+_TEXT_OID = 25
+
 Progress = Callable[[str, int, int], None]  # table, rows copied so far, rows in total
 
 
@@ -64,8 +70,8 @@ class Side(Protocol):
     def columns(self, table: str) -> list[str]: ...
     def count(self, table: Table) -> int: ...
     def last_key(self, table: Table) -> tuple[Any, ...] | None: ...
-    def rows(self, table: Table, columns: Sequence[str], after: tuple[Any, ...] | None
-             ) -> list[tuple[Any, ...]]: ...
+    def stream(self, table: Table, columns: Sequence[str], after: tuple[Any, ...] | None
+               ) -> Iterator[list[tuple[Any, ...]]]: ...
     def put(self, table: Table, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]
             ) -> None: ...
     def finish(self) -> None: ...
@@ -86,6 +92,9 @@ class SqliteSide:
     def __init__(self, path: Path) -> None:
         SqliteStorage(path).close()  # creates the file and applies the migrations
         self.conn = sqlite3.connect(path, isolation_level=None)
+        # WAL without a sync per commit, as the store runs it: a killed copy loses at
+        # most its last batches, which the next run copies again
+        self.conn.execute("PRAGMA synchronous = NORMAL")
 
     def columns(self, table: str) -> list[str]:
         return [r[1] for r in self.conn.execute(f"PRAGMA table_info({table})")]
@@ -102,11 +111,13 @@ class SqliteSide:
                                 ).fetchone()
         return None if row is None else tuple(row)
 
-    def rows(self, table: Table, columns: Sequence[str], after: tuple[Any, ...] | None
-             ) -> list[tuple[Any, ...]]:
-        return self.conn.execute(
+    def stream(self, table: Table, columns: Sequence[str], after: tuple[Any, ...] | None
+               ) -> Iterator[list[tuple[Any, ...]]]:
+        cursor = self.conn.execute(
             f"SELECT {', '.join(columns)} FROM {table.name} {_where(table, after, '?')} "  # noqa: S608
-            f"ORDER BY {', '.join(table.key)} LIMIT {table.batch}", after or ()).fetchall()
+            f"ORDER BY {', '.join(table.key)}", after or ())
+        while rows := cursor.fetchmany(table.batch):
+            yield rows
 
     def put(self, table: Table, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]) -> None:
         marks = ", ".join("?" * len(columns))
@@ -131,6 +142,7 @@ class PostgresSide:
         PostgresStorage(url, pool_size=1).close()  # checks the URL, applies the migrations
         self.conn = psycopg.connect(url, autocommit=not snapshot)
         self.wrote = False
+        self._type_cache: dict[str, dict[str, int]] = {}
         if snapshot:
             self.conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
             self.conn.read_only = True
@@ -153,25 +165,40 @@ class PostgresSide:
                                 ).fetchone()
         return None if row is None else tuple(row)
 
+    def _types(self, table: str) -> dict[str, int]:
+        """column -> type oid (what a binary COPY needs to decode it)."""
+        if table not in self._type_cache:
+            self._type_cache[table] = {str(r[0]): int(r[1]) for r in self.conn.execute(
+                "SELECT attname, atttypid FROM pg_attribute WHERE attrelid = %s::regclass "
+                "AND attnum > 0 AND NOT attisdropped", (table,))}
+        return self._type_cache[table]
+
     def _text(self, table: str, column: str) -> bool:
-        row = self.conn.execute(
-            "SELECT data_type FROM information_schema.columns WHERE table_name = %s "
-            "AND column_name = %s AND table_schema = current_schema()", (table, column),
-        ).fetchone()
-        return bool(row and row[0] == "text")
+        return self._types(table)[column] == _TEXT_OID
 
     def _key_order(self, table: Table) -> str:
         # byte order, as SQLite compares text: both sides agree on what "after" means
         return ", ".join(f'{k} COLLATE "C"' if self._text(table.name, k) else k
                          for k in table.key)
 
-    def rows(self, table: Table, columns: Sequence[str], after: tuple[Any, ...] | None
-             ) -> list[tuple[Any, ...]]:
+    def stream(self, table: Table, columns: Sequence[str], after: tuple[Any, ...] | None
+               ) -> Iterator[list[tuple[Any, ...]]]:
+        """One binary COPY of the whole table in key order, in batches."""
+        types = self._types(table.name)
         where = _where(table, after, "%s", self._key_order(table))
-        rows = self.conn.execute(
-            f"SELECT {', '.join(columns)} FROM {table.name} {where} "  # noqa: S608
-            f"ORDER BY {self._key_order(table)} LIMIT {table.batch}", after or ()).fetchall()
-        return [tuple(bytes(v) if isinstance(v, memoryview) else v for v in r) for r in rows]
+        with self.conn.cursor() as cur, cur.copy(
+                f"COPY (SELECT {', '.join(columns)} FROM {table.name} {where} "  # noqa: S608
+                f"ORDER BY {self._key_order(table)}) TO STDOUT (FORMAT BINARY)",
+                after) as copy:
+            copy.set_types([types[c] for c in columns])
+            batch: list[tuple[Any, ...]] = []
+            for row in copy.rows():
+                batch.append(row)
+                if len(batch) >= table.batch:
+                    yield batch
+                    batch = []
+            if batch:
+                yield batch
 
     def put(self, table: Table, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]) -> None:
         """One COPY per batch, in one transaction: a batch is there whole or not at all."""
@@ -211,14 +238,9 @@ def copy_archive(source: Side, target: Side, progress: Progress | None = None
         total = source.count(table)
         after = target.last_key(table)
         done = target.count(table)
-        while True:
-            rows = source.rows(table, columns, after)
-            if not rows:
-                break
+        for rows in source.stream(table, columns, after):
             target.put(table, columns, rows)
             done += len(rows)
-            key_at = [columns.index(k) for k in table.key]
-            after = tuple(rows[-1][i] for i in key_at)
             if progress:
                 progress(table.name, done, total)
         have = target.count(table)

@@ -27,7 +27,9 @@ class SearchMixin(Access):
         expr = tsquery(query.terms, query.title_terms, query.excluded)
         with self._read() as conn:
             rows = (self._filtered(conn, query) if expr is None
-                    else self._ranked(conn, query, expr) if query.ranked
+                    else self._ranked(conn, query, expr, tsquery(
+                        query.terms, query.title_terms, query.excluded, weighted=True) or expr)
+                    if query.ranked
                     else self._newest(conn, query, expr))
         pattern = highlighter((*query.terms, *query.title_terms))
         hits = []
@@ -51,8 +53,9 @@ class SearchMixin(Access):
             (expr, *params, max(0, q.limit))).fetchall()
 
     @staticmethod
-    def _ranked(conn: Conn, q: SearchQuery, expr: str) -> list[Any]:
-        """The newest RANK_WINDOW matches ordered by relevance (as SQLite does)."""
+    def _ranked(conn: Conn, q: SearchQuery, expr: str, scored: str) -> list[Any]:
+        """The newest RANK_WINDOW matches ordered by relevance (as SQLite does); found
+        by ``expr``, scored by ``scored`` (the same query with weights)."""
         where, params = _filters(q)
         window = "m.doc @@ ?::tsquery" + (" AND m.sort_time >= ?" if q.since else "")
         wparams: list[Any] = [expr, *([to_us(q.since)] if q.since else [])]
@@ -64,7 +67,7 @@ class SearchMixin(Access):
             f"FROM w) SELECT {_HIT_COLUMNS}, r.score FROM r "
             f"JOIN items i ON i.id = r.item_id LEFT JOIN sources s ON s.id = i.source_id"
             f"{clause} ORDER BY r.score DESC, r.sort_time DESC, r.item_id DESC LIMIT ?",
-            (*wparams, RANK_WEIGHTS, expr, *params, max(0, q.limit))).fetchall()
+            (*wparams, RANK_WEIGHTS, scored, *params, max(0, q.limit))).fetchall()
 
     @staticmethod
     def _filtered(conn: Conn, q: SearchQuery) -> list[Any]:

@@ -35,8 +35,8 @@ _ATTEMPTS = 5
 
 
 @lru_cache(maxsize=1024)
-def _pg(sql: str) -> str:
-    return sql.replace("%", "%%").replace("?", "%s")
+def _pg(sql: str, mark: str = "%s") -> str:
+    return sql.replace("%", "%%").replace("?", mark)
 
 
 class Conn:
@@ -49,6 +49,12 @@ class Conn:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> psycopg.Cursor[Any]:
         return self.raw.execute(_pg(sql), tuple(params))
+
+    def execute_binary(self, sql: str, params: Sequence[Any]) -> psycopg.Cursor[Any]:
+        """``execute`` with the values sent in binary: arrays of long text (a batch as
+        one array per column) are dumped ~30x faster than as array literals, which
+        psycopg escapes element by element in Python."""
+        return self.raw.execute(_pg(sql, "%b"), tuple(params))
 
     def row(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...]:
         """The one row a statement returns (an aggregate, a RETURNING of one row)."""

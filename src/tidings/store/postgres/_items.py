@@ -141,7 +141,8 @@ def _create(conn: Conn, creates: Sequence[NewItem]) -> tuple[dict[str, int], dic
     created: dict[str, int] = {}
     existing: dict[str, int] = {}
     settled: set[str] = set()
-    for key, item_id, state in conn.execute(_CREATE, [list(c) for c in zip(*rows, strict=True)]):
+    for key, item_id, state in conn.execute_binary(
+            _CREATE, [list(c) for c in zip(*rows, strict=True)]):
         settled.add(key)
         if state == "new":
             created[key] = item_id

@@ -9,11 +9,16 @@ embedded SQLite round, PostgreSQL upserts and search at scale, the due-source pi
   count, by that many ``tidings worker`` processes on a fresh PostgreSQL database:
   seconds from the workers' start until every source has a finished run (worker
   start-up included), as feeds/s, and the ratio to one worker;
-* archive: ``--items`` synthetic items (benchmarks/store.py's corpus, 33 new items
-  per ``apply_upserts`` as one feed listing writes them) into PostgreSQL, with
-  ``index_pending`` every 2,000; new items/s (median over windows), unchanged
-  re-listings/s (``lookup_items`` + ``tombstoned``), and search latencies newest
-  first and ranked at the final size;
+* archive: a kept archive of ``--items`` synthetic items (benchmarks/store.py's
+  corpus, 1,000,000 by default) is built once with ``COPY`` as the template
+  database ``tidings_bench_tpl_<items>_<sources>`` (benchmarks/pg_archive.py;
+  ``--rebuild-archive`` builds it again; drop it with ``DROP DATABASE`` when done).
+  Each run measures on a copy of it (``CREATE DATABASE … TEMPLATE``): ``--new-items``
+  new items, 33 per ``apply_upserts`` as one feed listing writes them, with
+  ``index_pending`` every 2,000 (new items/s, median over windows of ``--window``);
+  unchanged re-listings/s (``lookup_items`` + ``tombstoned`` of a source's newest
+  listing, three runs of ``--relist-rounds``); search latencies newest first and
+  ranked (``--search-repeat`` passes);
 * pick: ``claim_due_sources`` of 40 out of ``--sources`` 100,000 due sources.
 
 PostgreSQL is the server at ``TIDINGS_BENCH_PG`` (default the local trust-auth one);
@@ -39,6 +44,7 @@ from pathlib import Path
 import psycopg
 
 from collect import TIDINGS, FarmProcess, get, run_measured
+from pg_archive import copy_of, template
 from store import INDEX_BATCH, Corpus, feed_source, make_batch, query_sets, relist
 from tidings.model import Source, SourceKind
 from tidings.store.base import SearchQuery, UpsertBatch
@@ -136,17 +142,14 @@ def rounds(args: argparse.Namespace) -> None:
 
 
 def archive(args: argparse.Namespace) -> None:
+    """Upserts and search in a copy of the kept ``--items`` archive (pg_archive.py)."""
     corpus = Corpus(random.Random(1))
-    with fresh_database() as url, PostgresStorage(url) as storage:
-        start = datetime(2023, 1, 1, tzinfo=UTC)
-        with storage.write() as unit:
-            for s in range(args.sources_archive):
-                unit.add_source(Source(id=f"s{s}", kind=SourceKind.RSS,
-                                       url=f"https://site{s}.example/feed", created_at=start))
+    name = template(SERVER, args.items, args.sources_archive, args.rebuild_archive)
+    with copy_of(SERVER, name) as url, PostgresStorage(url) as storage:
         rates: list[float] = []
-        done, spent, window = 0, 0.0, 0
-        while done < args.items:
-            n = min(33, args.items - done)
+        done, spent, window, end = args.items, 0.0, 0, args.items + args.new_items
+        while done < end:
+            n = min(33, end - done)
             batch, _ = make_batch(corpus, done, n, feed_source(done // 33, args.sources_archive))
             t0 = time.perf_counter()
             storage.apply_upserts(UpsertBatch(creates=batch))
@@ -156,19 +159,23 @@ def archive(args: argparse.Namespace) -> None:
             if done % INDEX_BATCH < 33:
                 while storage.index_pending(INDEX_BATCH):
                     pass
-            if window >= args.window or done >= args.items:
+            if window >= args.window or done >= end:
                 rates.append(window / spent)
-                print(f"  {done:>9,} items  new {rates[-1]:8,.0f}/s", flush=True)
+                print(f"  {done:>9,} items  new {rates[-1]:8,.0f}/s  "
+                      f"load {os.getloadavg()[0]:.1f}", flush=True)
                 window, spent = 0, 0.0
         while storage.index_pending(INDEX_BATCH):
             pass
-        print(f"PostgreSQL new items/s     {statistics.median(rates):10,.0f}  last window "
-              f"{rates[-1]:,.0f}  target {TARGETS['new']:,}")
+        print(f"PostgreSQL new items/s     {statistics.median(rates):10,.0f}  "
+              f"({len(rates)} windows)  target {TARGETS['new']:,}")
         ns = argparse.Namespace(items=args.items, batch=33, sources=args.sources_archive,
-                                relist_rounds=1000)
-        unchanged = relist(storage, ns, "latest")  # type: ignore[arg-type]
-        print(f"PostgreSQL unchanged/s     {unchanged:10,.0f}  target {TARGETS['unchanged']:,}")
-        search(storage, corpus)
+                                relist_rounds=args.relist_rounds)
+        for _ in range(3):
+            unchanged = relist(storage, ns, "latest")  # type: ignore[arg-type]
+            print(f"PostgreSQL unchanged/s     {unchanged:10,.0f}  target "
+                  f"{TARGETS['unchanged']:,}  load {os.getloadavg()[0]:.1f}", flush=True)
+        for _ in range(args.search_repeat):
+            search(storage, corpus)
 
 
 def search(storage: PostgresStorage, corpus: Corpus) -> None:
@@ -262,14 +269,21 @@ def race(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--feeds", type=int, default=1000)
     ap.add_argument("--hosts", type=int, default=32)
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     ap.add_argument("--concurrency", type=int, default=32, help="jobs per worker")
     ap.add_argument("--repeat", type=int, default=1, help="rounds per worker count (median)")
     ap.add_argument("--items", type=int, default=1_000_000)
-    ap.add_argument("--window", type=int, default=50_000)
+    ap.add_argument("--new-items", type=int, default=33_000,
+                    help="new items upserted into the copy of the archive")
+    ap.add_argument("--window", type=int, default=6_600)
+    ap.add_argument("--relist-rounds", type=int, default=1000)
+    ap.add_argument("--search-repeat", type=int, default=2)
+    ap.add_argument("--rebuild-archive", action="store_true",
+                    help="build the kept archive template again")
     ap.add_argument("--sources-archive", type=int, default=1000)
     ap.add_argument("--sources", type=int, default=100_000)
     ap.add_argument("--skip-rounds", action="store_true")

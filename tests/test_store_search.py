@@ -116,6 +116,38 @@ def test_newest_first_paging(indexed: Storage) -> None:
     assert [indexed.get_item(h.item.id).key for h in rest] == ["zh1"]
 
 
+#: days back from the newest item: on both sides of PostgreSQL's search spans (2, 16
+#: and 128 days back), some on their very edges, and one in the future
+_SPREAD_DAYS = (-3, 0, 1, 2, 2.5, 15, 16, 17, 100, 128, 129, 400, 1500)
+
+
+def test_newest_first_over_years_in_pages(storage: Storage) -> None:
+    storage.add_source(source("feed"))
+    storage.add_source(source("other"))
+    newest = 3 * 365 * 24 * 60
+    creates = [new(f"d{n}", "other" if n % 3 == 0 else "feed", title=f"Report {n}",
+                   body="<p>tidal energy news</p>" if n % 4 else "<p>tidal news</p>",
+                   published_at=at(newest - days * 24 * 60))
+               for n, days in enumerate(_SPREAD_DAYS)]
+    storage.apply_upserts(UpsertBatch(creates=creates))
+    while storage.index_pending():
+        pass
+    order = [f"d{n}" for n, _ in sorted(enumerate(_SPREAD_DAYS), key=lambda p: p[1])]
+    assert keys(storage, "tidal") == order
+    assert keys(storage, "energy") == [k for k in order if int(k[1:]) % 4]
+    other = storage.search(SearchQuery(terms=("tidal",), source_id="other"))
+    assert [storage.get_item(h.item.id).key for h in other] == [
+        k for k in order if int(k[1:]) % 3 == 0]
+    pages: list[str] = []
+    query = SearchQuery(terms=("tidal",), limit=3)
+    while hits := storage.search(query):
+        pages += [storage.get_item(h.item.id).key for h in hits]
+        last = hits[-1].item
+        assert last.published_at is not None
+        query = SearchQuery(terms=("tidal",), limit=3, before=(last.published_at, last.id))
+    assert pages == order
+
+
 def test_revision_and_deletion_update_the_index(indexed: Storage) -> None:
     item = indexed.get_item_by_key("zh3")
     indexed.apply_upserts(UpsertBatch(revisions=[

@@ -18,7 +18,6 @@ from tidings.errors import NotFoundError
 from tidings.model import ItemState
 from tidings.store.base import Discovery, NewItem, Revision, UpsertBatch
 from tidings.store.postgres._db import Access, Conn, insert_values
-from tidings.store.postgres._runs import next_ids
 from tidings.store.sqlite._db import to_us
 from tidings.store.sqlite._items import _check_batch, _create_row, _revision_row, _state
 
@@ -27,6 +26,39 @@ _INSERT = (
     "published_at, discovered_at, updated_at, sort_time, author, categories, images, raw, "
     "content_hash, title_fp, lossy, backfill)"
 )
+#: the batch as one array per column (``_create_row`` without the id), in key order
+_CREATE = """
+WITH v AS (
+    SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],
+        ?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::text[],
+        ?::text[], ?::text[], ?::text[], ?::text[], ?::smallint[], ?::smallint[])
+    WITH ORDINALITY AS v (key, source_id, url, title, summary, body, body_state,
+        published_at, discovered_at, updated_at, sort_time, author, categories, images,
+        raw, content_hash, title_fp, lossy, backfill, n)
+), old AS (
+    SELECT i.key, i.id FROM items i WHERE i.key IN (SELECT key FROM v)
+), dead AS (
+    SELECT t.key FROM tombstones t WHERE t.key IN (SELECT key FROM v)
+), ins AS (
+    INSERT INTO items (id, key, source_id, url, title, summary, body, body_state,
+        published_at, discovered_at, updated_at, sort_time, author, categories, images,
+        raw, content_hash, title_fp, lossy, backfill)
+    SELECT nextval('items_id_seq'), key, source_id, url, title, summary, body, body_state,
+        published_at, discovered_at, updated_at, sort_time, author, categories, images,
+        raw, content_hash, title_fp, lossy, backfill FROM v
+    WHERE key NOT IN (SELECT key FROM old) AND key NOT IN (SELECT key FROM dead)
+    ORDER BY n
+    ON CONFLICT (key) DO NOTHING
+    RETURNING id, key, content_hash, discovered_at
+), ver AS (
+    INSERT INTO versions (item_id, hash, seen_at)
+    SELECT id, content_hash, discovered_at FROM ins WHERE content_hash IS NOT NULL
+    ON CONFLICT DO NOTHING
+)
+SELECT key, id, 'new' FROM ins
+UNION ALL SELECT key, id, 'old' FROM old
+UNION ALL SELECT key, NULL, 'dead' FROM dead
+"""
 _REVISE = (
     "UPDATE items SET url = ?, title = ?, summary = ?, body = ?, body_state = ?, "
     "published_at = ?, updated_at = ?, sort_time = coalesce(?, discovered_at), author = ?, "
@@ -95,29 +127,30 @@ class ItemsWriteMixin(Access):
 
 
 def _create(conn: Conn, creates: Sequence[NewItem]) -> tuple[dict[str, int], dict[str, int]]:
-    """Insert the new items; returns (created key -> id, already stored key -> id)."""
+    """Insert the new items; returns (created key -> id, already stored key -> id).
+
+    One statement (``_CREATE``) skips stored and tombstoned keys, inserts the rest
+    with their versions and returns both kinds of id; a key that a concurrent
+    transaction stored first (``ON CONFLICT DO NOTHING`` skipped it, and the
+    statement's snapshot is older than that commit) is looked up after it.
+    """
     if not creates:
         return {}, {}
     ordered = sorted(creates, key=lambda n: n.key)
-    keys = [n.key for n in ordered]
-    existing = ids_for_keys(conn, keys)
-    dead = tombstoned(conn, keys)
-    fresh = [n for n in ordered if n.key not in existing and n.key not in dead]
-    if not fresh:
-        return {}, existing
-    wanted = dict(zip((n.key for n in fresh), next_ids(conn, "items_id_seq", len(fresh)),
-                      strict=True))
-    won = {r[0] for r in insert_values(
-        conn, _INSERT, [_create_row(wanted[n.key], n) for n in fresh],
-        "ON CONFLICT (key) DO NOTHING RETURNING key")}
-    created = {k: v for k, v in wanted.items() if k in won}
-    lost = [k for k in wanted if k not in won]  # stored by a concurrent transaction
+    rows = [_create_row(0, n)[1:] for n in ordered]
+    created: dict[str, int] = {}
+    existing: dict[str, int] = {}
+    settled: set[str] = set()
+    for key, item_id, state in conn.execute_binary(
+            _CREATE, [list(c) for c in zip(*rows, strict=True)]):
+        settled.add(key)
+        if state == "new":
+            created[key] = item_id
+        elif state == "old":
+            existing[key] = item_id
+    lost = [n.key for n in ordered if n.key not in settled]
     if lost:
         existing.update(ids_for_keys(conn, lost))
-    insert_values(conn, "INSERT INTO versions (item_id, hash, seen_at)",
-                  [(created[n.key], n.fields.content_hash, to_us(n.discovered_at))
-                   for n in fresh if n.key in created and n.fields.content_hash],
-                  "ON CONFLICT DO NOTHING")
     return created, existing
 
 

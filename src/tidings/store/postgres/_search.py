@@ -67,19 +67,20 @@ def tsvector(title: str, body: str | None, summary: str) -> str:
     return " ".join(f"{_quote(w)}:{','.join(spots)}" for w, spots in entries.items())
 
 
-def _part(text: str, chars: bool, prefix: bool, in_title: bool) -> str | None:
-    weights = ("B" if in_title else "BD") if chars else ("A" if in_title else "AC")
+def _part(text: str, chars: bool, prefix: bool, in_title: bool, weighted: bool) -> str | None:
+    weights = ("B" if in_title else "BD" if weighted else "") if chars else (
+        "A" if in_title else "AC" if weighted else "")
     tokens = words(text)
     if not tokens:
         return None
-    rendered = [f"{_quote(t)}:{weights}" for t in tokens]
+    rendered = [f"{_quote(t)}{':' + weights if weights else ''}" for t in tokens]
     if prefix:
         rendered[-1] = f"{_quote(tokens[-1])}:*{weights}"
     return "(" + " <-> ".join(rendered) + ")"
 
 
-def _term(term: str, in_title: bool = False) -> str | None:
-    parts = [p for p in (_part(tp.text, tp.chars, tp.prefix, in_title)
+def _term(term: str, in_title: bool = False, weighted: bool = False) -> str | None:
+    parts = [p for p in (_part(tp.text, tp.chars, tp.prefix, in_title, weighted)
                          for tp in term_parts(term)) if p]
     if not parts:
         return None
@@ -87,15 +88,23 @@ def _term(term: str, in_title: bool = False) -> str | None:
 
 
 def tsquery(terms: Iterable[str], title_terms: Iterable[str] = (),
-            excluded: Iterable[str] = ()) -> str | None:
+            excluded: Iterable[str] = (), weighted: bool = False) -> str | None:
     """A ``tsquery`` literal: all ``terms`` and ``title_terms``, none of ``excluded``
-    (the same conditions as ``textindex.match_expression`` builds for FTS5)."""
-    required = [e for e in (_term(t) for t in terms) if e]
+    (the same conditions as ``textindex.match_expression`` builds for FTS5).
+
+    Only title terms need weights to match the same items: a phrase (words, CJK
+    bigrams) is never found in the character columns, which hold lone CJK
+    characters only, and a character found as a word (a one-character run) is in
+    the character columns too. A GIN index does not store weights, so a weighted
+    query makes PostgreSQL recheck every candidate against its document (read from
+    TOAST); ``weighted`` is for ``ts_rank``, which scores title and body apart.
+    """
+    required = [e for e in (_term(t, weighted=weighted) for t in terms) if e]
     required += [e for e in (_term(t, in_title=True) for t in title_terms) if e]
     if not required:
         return None
     expr = " & ".join(required)
-    for e in map(_term, excluded):
+    for e in (_term(t, weighted=weighted) for t in excluded):
         if e:
             expr = f"({expr}) & !{e}"
     return expr

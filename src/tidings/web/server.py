@@ -12,6 +12,7 @@ known.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import gc
 import logging
 from pathlib import Path
@@ -251,6 +252,29 @@ def settle_heap() -> None:
     """
     gc.collect()
     gc.freeze()
+    _steady_malloc()
+
+
+#: glibc's ``mallopt`` parameters, and what they are set to: blocks below 8 MB come
+#: from the heap, and up to 32 MB freed at its top is kept for the next request
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_MMAP_AT, _TRIM_AT = 8 << 20, 32 << 20
+
+
+def _steady_malloc() -> None:
+    """Keep answers of a few megabytes (a Google Reader page, a feed, an export) in
+    the heap. By default glibc maps each such block anew and gives it back when freed,
+    and its thresholds move with every block: each answer then paid a page fault per
+    4 KB it wrote, several milliseconds of system time a page on a virtual machine
+    (docs/benchmarks.md, issue 19). Does nothing where there is no glibc ``mallopt``.
+    """
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    mallopt(_M_MMAP_THRESHOLD, _MMAP_AT)
+    mallopt(_M_TRIM_THRESHOLD, _TRIM_AT)
 
 
 def check_listen(tidings: Tidings, host: str) -> None:

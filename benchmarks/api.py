@@ -42,6 +42,7 @@ BATCH = 50
 INGEST_TARGET = 2000.0
 P99_TARGET_MS = 150.0
 STATIC = "/bench/static"
+GC = "/bench/gc"
 STREAM = "/api/greader/reader/api/0/stream/contents/user/-/state/com.google/reading-list"
 GREADER = "greader stream/contents n=1000"
 CEILING = "ceiling: static answer, same size"
@@ -71,13 +72,17 @@ def serve(data: Path, port: int) -> None:
 
     app.app.add_api_route(STATIC, static, dependencies=[Depends(greader.client)])  # type: ignore[attr-defined]
     settle_heap()  # as `tidings serve` does
-    pauses: list[float] = []
+    pauses: list[float] = []  # full garbage collections: -start, end, -start, end, ...
     gc.callbacks.append(lambda phase, info: info["generation"] == 2 and pauses.append(
-        time.perf_counter() * (1 if phase == "stop" else -1)))
+        time.perf_counter() * (-1 if phase == "start" else 1)))
+
+    async def collections() -> dict[str, float]:
+        full = [pauses[i] + pauses[i + 1] for i in range(0, len(pauses) - 1, 2)]
+        return {"full": len(full), "longest_ms": max(full, default=0) * 1000,
+                "total_ms": sum(full) * 1000}
+
+    app.app.add_api_route(GC, collections)  # type: ignore[attr-defined]
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
-    full = [pauses[i] + pauses[i + 1] for i in range(0, len(pauses) - 1, 2)]
-    print(f"server: {len(full)} full garbage collections, longest "
-          f"{max(full, default=0) * 1000:.1f} ms", file=sys.stderr)
 
 
 def start(data: Path) -> tuple[subprocess.Popen[bytes], str]:
@@ -179,6 +184,9 @@ def latency(data: Path, requests: int) -> dict[str, Figures]:
                         cpu[name][1] += own
                         took.append(ms)
                         counts[name].append(len(answer.json()["items"]) if name != CEILING else 0)
+            gcs = http.get(GC).json()
+            print(f"server: {gcs['full']} full garbage collections over the run, longest "
+                  f"{gcs['longest_ms']:.1f} ms, {gcs['total_ms']:.0f} ms in all", flush=True)
     finally:
         stop(proc)
     return {name: Figures(statistics.median(t), _p99(t), int(statistics.median(counts[name])),

@@ -263,10 +263,12 @@ _MMAP_AT, _TRIM_AT = 8 << 20, 32 << 20
 
 def _steady_malloc() -> None:
     """Keep answers of a few megabytes (a Google Reader page, a feed, an export) in
-    the heap. By default glibc maps each such block anew and gives it back when freed,
-    and its thresholds move with every block: each answer then paid a page fault per
-    4 KB it wrote, several milliseconds of system time a page on a virtual machine
-    (docs/benchmarks.md, issue 19). Does nothing where there is no glibc ``mallopt``.
+    the heap. By default glibc maps each block over 128 KB anew (raising that bar only
+    to the largest block freed so far) and gives memory back as soon as twice that is
+    free at the heap's top: each answer then paid a page fault per 4 KB it wrote,
+    milliseconds of system time a page on a virtual machine (docs/benchmarks.md, issue
+    19). glibc's own moving limits go as high as 32 and 64 MB, so this keeps no more
+    than it might. Does nothing where there is no glibc ``mallopt``.
     """
     try:
         mallopt = ctypes.CDLL(None).mallopt

@@ -12,6 +12,8 @@ known.
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import gc
 import logging
 from pathlib import Path
 from typing import Any
@@ -242,6 +244,41 @@ def create_app(tidings: Tidings, settings: Settings, *, page_ttl: float = 2.0) -
 # --------------------------------------------------------------------- serving
 
 
+def settle_heap() -> None:
+    """Take what start-up built (modules, routes, templates, the open archive: some
+    140,000 objects) out of the collector's sight once it is ready to serve. It lives
+    as long as the process, and each full collection would walk all of it again: 100+
+    ms of CPU that fell on whichever request set it off (docs/benchmarks.md, issue 19).
+    """
+    gc.collect()
+    gc.freeze()
+    _steady_malloc()
+
+
+#: glibc's ``mallopt`` parameters, and what they are set to: blocks below 8 MB come
+#: from the heap, and up to 32 MB freed at its top is kept for the next request
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_MMAP_AT, _TRIM_AT = 8 << 20, 32 << 20
+
+
+def _steady_malloc() -> None:
+    """Keep answers of a few megabytes (a Google Reader page, a feed, an export) in
+    the heap. By default glibc maps each block over 128 KB anew (raising that bar only
+    to the largest block freed so far) and gives memory back as soon as twice that is
+    free at the heap's top: each answer then paid a page fault per 4 KB it wrote,
+    milliseconds of system time a page on a virtual machine (docs/benchmarks.md, issue
+    19). glibc's own moving limits go as high as 32 and 64 MB, so this keeps no more
+    than it might. Does nothing where there is no glibc ``mallopt``.
+    """
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    mallopt(_M_MMAP_THRESHOLD, _MMAP_AT)
+    mallopt(_M_TRIM_THRESHOLD, _TRIM_AT)
+
+
 def check_listen(tidings: Tidings, host: str) -> None:
     """Refuse to listen beyond loopback while nobody could log in."""
     if is_loopback(host) or password_set(tidings):
@@ -282,6 +319,7 @@ def serve(settings: Settings, *, host: str | None = None, port: int | None = Non
         tidings.close()
         raise
     app = create_app(tidings, settings)
+    settle_heap()
     config = uvicorn.Config(app, host=host, port=port, log_level="info", server_header=False,
                             **proxy_options(settings))
     server = uvicorn.Server(config)

@@ -29,7 +29,7 @@ from tidings.store.sqlite._reading import timeline_filters, timeline_statement
 #: (``to_json``; a missing text is JSON ``null`` as SQLite's ``json_quote`` gives)
 _ENTRY_COLUMNS = (
     "i.id, i.source_id, i.title, i.url, i.author, i.sort_time, i.discovered_at, "
-    "i.updated_at, i.read, i.starred, coalesce(s.title, ''), "
+    "i.updated_at, i.read, i.starred, "
     "convert_to(coalesce(to_json(CASE WHEN i.body IS NULL OR i.body = '' THEN i.summary "
     "ELSE i.body END)::text, 'null'), 'UTF8')"
 )
@@ -47,8 +47,8 @@ class CompatMixin(Access):
 
     def stream_entries(self, query: ItemQuery) -> list[StreamEntry]:
         with self._read() as conn:
-            rows = conn.execute(*timeline_statement(_ENTRY_COLUMNS, query)).fetchall()
-        return [StreamEntry._make((*r[:11], bytes(r[11]))) for r in rows]
+            rows = conn.execute(*timeline_statement(_ENTRY_COLUMNS, query, "items i")).fetchall()
+        return [StreamEntry._make((*r[:10], bytes(r[10]))) for r in rows]
 
     def unread_counts(self, editorial_only: bool) -> list[UnreadCount]:
         with self._read() as conn:

@@ -25,7 +25,7 @@ _INSERT_SEARCH = ("INSERT INTO saved_searches (name, query, created_at) VALUES (
 # the body is never decoded into a Python string nor encoded again.
 _ENTRY_COLUMNS = (
     "i.id, i.source_id, i.title, i.url, i.author, i.sort_time, i.discovered_at, "
-    "i.updated_at, i.read, i.starred, coalesce(s.title, ''), "
+    "i.updated_at, i.read, i.starred, "
     "CAST(json_quote(CASE WHEN i.body IS NULL OR i.body = '' THEN i.summary ELSE i.body END)"
     " AS BLOB)"
 )
@@ -80,7 +80,8 @@ class CompatMixin(Access):
 
     def stream_entries(self, query: ItemQuery) -> list[StreamEntry]:
         with self._read() as conn:
-            return list(map(StreamEntry._make, select_timeline(conn, _ENTRY_COLUMNS, query)))
+            return list(map(StreamEntry._make,
+                            select_timeline(conn, _ENTRY_COLUMNS, query, "items i")))
 
     def unread_counts(self, editorial_only: bool) -> list[UnreadCount]:
         with self._read() as conn:

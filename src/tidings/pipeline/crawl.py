@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -52,6 +52,8 @@ from tidings.store.crawl import (
 __all__ = ["CrawlLimits", "CrawlProgress", "run_crawl", "start_crawl"]
 
 WORKERS = 16
+#: seconds a visited host's idle connection is kept, beyond its spacing (``keepalive``)
+KEEPALIVE = 2.0
 #: feed addresses tried per site: its best candidates, then the usual paths
 GUESSES = 4
 _PROGRESS_EVERY = 0.25
@@ -124,10 +126,25 @@ def _create(unit: Unit, pairs: list[tuple[str, str]], limits: CrawlLimits, now: 
     return unit.create_crawl(pairs, limits.max_depth, limits.max_sites, limits.max_pages, now)
 
 
+def keepalive(spacing: float) -> float:
+    """Seconds the crawl keeps a host's idle connection: past the gaps between the pages of
+    one visit (the host's spacing, jitter included, and a writer step), no longer."""
+    return KEEPALIVE + 2 * spacing
+
+
 async def run_crawl(env: PipelineEnv, crawl_id: int, *, progress: CrawlProgress | None = None,
                     workers: int = WORKERS, rules: PageRules | None = None) -> CrawlCounts:
     """Run (or resume) a crawl until its frontier is empty; its final counts."""
     env.store.get_crawl(crawl_id)  # NotFoundError for a wrong id
+    fetcher = env.fetcher.with_keepalive(keepalive(env.fetcher.limiter.delay))
+    try:
+        return await _run(replace(env, fetcher=fetcher), crawl_id, progress, workers, rules)
+    finally:
+        await fetcher.aclose()
+
+
+async def _run(env: PipelineEnv, crawl_id: int, progress: CrawlProgress | None,
+               workers: int, rules: PageRules | None) -> CrawlCounts:
     await env.writer(lambda unit: unit.requeue_crawl_visits(crawl_id))
     crawler = _Crawler(env, crawl_id, rules or PageRules(crawler_user_agent(env.settings.bot_url)),
                        progress)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -175,6 +176,7 @@ class _Crawler:
         self.unstored: dict[int, Answers] = {}
         self.answered: dict[str, dict[str, Any]] = {}  # the same answers, by address
         self.busy = 0  # workers claiming or visiting
+        self.visiting: Counter[int] = Counter()  # visits under way, by depth
         self.changed = asyncio.Event()
         self.reported = 0.0
 
@@ -183,28 +185,38 @@ class _Crawler:
         done: tuple[int, SiteOutcome] | None = None  # the last visit, ended with the next claim
         answers: Answers = []
         while True:
+            changed = self.changed  # before the claim: a wake while it runs is not missed
             self.busy += 1
             try:
                 site = await self.env.writer(_finish_and_claim, self.crawl_id, done, answers)
                 self._stored(answers)
                 done, answers = None, []
                 if site is not None:
-                    outcome = await self._visit_safely(site)
+                    self.visiting[site.depth] += 1
+                    try:
+                        outcome = await self._visit_safely(site)
+                    finally:
+                        self.visiting[site.depth] -= 1
                     done, answers = (site.id, outcome), self.unstored.pop(site.id, [])
             finally:
                 self.busy -= 1
             if site is not None:
-                self._wake()
+                # a worker waits only when every queued site is deeper than the visits under
+                # way (breadth first): it is woken when the last of them ends, not by each
+                if not self.visiting[site.depth]:
+                    self._wake()
+                self._report()
                 continue
             if self.busy == 0:
                 self._wake()  # nothing queued and nobody who could queue more: done
                 return
-            changed = self.changed
             await changed.wait()
 
     def _wake(self) -> None:
         changed, self.changed = self.changed, asyncio.Event()
         changed.set()
+
+    def _report(self) -> None:
         now = time.monotonic()
         if self.progress is not None and now - self.reported >= _PROGRESS_EVERY:
             self.reported = now

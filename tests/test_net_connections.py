@@ -95,6 +95,33 @@ async def test_idle_connections_expire_and_the_fetcher_closes_the_rest(
         assert script.open == 0 and script.connections == 40
 
 
+async def test_a_short_keepalive_twin_shares_the_guard_and_limits_not_the_connections(
+    settings: Settings,
+) -> None:
+    """The crawl's Fetcher (``with_keepalive``): its idle sockets go after its own short
+    keep-alive, the parent's stay; dials are counted and politeness kept together."""
+    names = _names(10)
+    resolver = TableResolver.fixed({name: ["127.0.0.1"] for name in names})
+    async with scripted(ok(b"x")) as script:
+        port = script.url.rsplit(":", 1)[1]
+        async with Fetcher(settings, resolver=resolver) as fetcher:
+            twin = fetcher.with_keepalive(0.3)
+            assert twin.limiter is fetcher.limiter
+            for name in names:
+                assert (await twin.fetch(f"http://{name}:{port}/")).content == b"x"
+                assert (await twin.fetch(f"http://{name}:{port}/")).content == b"x"
+            await fetcher.fetch(f"http://{names[0]}:{port}/")
+            assert script.connections == 11  # the twin reused its own, the parent dialed
+            assert fetcher.connections_opened == 11
+            await _settle(lambda: script.open == 1)
+            assert script.open == 1  # the parent's, kept its usual 30 s
+            await twin.aclose()
+            assert (await fetcher.fetch(f"http://{names[0]}:{port}/")).content == b"x"
+            assert script.connections == 11
+        await _settle(lambda: script.open == 0)
+        assert script.open == 0
+
+
 async def test_answers_without_a_body_and_error_pages_keep_the_connection(
     settings: Settings, logged: tuple[int, ServerLog]
 ) -> None:

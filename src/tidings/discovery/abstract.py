@@ -79,7 +79,9 @@ def _text(el: etree._Element) -> str:
 def find_abstract_in(root: etree._Element) -> str:
     """The abstract of a parsed page ('' when it has no text). Prunes ``root`` in place."""
     _prune(root)
-    total_links = sum(1 for _ in root.iter("a")) or 1
+    # each link's text measured once, not once per block around it
+    link_chars = {a: len(_text(a)) for a in root.iter("a")}
+    total_links = len(link_chars) or 1
     best: tuple[float, int, int] | None = None
     best_text = ""
     for index, el in enumerate(el for el in root.iter() if el.tag in _BLOCKS):
@@ -87,10 +89,9 @@ def find_abstract_in(root: etree._Element) -> str:
         if not text:
             continue
         points = _weight(text[:ABSTRACT_CHARS]) * 1000.0
-        links = list(el.iter("a"))
+        links = [link_chars[a] for a in el.iter("a")]
         points = affect(points, 0.1, 1 - len(links) / total_links, 1.0)
-        link_chars = sum(len(_text(a)) for a in links)
-        points = affect(points, 0.1, 1 - link_chars / len(text), 2.0)
+        points = affect(points, 0.1, 1 - sum(links) / len(text), 2.0)
         depth = sum(1 for _ in el.iterancestors())
         key = (points, depth, -index)
         if best is None or key > best:

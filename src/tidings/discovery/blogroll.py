@@ -90,12 +90,6 @@ class _Tally:
     tags: int = 0
 
 
-def _text_len(el: etree._Element) -> int:
-    """Characters of ``el``'s own text and of its children's tails (not their insides)."""
-    n = len((el.text or "").strip())
-    return n + sum(len((child.tail or "").strip()) for child in el)
-
-
 def _link_text(a: etree._Element) -> str:
     """The name a link shows: its text, or the first block inside it (card layouts put
     the site's name and its description in two blocks)."""
@@ -152,8 +146,9 @@ class _Page:
 
 
 def _own(el: etree._Element, page: _Page) -> tuple[_Tally, RollLink | None]:
-    """What ``el`` adds by itself (not its children) and the outbound link it is, if any."""
-    tally = _Tally(text=_text_len(el), tags=1)
+    """What ``el`` adds by itself (not its children, nor their tails: the caller counts
+    those as it adds the children up) and the outbound link it is, if any."""
+    tally = _Tally(text=len((el.text or "").strip()), tags=1)
     if el.tag != "a":
         return tally, None
     href = (el.get("href") or "").strip()
@@ -206,6 +201,9 @@ def find_blogroll_in(root: etree._Element, page_url: str) -> Blogroll | None:
         tally, link = _own(el, page)
         own_links = [link] if link is not None else []
         for child in el:
+            tail = child.tail
+            if tail:
+                tally.text += len(tail.strip())
             sub = tallies.pop(child, None)
             if sub is None:
                 continue

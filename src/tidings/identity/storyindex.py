@@ -20,12 +20,13 @@ from array import array
 from collections import Counter, deque
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from tidings.identity.bands import BandIndex, Signer
 from tidings.identity.shingles import MIN_SHINGLES, Shingles, shingle_hash
 from tidings.identity.urls import normalize_url
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["JOIN_THRESHOLD", "NUM_PERM", "WINDOW_US", "Candidate", "Placement", "StoryIndex",
            "StoryItem", "item_of", "link_hash", "similarity"]
@@ -227,6 +228,10 @@ class StoryIndex:
 
     def __init__(self, *, threshold: float = JOIN_THRESHOLD, window_us: int = WINDOW_US,
                  num_perm: int = NUM_PERM, bands: int = BANDS, rows: int = ROWS) -> None:
+        # numpy, scipy and datasketch (~70 MiB) load with the first index, not with every
+        # process that imports tidings: a crawl or a CLI command never clusters
+        from tidings.identity.bands import BandIndex, Signer
+
         self.threshold = threshold
         self.window_us = window_us
         self.num_perm = num_perm

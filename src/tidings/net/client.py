@@ -10,6 +10,7 @@ started. Share one Fetcher per process: the per-host limits live in it.
 from __future__ import annotations
 
 import asyncio
+import copy
 import json as jsonlib
 import re
 import ssl
@@ -180,6 +181,17 @@ class Fetcher:
 
     async def aclose(self) -> None:
         await self._sessions.aclose()
+
+    def with_keepalive(self, keepalive: float) -> Fetcher:
+        """This Fetcher's guard, politeness limits and headers over connections of its own,
+        kept idle ``keepalive`` seconds; ``aclose`` it when done (that closes only them).
+
+        For a crawl: it asks each host for a few pages in a burst and never again, so
+        the usual keep-alive would hold an idle socket for every host of the last half
+        minute (thousands at a crawl's pace, past many systems' open-file limit)."""
+        twin = copy.copy(self)
+        twin._sessions = self._sessions.with_keepalive(keepalive)
+        return twin
 
     async def fetch(
         self,

@@ -80,6 +80,13 @@ class Sessions:
         self._direct: aiohttp.ClientSession | None = None
         self._proxied: aiohttp.ClientSession | None = None
 
+    def with_keepalive(self, keepalive: float) -> Sessions:
+        """Sessions made the same way (guard, proxy, TLS, per-host cap) with connections
+        of their own, kept idle ``keepalive`` seconds."""
+        tls = self._tls if isinstance(self._tls, ssl.SSLContext) else None
+        return Sessions(self._guard, proxy=self.proxy, tls=tls, per_host=self._per_host,
+                        keepalive=keepalive)
+
     def direct(self) -> aiohttp.ClientSession:
         if self._direct is None:
             self._direct = self._session(

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -52,6 +53,8 @@ from tidings.store.crawl import (
 __all__ = ["CrawlLimits", "CrawlProgress", "run_crawl", "start_crawl"]
 
 WORKERS = 16
+#: seconds a visited host's idle connection is kept, beyond its spacing (``keepalive``)
+KEEPALIVE = 2.0
 #: feed addresses tried per site: its best candidates, then the usual paths
 GUESSES = 4
 _PROGRESS_EVERY = 0.25
@@ -124,10 +127,25 @@ def _create(unit: Unit, pairs: list[tuple[str, str]], limits: CrawlLimits, now: 
     return unit.create_crawl(pairs, limits.max_depth, limits.max_sites, limits.max_pages, now)
 
 
+def keepalive(spacing: float) -> float:
+    """Seconds the crawl keeps a host's idle connection: past the gaps between the pages of
+    one visit (the host's spacing, jitter included, and a writer step), no longer."""
+    return KEEPALIVE + 2 * spacing
+
+
 async def run_crawl(env: PipelineEnv, crawl_id: int, *, progress: CrawlProgress | None = None,
                     workers: int = WORKERS, rules: PageRules | None = None) -> CrawlCounts:
     """Run (or resume) a crawl until its frontier is empty; its final counts."""
     env.store.get_crawl(crawl_id)  # NotFoundError for a wrong id
+    fetcher = env.fetcher.with_keepalive(keepalive(env.fetcher.limiter.delay))
+    try:
+        return await _run(replace(env, fetcher=fetcher), crawl_id, progress, workers, rules)
+    finally:
+        await fetcher.aclose()
+
+
+async def _run(env: PipelineEnv, crawl_id: int, progress: CrawlProgress | None,
+               workers: int, rules: PageRules | None) -> CrawlCounts:
     await env.writer(lambda unit: unit.requeue_crawl_visits(crawl_id))
     crawler = _Crawler(env, crawl_id, rules or PageRules(crawler_user_agent(env.settings.bot_url)),
                        progress)
@@ -158,6 +176,7 @@ class _Crawler:
         self.unstored: dict[int, Answers] = {}
         self.answered: dict[str, dict[str, Any]] = {}  # the same answers, by address
         self.busy = 0  # workers claiming or visiting
+        self.visiting: Counter[int] = Counter()  # visits under way, by depth
         self.changed = asyncio.Event()
         self.reported = 0.0
 
@@ -166,28 +185,38 @@ class _Crawler:
         done: tuple[int, SiteOutcome] | None = None  # the last visit, ended with the next claim
         answers: Answers = []
         while True:
+            changed = self.changed  # before the claim: a wake while it runs is not missed
             self.busy += 1
             try:
                 site = await self.env.writer(_finish_and_claim, self.crawl_id, done, answers)
                 self._stored(answers)
                 done, answers = None, []
                 if site is not None:
-                    outcome = await self._visit_safely(site)
+                    self.visiting[site.depth] += 1
+                    try:
+                        outcome = await self._visit_safely(site)
+                    finally:
+                        self.visiting[site.depth] -= 1
                     done, answers = (site.id, outcome), self.unstored.pop(site.id, [])
             finally:
                 self.busy -= 1
             if site is not None:
-                self._wake()
+                # a worker waits only when every queued site is deeper than the visits under
+                # way (breadth first): it is woken when the last of them ends, not by each
+                if not self.visiting[site.depth]:
+                    self._wake()
+                self._report()
                 continue
             if self.busy == 0:
                 self._wake()  # nothing queued and nobody who could queue more: done
                 return
-            changed = self.changed
             await changed.wait()
 
     def _wake(self) -> None:
         changed, self.changed = self.changed, asyncio.Event()
         changed.set()
+
+    def _report(self) -> None:
         now = time.monotonic()
         if self.progress is not None and now - self.reported >= _PROGRESS_EVERY:
             self.reported = now

@@ -23,6 +23,8 @@ from typing import Any
 from netservers import serve
 from paidfakes import FakeClock, FakeDajiala, FakeSocialData
 from tidings.app import ItemQuery, Tidings
+from tidings.app.accounts import read_accounts
+from tidings.pipeline import timing
 from tidings.readers.wechat.posts import post_key
 from tidings.schedule.jobs import adapt_intervals
 from tidings.settings import Settings
@@ -115,6 +117,17 @@ async def run_week(settings: Settings, plan: WeekPlan, *, naive: bool = False,
                    progress: Callable[[int, int], None] | None = None) -> WeekResult:
     """Follow the plan's accounts for its days; ``naive`` reads as the naive peer does
     (one search per account, a list call per account per run, no adaptive cadence)."""
+    adapting = timing.ADAPT_ON_FIRST_CHECK
+    if naive:  # the naive peer keeps every account at its starting cadence
+        timing.ADAPT_ON_FIRST_CHECK = frozenset()
+    try:
+        return await _run_week(settings, plan, naive, progress)
+    finally:
+        timing.ADAPT_ON_FIRST_CHECK = adapting
+
+
+async def _run_week(settings: Settings, plan: WeekPlan, naive: bool,
+                    progress: Callable[[int, int], None] | None) -> WeekResult:
     clock = FakeClock(MONDAY)
     x = FakeSocialData(clock=clock.now, cursor_ttl=plan.cursor_ttl)
     wx = FakeDajiala(clock=clock.now, money=1e9)
@@ -149,10 +162,11 @@ async def run_week(settings: Settings, plan: WeekPlan, *, naive: bool = False,
 
 
 async def _follow(t: Tidings, plan: WeekPlan) -> None:
-    for n in range(plan.x_accounts):
-        await t.add_source(f"x:@acct{n:04d}")
-    for n in range(plan.wx_accounts):
-        await t.add_source(f"wechat:gh_{n:04d}")
+    """Every account added the way a person adds hundreds (``tidings import-accounts``)."""
+    lines = [f"x:@acct{n:04d}" for n in range(plan.x_accounts)]
+    lines += [f"wechat:gh_{n:04d}" for n in range(plan.wx_accounts)]
+    added, present = await t.import_accounts(read_accounts(lines))
+    assert len(added) == len(lines) and not present
 
 
 async def _events(t: Tidings, plan: WeekPlan, clock: FakeClock, x: FakeSocialData,

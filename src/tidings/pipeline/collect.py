@@ -111,6 +111,7 @@ def _store(unit: Unit, source: Source, listing: Listing, now: datetime) -> Colle
     if listing.source.identity_mode is not source.identity_mode:
         warnings += (f"identity rule degraded to {listing.source.identity_mode.value}: "
                      "the feed repeats or omits GUIDs",)
+    update = _first_interval(source, update, outcome.created, now, result.not_before)
     counts = RunCounts(
         RunOutcome.OK, found=len(result.items), created=outcome.created,
         revised=outcome.revised, rediscovered=outcome.rediscovered, filtered=listing.filtered,
@@ -118,6 +119,17 @@ def _store(unit: Unit, source: Source, listing: Listing, now: datetime) -> Colle
         bytes=result.bytes, warnings=warnings,
     )
     return Collected(counts, update, tuple(outcome.created_ids.values()))
+
+
+def _first_interval(source: Source, update: SourceUpdate, created: int, now: datetime,
+                    not_before: datetime | None) -> SourceUpdate:
+    """A paid source's first good check sets its interval (``timing.first_check_interval``)."""
+    checked = source if update.cursor is UNSET else replace(source, cursor=update.cursor)
+    interval = timing.first_check_interval(checked, created)
+    if interval is None or interval == source.interval_min:
+        return update
+    return replace(update, interval_min=interval,
+                   next_fetch_at=timing.next_after_success(now, interval, not_before))
 
 
 def _finish(unit: Unit, source: Source, run_id: int, listing: Listing, now: datetime,

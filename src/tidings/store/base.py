@@ -323,6 +323,12 @@ class Reads(OpsReads, AccessReads, CrawlReads, StoriesReads, CompatReads, Protoc
         """Calls and cost per provider since ``since`` (providers with none are absent)."""
         ...
 
+    def spend_after(self, since: datetime, after_id: int) -> tuple[dict[str, Spend], int]:
+        """Calls and cost per provider since ``since`` among the calls recorded after
+        the one numbered ``after_id``, and the number of the last one counted: a
+        running day's total grows by the new calls only."""
+        ...
+
     def paid_calls(self, provider: str | None = None, since: datetime | None = None,
                    limit: int = 100) -> list[PaidCall]:
         """Recorded calls, newest first."""

@@ -177,6 +177,11 @@ def begin_run(unit: Unit, source_id: str, now: datetime) -> int:
     return unit.start_run(source_id, now)
 
 
+def begin_runs(unit: Unit, source_ids: Sequence[str], now: datetime) -> list[int]:
+    """The runs of a batch's sources, started in one write (one commit, not one each)."""
+    return [unit.start_run(sid, now) for sid in source_ids]
+
+
 def _as_failure(source: Source, exc: BaseException, now: datetime) -> Collected:
     """Any error of a run as its failure (or budget) outcome, in one line."""
     if isinstance(exc, TimeoutError):

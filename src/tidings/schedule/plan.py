@@ -4,8 +4,8 @@ The runner and the cluster worker only do I/O around these: which sources a
 tick takes, what interval a source deserves after a week of output, when the
 daily and weekly jobs fire. Keeping them pure lets the tests walk a fake clock
 through days of schedule in microseconds. Per-run outcomes (backoff, budget,
-health, caching hints) live in :mod:`tidings.pipeline.timing`, because the
-pipeline writes them.
+health, caching hints, and the R-SCHED-5 formula a paid source's first check
+applies) live in :mod:`tidings.pipeline.timing`, because the pipeline writes them.
 """
 
 from __future__ import annotations

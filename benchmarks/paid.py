@@ -72,11 +72,11 @@ async def one(plan: WeekPlan, naive: bool) -> tuple[WeekResult, float]:
         started = time.perf_counter()
         per_day = 6 * 60 // plan.tick_min  # a line every simulated 6 hours
 
-        def day_done(tick: int, total: int) -> None:
+        def day_done(tick: int, total: int, calls: int) -> None:
             if tick % per_day == 0:
                 print(f"  {'naive' if naive else 'tidings'}: {tick // per_day * 6} h of "
-                      f"{total // per_day * 6} ({time.perf_counter() - started:.0f} s)",
-                      file=sys.stderr, flush=True)
+                      f"{total // per_day * 6}, {calls} paid calls "
+                      f"({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
 
         week = await run_week(settings, plan, naive=naive, progress=day_done)
         return week, time.perf_counter() - started

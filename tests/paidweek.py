@@ -30,6 +30,8 @@ from tidings.schedule.jobs import adapt_intervals
 from tidings.settings import Settings
 
 MONDAY = datetime(2026, 3, 2, tzinfo=UTC)
+#: told after each tick: ticks done, ticks in all, paid calls answered so far
+Progress = Callable[[int, int, int], None]
 X_PRICE = 0.0002 * 20  # about 20 tweets a page at SocialData's price per tweet
 WX_LIST, WX_BODY = 0.14, 0.03
 
@@ -114,7 +116,7 @@ def _providers(x_base: str, wx_base: str, plan: WeekPlan, x_key: str,
 
 
 async def run_week(settings: Settings, plan: WeekPlan, *, naive: bool = False,
-                   progress: Callable[[int, int], None] | None = None) -> WeekResult:
+                   progress: Progress | None = None) -> WeekResult:
     """Follow the plan's accounts for its days; ``naive`` reads as the naive peer does
     (one search per account, a list call per account per run, no adaptive cadence)."""
     adapting = timing.ADAPT_ON_FIRST_CHECK
@@ -127,7 +129,7 @@ async def run_week(settings: Settings, plan: WeekPlan, *, naive: bool = False,
 
 
 async def _run_week(settings: Settings, plan: WeekPlan, naive: bool,
-                    progress: Callable[[int, int], None] | None) -> WeekResult:
+                    progress: Progress | None) -> WeekResult:
     clock = FakeClock(MONDAY)
     x = FakeSocialData(clock=clock.now, cursor_ttl=plan.cursor_ttl)
     wx = FakeDajiala(clock=clock.now, money=1e9)
@@ -155,7 +157,7 @@ async def _run_week(settings: Settings, plan: WeekPlan, naive: bool,
             result.x_theory += ok if tick == 0 else -(-ok // 24)
             clock.advance(plan.tick_min)
             if progress is not None:
-                progress(tick + 1, ticks)
+                progress(tick + 1, ticks, len(x.calls) + len(wx.calls))
         _collect_result(result, t, x, wx, plan)
         await t.aclose()
     return result

@@ -152,7 +152,7 @@ def _record_failure(unit: Unit, source: Source, run_id: int, done: Collected,
 
 def _close_run(unit: Unit, source: Source, run_id: int, done: Collected,
                finished_at: datetime) -> Collected:
-    unit.update_source(source.id, done.update)
+    unit.change_source(source.id, done.update)
     unit.finish_run(run_id, finished_at, done.counts)
     return done
 

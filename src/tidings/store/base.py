@@ -347,6 +347,10 @@ class Writes(OpsWrites, AccessWrites, CrawlWrites, StoriesWrites, CompatWrites, 
         """Set the fields ``update`` names; returns the source as stored after it."""
         ...
 
+    def change_source(self, source_id: str, update: SourceUpdate) -> None:
+        """:meth:`update_source` without reading the source back (the end of every run)."""
+        ...
+
     def delete_source(self, source_id: str) -> None:
         """Delete a source and its runs; items it owns stay (with their source id)."""
         ...

@@ -8,7 +8,8 @@ the local fakes of SocialData and a Dajiala-style API:
 * tidings: 24 accounts per search with watermarks, one WeChat list per account
   per 10-minute window, adaptive intervals for paid lists (R-SCHED-5);
 * naive: one search per account per run, one list call per account per run at the
-  15-minute reconcile, no adaptive intervals (the readers otherwise the same).
+  15-minute reconcile, no adaptive intervals (neither the daily recomputation nor
+  the interval a paid account's first check sets; the readers otherwise the same).
 
 Prints calls and cost per 1,000 posts stored for both and the ratio of calls
 (target: tidings at most a tenth of the naive reader's).

@@ -6,7 +6,7 @@
 
 Sources get a publishing rate from a heavy-tailed distribution (most publish a few
 items a day, a few hundred per day), a cost class, and their interval from
-``tidings.schedule.plan.adaptive_interval`` (the same function the daily job uses);
+``tidings.pipeline.timing.adaptive_interval`` (the same function the daily job uses);
 each is first due at a random minute. Minute by minute, due sources join the queue
 (one job per source: a source already waiting is not queued again, as the queueing
 lock does) and W workers take jobs at ``--job-seconds`` of worker time each (the
@@ -27,7 +27,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from tidings.model import CostClass
-from tidings.schedule.plan import adaptive_interval
+from tidings.pipeline.timing import adaptive_interval
 
 MINUTES = 24 * 60
 #: write transactions of one collect job: take (release + claim), start run,

@@ -92,16 +92,22 @@ class FakeSocialData(_Trouble):
     article_fails: int = 0  # the article endpoint answers 503 this many times first
     cursor_ttl: timedelta = CURSOR_TTL
     _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    #: the tweets by lower-case handle and by id: a week of 500 accounts is 15,000
+    #: tweets, and a search or an article must not walk them all
+    _by_handle: dict[str, list[Tweet]] = field(default_factory=dict)
+    _by_id: dict[int, Tweet] = field(default_factory=dict)
 
     def publish(self, handle: str, text: str, at: datetime, **kind: bool) -> Tweet:
         tweet = Tweet(snowflake(at) + next(self._seq) % (1 << 22), handle, text, at, **kind)
         self.tweets.append(tweet)
+        self._by_handle.setdefault(handle.lower(), []).append(tweet)
+        self._by_id[tweet.id] = tweet
         return tweet
 
     def visible(self, handles: set[str], since_id: int, max_id: int | None) -> list[Tweet]:
         now = self.clock()
-        return sorted((t for t in self.tweets
-                       if t.handle.lower() in handles and t.id > since_id and t.at <= now
+        return sorted((t for h in handles for t in self._by_handle.get(h, ())
+                       if t.id > since_id and t.at <= now
                        and not t.reply and (max_id is None or t.id < max_id)),
                       key=lambda t: t.id, reverse=True)
 
@@ -155,7 +161,8 @@ class FakeSocialData(_Trouble):
             self.article_fails -= 1
             self._record(request, 503, str(tid))
             return web.Response(status=503, text="busy")
-        tweet = next((t for t in self.tweets if t.id == tid and t.article), None)
+        tweet = self._by_id.get(tid)
+        tweet = tweet if tweet is not None and tweet.article else None
         self._record(request, 200 if tweet else 404, str(tid))
         if tweet is None:
             return _json({"status": "error", "message": "Not found"}, 404)
@@ -223,10 +230,14 @@ class FakeDajiala(_Trouble):
     delay: float = 0.0  # seconds each answer takes (to see how many run at once)
     in_flight: int = 0
     most_at_once: int = 0
+    _by_account: dict[str, list[Post]] = field(default_factory=dict)
+    _by_url: dict[str, Post] = field(default_factory=dict)
 
     def publish(self, account: str, title: str, at: datetime, **extra: int) -> Post:
         post = Post(account, len(self.posts) + 1, title, at, **extra)
         self.posts.append(post)
+        self._by_account.setdefault(account, []).append(post)
+        self._by_url.setdefault(post.url, post)
         return post
 
     async def _body(self, request: web.Request) -> tuple[dict[str, Any], web.Response | None]:
@@ -270,7 +281,7 @@ class FakeDajiala(_Trouble):
         if broke:
             return _json(broke)
         now = self.clock()
-        mine = sorted((p for p in self.posts if p.account == account and p.at <= now),
+        mine = sorted((p for p in self._by_account.get(account, ()) if p.at <= now),
                       key=lambda p: p.at, reverse=True)[:10]
         return _json({"code": 0, "msg": "success", "cost_money": self.list_price,
                       "remain_money": self.money, "mp_nickname": account, "data": [
@@ -286,7 +297,7 @@ class FakeDajiala(_Trouble):
         if refused is not None:
             self.calls.append(Call(self.clock(), request.path, refused.status, url))
             return refused
-        post = next((p for p in self.posts if p.url == url), None)
+        post = self._by_url.get(url)
         if post is not None and post.body_fails > 0:
             post.body_fails -= 1
             self.calls.append(Call(self.clock(), request.path, 503, url))

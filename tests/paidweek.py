@@ -23,11 +23,15 @@ from typing import Any
 from netservers import serve
 from paidfakes import FakeClock, FakeDajiala, FakeSocialData
 from tidings.app import ItemQuery, Tidings
+from tidings.app.accounts import read_accounts
+from tidings.pipeline import timing
 from tidings.readers.wechat.posts import post_key
 from tidings.schedule.jobs import adapt_intervals
 from tidings.settings import Settings
 
 MONDAY = datetime(2026, 3, 2, tzinfo=UTC)
+#: told after each tick: ticks done, ticks in all, paid calls answered so far
+Progress = Callable[[int, int, int], None]
 X_PRICE = 0.0002 * 20  # about 20 tweets a page at SocialData's price per tweet
 WX_LIST, WX_BODY = 0.14, 0.03
 
@@ -112,9 +116,20 @@ def _providers(x_base: str, wx_base: str, plan: WeekPlan, x_key: str,
 
 
 async def run_week(settings: Settings, plan: WeekPlan, *, naive: bool = False,
-                   progress: Callable[[int, int], None] | None = None) -> WeekResult:
+                   progress: Progress | None = None) -> WeekResult:
     """Follow the plan's accounts for its days; ``naive`` reads as the naive peer does
     (one search per account, a list call per account per run, no adaptive cadence)."""
+    adapting = timing.ADAPT_ON_FIRST_CHECK
+    if naive:  # the naive peer keeps every account at its starting cadence
+        timing.ADAPT_ON_FIRST_CHECK = frozenset()
+    try:
+        return await _run_week(settings, plan, naive, progress)
+    finally:
+        timing.ADAPT_ON_FIRST_CHECK = adapting
+
+
+async def _run_week(settings: Settings, plan: WeekPlan, naive: bool,
+                    progress: Progress | None) -> WeekResult:
     clock = FakeClock(MONDAY)
     x = FakeSocialData(clock=clock.now, cursor_ttl=plan.cursor_ttl)
     wx = FakeDajiala(clock=clock.now, money=1e9)
@@ -142,17 +157,18 @@ async def run_week(settings: Settings, plan: WeekPlan, *, naive: bool = False,
             result.x_theory += ok if tick == 0 else -(-ok // 24)
             clock.advance(plan.tick_min)
             if progress is not None:
-                progress(tick + 1, ticks)
+                progress(tick + 1, ticks, len(x.calls) + len(wx.calls))
         _collect_result(result, t, x, wx, plan)
         await t.aclose()
     return result
 
 
 async def _follow(t: Tidings, plan: WeekPlan) -> None:
-    for n in range(plan.x_accounts):
-        await t.add_source(f"x:@acct{n:04d}")
-    for n in range(plan.wx_accounts):
-        await t.add_source(f"wechat:gh_{n:04d}")
+    """Every account added the way a person adds hundreds (``tidings import-accounts``)."""
+    lines = [f"x:@acct{n:04d}" for n in range(plan.x_accounts)]
+    lines += [f"wechat:gh_{n:04d}" for n in range(plan.wx_accounts)]
+    added, present = await t.import_accounts(read_accounts(lines))
+    assert len(added) == len(lines) and not present
 
 
 async def _events(t: Tidings, plan: WeekPlan, clock: FakeClock, x: FakeSocialData,

@@ -147,24 +147,37 @@ def test_tick_capacity_never_exceeds_free_slots(
 def test_adaptive_interval_clamps_by_cost_class(
     cost: CostClass, per_day: float, expected: int,
 ) -> None:
-    assert plan.adaptive_interval(cost, per_day) == expected
+    assert timing.adaptive_interval(cost, per_day) == expected
 
 
 @pytest.mark.parametrize("cost", list(CostClass))
 @pytest.mark.parametrize("per_day", [0.0, 0.01, 0.5, 3.3, 7.0, 48.0, 1e6, float("inf")])
 def test_adaptive_interval_always_within_the_class_bounds(cost: CostClass, per_day: float) -> None:
-    clamp = plan.COST_CLAMPS[cost]
-    assert clamp.low <= plan.adaptive_interval(cost, per_day) <= clamp.high
+    clamp = timing.COST_CLAMPS[cost]
+    assert clamp.low <= timing.adaptive_interval(cost, per_day) <= clamp.high
 
 
 def test_batched_x_sources_follow_the_batch_cadence() -> None:
-    assert plan.adaptive_interval(CostClass.PAID_LIST, 500, batched=True) == 30
-    assert plan.adaptive_interval(CostClass.HOT_SIGNAL, 0, batched=True) == 60
+    assert timing.adaptive_interval(CostClass.PAID_LIST, 500, batched=True) == 30
+    assert timing.adaptive_interval(CostClass.HOT_SIGNAL, 0, batched=True) == 60
     watermark = {"since_id": "1759640213937398180"}
-    assert plan.is_batched(replace(src("x1", kind=SourceKind.X), cursor=watermark))
-    assert not plan.is_batched(src("x2", kind=SourceKind.X)), "a first check goes alone"
-    assert not plan.is_batched(src("x3", kind=SourceKind.X, config={"batch": "ai"}))
-    assert not plan.is_batched(replace(src("r"), cursor=watermark))
+    assert timing.is_batched(replace(src("x1", kind=SourceKind.X), cursor=watermark))
+    assert not timing.is_batched(src("x2", kind=SourceKind.X)), "a first check goes alone"
+    assert not timing.is_batched(src("x3", kind=SourceKind.X, config={"batch": "ai"}))
+    assert not timing.is_batched(replace(src("r"), cursor=watermark))
+
+
+def test_a_paid_list_first_check_sets_the_interval_the_daily_job_would() -> None:
+    wechat = src("wx", kind=SourceKind.WECHAT, cost=CostClass.PAID_LIST, interval=15)
+    assert timing.first_check_interval(wechat, 0) == 120, "nothing lately: the upper bound"
+    assert timing.first_check_interval(wechat, 7) == 120, "a post a day"
+    assert timing.first_check_interval(wechat, 35) == 96, "5 a day, as the daily job says"
+    assert timing.first_check_interval(wechat, 7 * 1000) == 15
+    watermark = {"since_id": "1759640213937398180"}
+    x = replace(src("x1", kind=SourceKind.X, cost=CostClass.PAID_LIST), cursor=watermark)
+    assert timing.first_check_interval(x, 3) == 30, "a batched account follows its batch"
+    assert timing.first_check_interval(replace(wechat, last_success_at=NOW), 0) is None
+    assert timing.first_check_interval(src("feed", interval=15), 0) is None, "free: daily"
 
 
 def test_mean_per_day_counts_missing_days_as_zero() -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from storage_contract import T0, at, new, source
 from tidings.errors import ConfigError, NotFoundError, StorageError
-from tidings.model import RawResponse
+from tidings.model import PaidCall, RawResponse, Spend
 from tidings.settings import Settings
 from tidings.store import open_storage
 from tidings.store.backup import make_backup, rotate_backups
@@ -375,3 +375,16 @@ def test_a_failed_call_inside_a_unit_undoes_only_itself(storage: Storage) -> Non
     assert len(list(storage.iter_raw())) == 1
     assert set(storage.lookup_items(["k2", "k3", "k4"])) == {"k4"}
 
+
+
+def test_spend_after_adds_only_the_calls_recorded_since(storage: Storage) -> None:
+    storage.record_paid_call(PaidCall("x", "search", ("a",), "ok", 0.5, 10, at(-60)))
+    storage.record_paid_call(PaidCall("x", "search", ("a",), "ok", 0.25, 10, at(1)))
+    storage.record_paid_call(PaidCall("wx", "list", ("b",), "ok", 0.14, 10, at(2)))
+    first, counted = storage.spend_after(at(0), 0)
+    assert first == {"x": Spend(1, 0.25), "wx": Spend(1, 0.14)}, "the day's calls only"
+    assert first == storage.spend_since(at(0))
+    assert storage.spend_after(at(0), counted) == ({}, counted), "nothing new"
+    storage.record_paid_call(PaidCall("x", "search", ("a",), "failed", 0.25, 10, at(3)))
+    more, later = storage.spend_after(at(0), counted)
+    assert more == {"x": Spend(1, 0.25)} and later > counted

@@ -51,6 +51,23 @@ def test_update_source(storage: Storage) -> None:
     assert cleared.next_fetch_at is None and cleared.fail_count == 5
 
 
+def test_change_source_writes_what_update_source_writes(storage: Storage) -> None:
+    storage.add_source(source("a"))
+    storage.add_source(source("b"))
+    change = SourceUpdate(cursor={"since_id": "9"}, interval_min=120, next_fetch_at=at(120))
+    storage.change_source("a", change)
+    a, b = storage.get_source("a"), storage.update_source("b", change)
+    assert (a.cursor, a.interval_min, a.next_fetch_at) == ({"since_id": "9"}, 120, at(120))
+    assert (b.cursor, b.interval_min, b.next_fetch_at) == (a.cursor, 120, at(120))
+    storage.change_source("a", SourceUpdate())  # nothing to change
+    with pytest.raises(NotFoundError):
+        storage.change_source("zz", SourceUpdate(title="x"))
+    with pytest.raises(NotFoundError):
+        storage.change_source("zz", SourceUpdate())
+    with pytest.raises(ConfigError, match="already used"):
+        storage.change_source("a", SourceUpdate(url=storage.get_source("b").url))
+
+
 def test_folder_names_are_cleaned_the_same_way_by_every_call(storage: Storage) -> None:
     """"News " and "News" are one folder whether a source names it or the folder
     calls do, and a blank folder is no folder."""

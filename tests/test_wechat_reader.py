@@ -92,13 +92,13 @@ async def test_one_list_call_per_account_per_window_even_for_a_manual_collect(
 async def test_at_most_eight_new_posts_per_run_and_newness_by_key(world: World) -> None:
     await world.add("busy")
     await world.t.collect(extract=False)
-    world.clock.advance(15)
+    world.clock.advance(120)  # a first check that found nothing: the silent cadence
     for n in range(10):
         world.api.publish("busy", f"post {n}", world.clock.at - timedelta(minutes=n + 1))
     first = await world.t.collect(extract=False)
     assert first.results["busy"].created == 8
     assert any("2 more new posts" in w for w in first.results["busy"].warnings)
-    world.clock.advance(15)
+    world.clock.advance(120)
     second = await world.t.collect(extract=False)
     assert second.results["busy"].created == 2 and len(world.items()) == 10
     assert world.calls("article_detail") == 10, "one body per new post, none twice"
@@ -112,7 +112,7 @@ async def test_a_body_that_fails_is_stored_without_and_retried_at_most_three_tim
     world.api.publish("flaky", "stubborn", world.clock.at - timedelta(minutes=1), body_fails=9)
     world.api.publish("flaky", "shy", world.clock.at - timedelta(minutes=2), body_fails=1)
     for _ in range(5):
-        world.clock.advance(15)
+        world.clock.advance(120)
         await world.t.collect(extract=False)
     items = world.items()
     assert items["shy"].body_state is BodyState.OK  # type: ignore[attr-defined]
@@ -123,6 +123,28 @@ async def test_a_body_that_fails_is_stored_without_and_retried_at_most_three_tim
     assert len(tries) == 3, "three tries, then the post stays without its body"
     assert world.t.paid_troubles() == {}, "one post's 5xx is not the provider's trouble"
     assert stubborn.raw["body_tries"] == 1  # type: ignore[attr-defined]
+
+
+async def test_a_new_account_starts_at_15_minutes_and_its_first_check_sets_its_interval(
+    world: World,
+) -> None:
+    await world.add("new", "quiet", "gone")
+    world.api.gone.add("gone")
+    for n in range(12):
+        world.api.publish("new", f"recent {n}", world.clock.at - timedelta(hours=9 * n + 1))
+    assert world.t.source("new").interval_min == 15, "the reconcile interval (R-WX-1)"
+    report = await world.t.collect(extract=False)
+    assert report.results["new"].created == 8
+    for sid in ("new", "quiet"):  # at most 8 new posts a run: never more than 8 / 7 a day
+        source = world.t.source(sid)
+        assert source.interval_min == 120, "the interval the daily job would compute"
+        assert source.next_fetch_at == world.clock.at + timedelta(minutes=120)
+    assert world.t.source("gone").interval_min == 15, "no good check yet: its own cadence"
+    world.clock.advance(120)
+    world.api.publish("quiet", "news", world.clock.at - timedelta(minutes=1))
+    again = await world.t.collect(extract=False)
+    assert again.results["quiet"].created == 1
+    assert world.t.source("quiet").interval_min == 120, "later checks wait for 04:20"
 
 
 async def test_a_closed_account_fails_alone_and_says_why(world: World) -> None:

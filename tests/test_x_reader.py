@@ -259,3 +259,15 @@ async def test_an_account_with_no_tweets_at_its_first_check_says_why(world: Worl
     counts = report.results["renamed_one"]
     assert counts.outcome is RunOutcome.OK
     assert any("renamed, suspended" in w for w in counts.warnings)
+
+
+async def test_each_account_archives_its_own_tweets_of_a_shared_search(world: World) -> None:
+    await world.followed("alpha", "beta")
+    world.api.publish("alpha", "only alpha spoke", world.clock.at - timedelta(minutes=5))
+    report = await world.t.collect(extract=False)
+    assert report.results["alpha"].created == 1 and report.results["beta"].created == 0
+    alpha = await world.t.reparse("alpha")
+    beta = await world.t.reparse("beta")
+    assert alpha.feeds == 2 and alpha.unchanged == 2, "its first check and its batch answer"
+    assert beta.feeds == 1 and beta.unchanged == 1, "nothing of its own in the batch: no raw"
+    assert alpha.revised == beta.revised == 0 and not alpha.errors and not beta.errors

@@ -4,7 +4,8 @@ Adding an X or WeChat account is meant to be as easy as adding a feed, from
 the command line, the web add page, an OPML outline or a file of hundreds; all
 of them come through :func:`account_ref`. Such sources are paid lists (cost
 class ``paid_list``, R-SCHED-5): X accounts start at the batch cadence, WeChat
-accounts at the 15-minute reconcile (R-WX-1).
+accounts at the 15-minute reconcile (R-WX-1), until their first good check sets
+the interval R-SCHED-5 gives what it found (``pipeline.timing.first_check_interval``).
 """
 
 from __future__ import annotations

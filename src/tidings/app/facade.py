@@ -61,11 +61,10 @@ from tidings.pipeline.history import HistoryReport
 from tidings.pipeline.reparse import ReparseReport, reparse
 from tidings.pipeline.round import RoundProgress, RoundReport, run_round
 from tidings.pipeline.spend import Ledger, Trouble, parse_providers
-from tidings.pipeline.timing import local_zone
+from tidings.pipeline.timing import COST_CLAMPS, local_zone
 from tidings.pipeline.upsert import UpsertOutcome, upsert_items
 from tidings.schedule import jobs, ops
 from tidings.schedule.ops import DiversityReport, HealthReport, SourceOverview
-from tidings.schedule.plan import COST_CLAMPS
 from tidings.schedule.runner import Runner, StopReason
 from tidings.schedule.watchdog import restart_in_place
 from tidings.schedule.webhooks import WebhookSender

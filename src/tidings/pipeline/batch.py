@@ -19,7 +19,7 @@ from tidings.errors import TidingsError
 from tidings.model import RunCounts, Source
 from tidings.pipeline.collect import (
     RUN_TIMEOUT_S,
-    begin_run,
+    begin_runs,
     collect_source,
     conclude,
 )
@@ -98,8 +98,8 @@ async def collect_batch(env: PipelineEnv, sources: Sequence[Source]) -> dict[str
     assert isinstance(reader, BatchReader)
     counts: dict[str, RunCounts] = {}
     ready: list[tuple[Source, SourceRules, ReadContext, int]] = []
-    for source in sources:
-        run_id = await env.writer(begin_run, source.id, now)
+    run_ids = await env.writer(begin_runs, [s.id for s in sources], now)
+    for source, run_id in zip(sources, run_ids, strict=True):
         try:
             rules = SourceRules.of(source, env.filters)
         except TidingsError as exc:  # its config no longer validates: it fails alone

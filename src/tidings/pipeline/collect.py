@@ -111,6 +111,7 @@ def _store(unit: Unit, source: Source, listing: Listing, now: datetime) -> Colle
     if listing.source.identity_mode is not source.identity_mode:
         warnings += (f"identity rule degraded to {listing.source.identity_mode.value}: "
                      "the feed repeats or omits GUIDs",)
+    update = _first_interval(source, update, outcome.created, now, result.not_before)
     counts = RunCounts(
         RunOutcome.OK, found=len(result.items), created=outcome.created,
         revised=outcome.revised, rediscovered=outcome.rediscovered, filtered=listing.filtered,
@@ -118,6 +119,17 @@ def _store(unit: Unit, source: Source, listing: Listing, now: datetime) -> Colle
         bytes=result.bytes, warnings=warnings,
     )
     return Collected(counts, update, tuple(outcome.created_ids.values()))
+
+
+def _first_interval(source: Source, update: SourceUpdate, created: int, now: datetime,
+                    not_before: datetime | None) -> SourceUpdate:
+    """A paid source's first good check sets its interval (``timing.first_check_interval``)."""
+    checked = source if update.cursor is UNSET else replace(source, cursor=update.cursor)
+    interval = timing.first_check_interval(checked, created)
+    if interval is None or interval == source.interval_min:
+        return update
+    return replace(update, interval_min=interval,
+                   next_fetch_at=timing.next_after_success(now, interval, not_before))
 
 
 def _finish(unit: Unit, source: Source, run_id: int, listing: Listing, now: datetime,
@@ -140,7 +152,7 @@ def _record_failure(unit: Unit, source: Source, run_id: int, done: Collected,
 
 def _close_run(unit: Unit, source: Source, run_id: int, done: Collected,
                finished_at: datetime) -> Collected:
-    unit.update_source(source.id, done.update)
+    unit.change_source(source.id, done.update)
     unit.finish_run(run_id, finished_at, done.counts)
     return done
 
@@ -163,6 +175,11 @@ def _failure(source: Source, exc: TidingsError, now: datetime) -> Collected:
 
 def begin_run(unit: Unit, source_id: str, now: datetime) -> int:
     return unit.start_run(source_id, now)
+
+
+def begin_runs(unit: Unit, source_ids: Sequence[str], now: datetime) -> list[int]:
+    """The runs of a batch's sources, started in one write (one commit, not one each)."""
+    return [unit.start_run(sid, now) for sid in source_ids]
 
 
 def _as_failure(source: Source, exc: BaseException, now: datetime) -> Collected:

@@ -18,7 +18,9 @@ ends with the same budget-like outcome instead of one more failing request each.
 
 Days are local days (the ``timezone`` setting): a budget is a person's budget.
 Several processes on one archive share the recorded calls; only the calls in
-flight at the same instant in two processes can pass a budget together.
+flight at the same instant in two processes can pass a budget together (on
+PostgreSQL, a call numbered before but committed after one this process has
+already counted stays uncounted here until the day's total starts again).
 """
 
 from __future__ import annotations
@@ -112,6 +114,9 @@ class Ledger:
         self._tz = tz
         self._in_flight: dict[str, _InFlight] = {}
         self._trouble: dict[str, Trouble] = {}
+        self._day: datetime | None = None  # the local midnight _spent counts from
+        self._spent: dict[str, Spend] = {}
+        self._counted = 0  # the number of the last recorded call in _spent
 
     def provider(self, name: str) -> Provider:
         try:
@@ -121,8 +126,20 @@ class Ledger:
                               "with base_url and api_key to tidings.toml)") from None
 
     def today(self) -> Mapping[str, Spend]:
-        """Calls and cost per provider since local midnight."""
-        return self._store.spend_since(self._midnight())
+        """Calls and cost per provider since local midnight.
+
+        Asked before every paid call, so the day's total is kept and only the calls
+        recorded since (by any process) are added: summing the whole day again
+        each time grew with the day's calls.
+        """
+        midnight = self._midnight()
+        if midnight != self._day:
+            self._day, self._spent, self._counted = midnight, {}, 0
+        more, self._counted = self._store.spend_after(midnight, self._counted)
+        for name, s in more.items():
+            was = self._spent.get(name, Spend())
+            self._spent[name] = Spend(was.calls + s.calls, was.cost + s.cost)
+        return dict(self._spent)
 
     def by_day(self, days: int = 7) -> dict[str, dict[str, Spend]]:
         """Calls and cost per local day (ISO date, newest first) and provider."""

@@ -6,17 +6,45 @@ Shared by the pipeline (which writes the outcome of each run) and the scheduler
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from tidings.errors import ConfigError
-from tidings.model import Health
+from tidings.model import CostClass, Health, Source, SourceKind
 
 BACKOFF_CAP_MIN = 360
 BUDGET_RETRY_MIN = 15
 LEASE_MIN = 10
 DEGRADED_AFTER = 1
 FAILING_AFTER = 5
+#: the days R-SCHED-5 averages a source's output over
+ADAPT_WINDOW_DAYS = 7
+
+
+@dataclass(frozen=True, slots=True)
+class Clamp:
+    """Interval bounds in minutes for one cost class."""
+
+    low: int
+    high: int
+
+
+#: R-SCHED-5: free 15-60; paid list <= 120; paid render 60-120; hot signal <= 180
+COST_CLAMPS: Mapping[CostClass, Clamp] = {
+    CostClass.FREE: Clamp(15, 60),
+    CostClass.PAID_LIST: Clamp(15, 120),
+    CostClass.PAID_RENDER: Clamp(60, 120),
+    CostClass.HOT_SIGNAL: Clamp(15, 180),
+}
+#: X sources sharing one batched query follow the batch, not their own output
+BATCH_CADENCE_EDITORIAL = 30
+BATCH_CADENCE_HOT = 60
+#: classes whose interval is set by their first check rather than the next daily
+#: recomputation: every call of theirs is paid for (see :func:`first_check_interval`)
+ADAPT_ON_FIRST_CHECK: frozenset[CostClass] = frozenset({CostClass.PAID_LIST})
 
 
 def next_after_success(
@@ -27,6 +55,46 @@ def next_after_success(
     if not_before is not None and not_before > planned:
         return not_before
     return planned
+
+
+def is_batched(source: Source) -> bool:
+    """An X source that shares batched searches with others: every account with a
+    watermark does (R-X-2; the x reader's ``batch_key``)."""
+    return source.kind is SourceKind.X and bool(source.cursor.get("since_id"))
+
+
+def adaptive_interval(
+    cost_class: CostClass, items_per_day: float, *, batched: bool = False,
+) -> int:
+    """Minutes between fetches: about three fetches per new item, clamped by cost.
+
+    target = 1440 / (items per day x 3); a silent source gets the class's upper
+    bound, a busy one its lower bound (R-SCHED-5).
+    """
+    if batched:
+        return BATCH_CADENCE_HOT if cost_class is CostClass.HOT_SIGNAL else BATCH_CADENCE_EDITORIAL
+    clamp = COST_CLAMPS[cost_class]
+    if items_per_day <= 0 or not math.isfinite(items_per_day):
+        return clamp.high
+    target = 1440 / (items_per_day * 3)
+    return int(min(max(round(target), clamp.low), clamp.high))
+
+
+def first_check_interval(source: Source, created: int) -> int | None:
+    """The interval a paid source keeps after its first good check, or None to keep its own.
+
+    The daily recomputation counts items by the day they were stored, so right
+    after a first check it would compute ``created / 7`` per day: the first check
+    brings in what the account published lately (a WeChat first check keeps
+    exactly the last 7 days, R-WX-2). Applying R-SCHED-5 at once spares a paid
+    account the hours of polling at its starting cadence until 04:20; ``source``
+    is the source as the check left it (an X account with a watermark follows
+    its batch).
+    """
+    if source.last_success_at is not None or source.cost_class not in ADAPT_ON_FIRST_CHECK:
+        return None
+    return adaptive_interval(source.cost_class, created / ADAPT_WINDOW_DAYS,
+                             batched=is_batched(source))
 
 
 def backoff_minutes(interval_min: int, fail_count: int) -> int:

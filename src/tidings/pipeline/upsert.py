@@ -220,8 +220,11 @@ def apply_prepared(
     """The storage half of :func:`upsert_items`, for entries already ``prepare``-d.
 
     Split so that the CPU-heavy ``prepare`` (sanitizing, hashing) runs on the
-    event loop while lookups and the write stay with the one writer.
+    event loop while lookups and the write stay with the one writer. A run that
+    listed nothing (most runs of a followed account) asks storage nothing.
     """
+    if not prepared:
+        return UpsertOutcome()
     with unit.nested() as part:
         batch, out = plan_prepared(part, source, prepared, now, imported=imported)
         if batch.creates or batch.revisions or batch.discoveries:

@@ -14,7 +14,7 @@ from datetime import datetime, time, tzinfo
 
 from tidings.errors import NotFoundError
 from tidings.model import Visibility
-from tidings.pipeline import holders
+from tidings.pipeline import holders, timing
 from tidings.pipeline.extraction import prune_archive
 from tidings.schedule import plan
 from tidings.schedule.ops import health_report
@@ -36,7 +36,7 @@ INDEX_BATCH = 2000
 
 def adapt_intervals(unit: Unit, now: datetime) -> dict[str, int]:
     """Recompute every source's interval from its last 7 days (R-SCHED-5); returns changes."""
-    counts = unit.new_item_counts(now, plan.ADAPT_WINDOW_DAYS)
+    counts = unit.new_item_counts(now, timing.ADAPT_WINDOW_DAYS)
     changes = plan.plan_intervals(unit.list_sources(), counts)
     if changes:
         unit.set_intervals(changes)

@@ -4,20 +4,19 @@ The runner and the cluster worker only do I/O around these: which sources a
 tick takes, what interval a source deserves after a week of output, when the
 daily and weekly jobs fire. Keeping them pure lets the tests walk a fake clock
 through days of schedule in microseconds. Per-run outcomes (backoff, budget,
-health, caching hints) live in :mod:`tidings.pipeline.timing`, because the
-pipeline writes them.
+health, caching hints, and the R-SCHED-5 formula a paid source's first check
+applies) live in :mod:`tidings.pipeline.timing`, because the pipeline writes them.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta, tzinfo
 
 from tidings.dates import EPOCH
 from tidings.errors import ConfigError
-from tidings.model import CostClass, Source, SourceKind
+from tidings.model import Source
+from tidings.pipeline.timing import ADAPT_WINDOW_DAYS, adaptive_interval, is_batched
 
 #: at most this many sources are picked per tick (R-SCHED-1)
 MAX_PER_TICK = 40
@@ -27,27 +26,8 @@ ADAPT_AT = time(4, 20)
 #: the weekly health report: Monday morning, local time (R-OPS-3)
 REPORT_WEEKDAY = 0
 REPORT_AT = time(9, 0)
-ADAPT_WINDOW_DAYS = 7
 
 
-@dataclass(frozen=True, slots=True)
-class Clamp:
-    """Interval bounds in minutes for one cost class."""
-
-    low: int
-    high: int
-
-
-#: R-SCHED-5: free 15-60; paid list <= 120; paid render 60-120; hot signal <= 180
-COST_CLAMPS: Mapping[CostClass, Clamp] = {
-    CostClass.FREE: Clamp(15, 60),
-    CostClass.PAID_LIST: Clamp(15, 120),
-    CostClass.PAID_RENDER: Clamp(60, 120),
-    CostClass.HOT_SIGNAL: Clamp(15, 180),
-}
-#: X sources sharing one batched query follow the batch, not their own output
-BATCH_CADENCE_EDITORIAL = 30
-BATCH_CADENCE_HOT = 60
 
 
 # ------------------------------------------------------------------ due picking
@@ -99,29 +79,6 @@ def mean_per_day(daily_counts: Sequence[int], days: int = ADAPT_WINDOW_DAYS) -> 
     if days <= 0:
         raise ConfigError("the adaptive window must be at least one day")
     return sum(daily_counts[-days:]) / days
-
-
-def is_batched(source: Source) -> bool:
-    """An X source that shares batched searches with others: every account with a
-    watermark does (R-X-2; the x reader's ``batch_key``)."""
-    return source.kind is SourceKind.X and bool(source.cursor.get("since_id"))
-
-
-def adaptive_interval(
-    cost_class: CostClass, items_per_day: float, *, batched: bool = False,
-) -> int:
-    """Minutes between fetches: about three fetches per new item, clamped by cost.
-
-    target = 1440 / (items per day x 3); a silent source gets the class's upper
-    bound, a busy one its lower bound (R-SCHED-5).
-    """
-    if batched:
-        return BATCH_CADENCE_HOT if cost_class is CostClass.HOT_SIGNAL else BATCH_CADENCE_EDITORIAL
-    clamp = COST_CLAMPS[cost_class]
-    if items_per_day <= 0 or not math.isfinite(items_per_day):
-        return clamp.high
-    target = 1440 / (items_per_day * 3)
-    return int(min(max(round(target), clamp.low), clamp.high))
 
 
 def plan_intervals(

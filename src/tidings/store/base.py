@@ -323,6 +323,12 @@ class Reads(OpsReads, AccessReads, CrawlReads, StoriesReads, CompatReads, Protoc
         """Calls and cost per provider since ``since`` (providers with none are absent)."""
         ...
 
+    def spend_after(self, since: datetime, after_id: int) -> tuple[dict[str, Spend], int]:
+        """Calls and cost per provider since ``since`` among the calls recorded after
+        the one numbered ``after_id``, and the number of the last one counted: a
+        running day's total grows by the new calls only."""
+        ...
+
     def paid_calls(self, provider: str | None = None, since: datetime | None = None,
                    limit: int = 100) -> list[PaidCall]:
         """Recorded calls, newest first."""
@@ -339,6 +345,10 @@ class Writes(OpsWrites, AccessWrites, CrawlWrites, StoriesWrites, CompatWrites, 
 
     def update_source(self, source_id: str, update: SourceUpdate) -> Source:
         """Set the fields ``update`` names; returns the source as stored after it."""
+        ...
+
+    def change_source(self, source_id: str, update: SourceUpdate) -> None:
+        """:meth:`update_source` without reading the source back (the end of every run)."""
         ...
 
     def delete_source(self, source_id: str) -> None:

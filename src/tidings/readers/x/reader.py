@@ -78,6 +78,20 @@ class Segment:
         return Segment(q.MAX_ID.sub("", self.query) + bound, "")
 
 
+def _by_author(pages: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+    """A search's raw tweets by author (lower case): each account archives its own
+    tweets only, so a reparse of its run finds no one else's and an account that
+    had nothing stores nothing."""
+    out: dict[str, list[Any]] = {}
+    for page in pages:
+        for tweet in page.get("tweets") or ():
+            user = tweet.get("user") if isinstance(tweet, Mapping) else None
+            name = user.get("screen_name") if isinstance(user, Mapping) else None
+            if isinstance(name, str):
+                out.setdefault(name.lower(), []).append(tweet)
+    return out
+
+
 def _int(value: Any) -> int | None:
     try:
         return int(str(value))
@@ -218,9 +232,11 @@ class XReader:
             member = by_handle.get(tweet.handle)
             if member is not None:
                 member.tweets.setdefault(tweet.id, tweet)
+        own = _by_author(found.pages)
         for m in chosen:
             m.pages += len(found.pages)
-            m.raws.extend(found.pages)
+            if m.handle in own:
+                m.raws.append({"tweets": own[m.handle]})
             m.warnings.extend(found.skipped)
             if found.warning:
                 m.warnings.append(found.warning)
@@ -242,10 +258,11 @@ class XReader:
                   "segments": [{"query": s.query, "cursor": s.cursor, "below": str(s.below)}
                                for s in own[:MAX_SEGMENTS]],
                   "dropped": dropped, bodies.CURSOR_KEY: bodies.dump(waiting)}
-        raw = RawResponse(url=f"socialdata:search:{m.handle}", final_url="", fetched_at=ctx.now,
-                          status=200, headers={"content-type": "application/json"},
-                          body=json.dumps({"pages": m.raws}).encode())
-        return ReadResult(items=tuple(items), cursor=cursor, raw=(raw,), http_status=200,
+        raw = () if not m.raws else (RawResponse(
+            url=f"socialdata:search:{m.handle}", final_url="", fetched_at=ctx.now, status=200,
+            headers={"content-type": "application/json"},
+            body=json.dumps({"pages": m.raws}).encode()),)
+        return ReadResult(items=tuple(items), cursor=cursor, raw=raw, http_status=200,
                           title=f"@{_config(ctx).handle} on X", pages=max(1, m.pages),
                           not_before=q.on_grid(ctx.now, ctx.source.interval_min),
                           warnings=tuple(dict.fromkeys(m.warnings)))

@@ -48,6 +48,21 @@ def get_source(conn: Conn, source_id: str) -> Source:
     return source_from_row(row)
 
 
+
+def _change(conn: Conn, source_id: str, update: SourceUpdate) -> None:
+    try:
+        params = _changed_params(update.changes())
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"source {source_id!r}: bad change ({exc})") from exc
+    if "folder" in params:
+        _ensure_folder(conn, params["folder"])
+    if "url" in params:
+        _check_free(conn, replace(_PROBE, id=source_id, url=params["url"]), source_id)
+    assignments = ", ".join(f"{name} = ?" for name in params) or "id = id"
+    if conn.execute(f"UPDATE sources SET {assignments} WHERE id = ?",  # noqa: S608
+                    (*params.values(), source_id)).rowcount == 0:
+        raise NotFoundError(f"source {source_id!r} not found")
+
 class SourcesMixin(Access):
 
     def add_source(self, source: Source) -> Source:
@@ -77,20 +92,13 @@ class SourcesMixin(Access):
         return [source_from_row(r) for r in rows]
 
     def update_source(self, source_id: str, update: SourceUpdate) -> Source:
-        try:
-            params = _changed_params(update.changes())
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"source {source_id!r}: bad change ({exc})") from exc
         with self._write() as conn:
-            if "folder" in params:
-                _ensure_folder(conn, params["folder"])
-            if "url" in params:
-                _check_free(conn, replace(_PROBE, id=source_id, url=params["url"]), source_id)
-            if params:
-                assignments = ", ".join(f"{name} = ?" for name in params)
-                conn.execute(f"UPDATE sources SET {assignments} WHERE id = ?",  # noqa: S608
-                             (*params.values(), source_id))
+            _change(conn, source_id, update)
             return get_source(conn, source_id)
+
+    def change_source(self, source_id: str, update: SourceUpdate) -> None:
+        with self._write() as conn:
+            _change(conn, source_id, update)
 
     def delete_source(self, source_id: str) -> None:
         with self._write() as conn:

@@ -87,6 +87,21 @@ def _check_free(conn: sqlite3.Connection, source: Source, own_id: str | None) ->
         raise ConfigError(f"source URL {source.url} is already used by source {row[0]!r}")
 
 
+def _change(conn: sqlite3.Connection, source_id: str, update: SourceUpdate) -> None:
+    try:
+        params = _changed_params(update.changes())
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"source {source_id!r}: bad change ({exc})") from exc
+    if "folder" in params:
+        _ensure_folder(conn, params["folder"])
+    if "url" in params:
+        _check_free(conn, replace(_PROBE, id=source_id, url=params["url"]), source_id)
+    assignments = ", ".join(f"{name} = ?" for name in params) or "id = id"
+    if conn.execute(f"UPDATE sources SET {assignments} WHERE id = ?",  # noqa: S608
+                    (*params.values(), source_id)).rowcount == 0:
+        raise NotFoundError(f"source {source_id!r} not found")
+
+
 class SourcesMixin(Access):
 
     def add_source(self, source: Source) -> Source:
@@ -126,20 +141,13 @@ class SourcesMixin(Access):
     def update_source(self, source_id: str, update: SourceUpdate) -> Source:
         """Write the changed columns only: every run of a round ends here, and the cursor
         (validators, listing memory) is the one large column."""
-        try:
-            params = _changed_params(update.changes())
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"source {source_id!r}: bad change ({exc})") from exc
         with self._write() as conn:
-            if "folder" in params:
-                _ensure_folder(conn, params["folder"])
-            if "url" in params:
-                _check_free(conn, replace(_PROBE, id=source_id, url=params["url"]), source_id)
-            if params:
-                assignments = ", ".join(f"{name} = ?" for name in params)
-                conn.execute(f"UPDATE sources SET {assignments} WHERE id = ?",  # noqa: S608
-                             (*params.values(), source_id))
+            _change(conn, source_id, update)
             return self._get_source(conn, source_id)
+
+    def change_source(self, source_id: str, update: SourceUpdate) -> None:
+        with self._write() as conn:
+            _change(conn, source_id, update)
 
     def delete_source(self, source_id: str) -> None:
         with self._write() as conn:

@@ -34,6 +34,15 @@ class SpendMixin(Access):
                 "WHERE called_at >= ? GROUP BY provider", (to_us(since),)).fetchall()
         return {r[0]: Spend(calls=int(r[1]), cost=float(r[2])) for r in rows}
 
+    def spend_after(self, since: datetime, after_id: int) -> tuple[dict[str, Spend], int]:
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT provider, count(*), coalesce(sum(cost), 0), max(id) FROM paid_calls "
+                "WHERE id > ? AND called_at >= ? GROUP BY provider",
+                (after_id, to_us(since))).fetchall()
+        return ({r[0]: Spend(calls=int(r[1]), cost=float(r[2])) for r in rows},
+                max([after_id, *(int(r[3]) for r in rows)]))
+
     def paid_calls(self, provider: str | None = None, since: datetime | None = None,
                    limit: int = 100) -> list[PaidCall]:
         where: list[str] = ["1"]

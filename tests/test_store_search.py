@@ -194,3 +194,35 @@ def test_a_new_tokenizer_version_rebuilds_the_sqlite_index(tmp_path: Path) -> No
         assert keys(reopened, "猫") == ["zh3"]
     finally:
         reopened.close()
+
+
+def test_thousands_of_items_of_one_second_index_in_a_few_queries(tmp_path: Path) -> None:
+    """An import or a feed that dates every entry alike gives many items one sort time;
+    their search rowids are the next free ones above it, found without a query (or a
+    step) per item already placed."""
+    from tidings.store.sqlite import SqliteStorage
+
+    storage = SqliteStorage(tmp_path / "same.sqlite3")
+    storage.add_source(source("feed"))
+    same = at(0)
+    storage.apply_upserts(UpsertBatch(creates=[
+        new(f"k{n}", published_at=same, title=f"word{n} shared") for n in range(3000)]))
+    assert storage.index_pending() == 3000
+    storage.apply_upserts(UpsertBatch(creates=[
+        new(f"late{n}", published_at=same, title=f"late{n} shared") for n in range(2000)]))
+    statements: list[str] = []
+    with storage._write() as conn:  # the store's own connection, traced for this batch
+        conn.set_trace_callback(statements.append)
+    try:
+        assert storage.index_pending() == 2000
+    finally:
+        with storage._write() as conn:
+            conn.set_trace_callback(None)
+    lookups = [s for s in statements if "search_rowid BETWEEN" in s]
+    assert 1 <= len(lookups) <= 3
+    with sqlite3.connect(storage.path) as conn:
+        rowids = [r[0] for r in conn.execute("SELECT search_rowid FROM items")]
+    assert len(set(rowids)) == 5000 and min(rowids) == same.timestamp()
+    found = storage.search(parse_search("shared", limit=5000))
+    assert len(found) == 5000
+    storage.close()

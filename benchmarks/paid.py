@@ -12,10 +12,13 @@ the local fakes of SocialData and a Dajiala-style API:
   the interval a paid account's first check sets; the readers otherwise the same).
 
 Prints calls and cost per 1,000 posts stored for both and the ratio of calls
-(target: tidings at most a tenth of the naive reader's).
+(target: tidings at most a tenth of the naive reader's). The ratio runs have no
+budgets, so that both sides store the same posts. ``--check`` runs tidings alone
+through the week the issue describes, budgets and a tight day included, and
+reports the checks tests/test_paid_week.py asserts on a smaller world.
 
     .venv/bin/python benchmarks/paid.py [--days 7] [--x 500] [--wechat 200]
-                                        [--side both|tidings|naive]
+                                        [--side both|tidings|naive] [--check]
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from typing import Any
 # the fakes of the paid APIs and the week live with the tests (they are test servers)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from paidweek import WeekPlan, WeekResult, run_week
+from paidweek import WeekPlan, WeekResult, run_week, week_faults
 from tidings.model import SourceKind
 from tidings.readers import register
 from tidings.readers.wechat.reader import WechatReader
@@ -90,6 +93,15 @@ def show(name: str, week: WeekResult, secs: float) -> None:
           f"{calls:8.1f} calls, cost {cost:8.3f}  ({secs:.0f} s)", flush=True)
 
 
+def check(plan: WeekPlan) -> None:
+    week, secs = asyncio.run(one(plan, naive=False))
+    show("tidings", week, secs)
+    faults = week_faults(week, plan)
+    print(f"checks (each post stored once, none missing, X searches = theory, one WeChat "
+          f"list per account and window, no day over budget, the tight day ran out): "
+          f"{'all hold' if not faults else '; '.join(faults)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--days", type=int, default=7)
@@ -98,7 +110,12 @@ def main() -> None:
     parser.add_argument("--side", choices=("both", "tidings", "naive"), default="both",
                         help="run one side only (each is deterministic in its calls, so two "
                              "processes side by side give the same ratio on a busy machine)")
+    parser.add_argument("--check", action="store_true",
+                        help="tidings alone with the week's budgets: report the issue's checks")
     args = parser.parse_args()
+    if args.check:
+        check(WeekPlan(x_accounts=args.x, wx_accounts=args.wechat, days=args.days))
+        return
     plan = WeekPlan(x_accounts=args.x, wx_accounts=args.wechat, days=args.days,
                     x_daily_calls=10**7, wx_daily_cost=10**6, tight_day=args.days + 1)
     if args.side != "both":

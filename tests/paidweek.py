@@ -14,6 +14,7 @@ small, so it runs out mid-day.
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -217,3 +218,42 @@ def _collect_result(result: WeekResult, t: Tidings, x: FakeSocialData, wx: FakeD
 
 def _wx_key(url: str) -> str:
     return post_key(url)
+
+
+def week_faults(week: WeekResult, plan: WeekPlan) -> list[str]:
+    """What the issue asks of a simulated week that this one broke (empty: nothing).
+
+    Shared by tests/test_paid_week.py (a smaller world, asserted in the suite) and
+    benchmarks/paid.py --check (the issue's full world, reported)."""
+    faults = []
+    counts = Counter(week.stored)
+    twice = [k for k, n in counts.items() if n > 1]
+    if twice:
+        faults.append(f"{len(twice)} posts stored more than once: {sorted(twice)[:5]}")
+    missing = week.published - set(counts)
+    if missing:
+        faults.append(f"{len(missing)} published posts never stored: {sorted(missing)[:5]}")
+    # X: the first check of each account, then ceil(accounts / 24) searches per round
+    if week.x_first_pages != week.x_theory:
+        faults.append(f"X first pages {week.x_first_pages}, theory {week.x_theory}")
+    rounds = plan.days * 24 * 2  # the 30-minute batch cadence
+    if week.x_first_pages - plan.x_accounts > rounds * 3 + 12:
+        faults.append("X batches came apart")
+    doubled = [k for k, n in Counter(week.wx_lists).items() if n > 1]
+    if doubled:
+        faults.append(f"two WeChat lists for one account in one window: {doubled[:5]}")
+    for day, used in week.spend_by_day.items():
+        calls_cap, _ = week.budgets.get(day, {}).get("socialdata", (None, None))
+        _, cost_cap = week.budgets.get(day, {}).get("dajiala", (None, None))
+        x_calls = used.get("socialdata", (0, 0.0))[0]
+        wx_cost = used.get("dajiala", (0, 0.0))[1]
+        if calls_cap is not None and x_calls > calls_cap:
+            faults.append(f"{day}: {x_calls} X calls over a budget of {calls_cap}")
+        if cost_cap is not None and wx_cost > cost_cap + 1e-9:
+            faults.append(f"{day}: WeChat spend {wx_cost:.2f} over a budget of {cost_cap}")
+    if plan.tight_day < plan.days:
+        tight = sorted(week.spend_by_day)[plan.tight_day]
+        if week.spend_by_day[tight]["dajiala"][1] <= plan.tight_cost - 0.2:
+            faults.append(f"{tight}: the tight WeChat budget did not run out mid-day")
+    return faults
+

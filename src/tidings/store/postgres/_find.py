@@ -21,20 +21,6 @@ def _filters(q: SearchQuery) -> tuple[list[str], list[Any]]:
                                       until=q.until))
 
 
-#: matches up to which newest first reads them all through GIN and sorts them
-_FEW = 5000
-
-
-def _few(conn: Conn, expr: str) -> bool:
-    """Whether the unweighted query has at most ``_FEW`` matches: a count through GIN
-    that stops there, exact for a rare word (then GIN and a sort are cheapest). A
-    common word takes the weighted query, which the planner walks along the sort
-    index (see ``_newest``); a rare one that way read every document (docs/benchmarks.md)."""
-    (n,) = conn.row("SELECT count(*) FROM (SELECT 1 FROM item_search "
-                    "WHERE doc @@ ?::tsquery LIMIT ?) AS f", (expr, _FEW + 1))
-    return int(n) <= _FEW
-
-
 class SearchMixin(Access):
 
     def search(self, query: SearchQuery) -> list[SearchHit]:
@@ -43,7 +29,7 @@ class SearchMixin(Access):
         with self._read() as conn:
             rows = (self._filtered(conn, query) if expr is None or weighted is None
                     else self._ranked(conn, query, expr, weighted) if query.ranked
-                    else self._newest(conn, query, expr, weighted))
+                    else self._newest(conn, query, weighted))
         pattern = highlighter((*query.terms, *query.title_terms))
         hits = []
         for row in rows:
@@ -53,25 +39,21 @@ class SearchMixin(Access):
         return hits
 
     @staticmethod
-    def _newest(conn: Conn, q: SearchQuery, expr: str, weighted: str) -> list[Any]:
-        """A query with few matches (``_few``) reads them all through GIN and sorts them
-        (``OFFSET 0`` keeps the planner from walking the sort index instead); any
-        other is matched by the weighted query (the same items), whose estimates lead
-        the planner to walk ``(sort_time, item_id)`` backwards, which finds the newest
-        matches of a common word at once (docs/benchmarks.md, issue 21)."""
+    def _newest(conn: Conn, q: SearchQuery, expr: str) -> list[Any]:
+        """Matched by the weighted query (the same items): measured at 100,000 items,
+        its estimates lead the planner to walk ``(sort_time, item_id)`` backwards for
+        common words, where the unweighted one sorts every match (docs/benchmarks.md,
+        issue 21)."""
         where, params = _filters(q)
         if q.before is not None:
             where.append("(m.sort_time, m.item_id) < (?, ?)")
             params.extend((to_us(q.before[0]), q.before[1]))
         clause = "".join(f" AND {w}" for w in where)
-        few = _few(conn, expr)
-        found = ("(SELECT * FROM item_search WHERE doc @@ ?::tsquery OFFSET 0) m" if few
-                 else "item_search m")
         return conn.execute(
-            f"SELECT {_HIT_COLUMNS}, 0.0 FROM {found} {_JOIN} "  # noqa: S608
-            f"WHERE {'true' if few else 'm.doc @@ ?::tsquery'}{clause} "
+            f"SELECT {_HIT_COLUMNS}, 0.0 FROM item_search m {_JOIN} "  # noqa: S608
+            f"WHERE m.doc @@ ?::tsquery{clause} "
             "ORDER BY m.sort_time DESC, m.item_id DESC LIMIT ?",
-            (expr if few else weighted, *params, max(0, q.limit))).fetchall()
+            (expr, *params, max(0, q.limit))).fetchall()
 
     @staticmethod
     def _ranked(conn: Conn, q: SearchQuery, expr: str, scored: str) -> list[Any]:

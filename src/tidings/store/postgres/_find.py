@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 from tidings.model import SearchHit
@@ -14,9 +13,6 @@ from tidings.store.sqlite._find import _HIT_COLUMNS, RANK_WINDOW
 from tidings.store.sqlite._reading import brief_from_row, timeline_filters
 from tidings.store.textindex import highlighter, html_snippet, snippet
 
-#: how far back from the newest item each span of a newest-first search ends (the
-#: last span is the rest): 2, 16 and 128 days (docs/benchmarks.md, issue 21)
-_SPANS = tuple(days * 86_400_000_000 for days in (2, 16, 128))
 _JOIN = "JOIN items i ON i.id = m.item_id LEFT JOIN sources s ON s.id = i.source_id"
 
 
@@ -29,12 +25,11 @@ class SearchMixin(Access):
 
     def search(self, query: SearchQuery) -> list[SearchHit]:
         expr = tsquery(query.terms, query.title_terms, query.excluded)
+        weighted = tsquery(query.terms, query.title_terms, query.excluded, weighted=True)
         with self._read() as conn:
-            rows = (self._filtered(conn, query) if expr is None
-                    else self._ranked(conn, query, expr, tsquery(
-                        query.terms, query.title_terms, query.excluded, weighted=True) or expr)
-                    if query.ranked
-                    else self._newest(conn, query, expr))
+            rows = (self._filtered(conn, query) if expr is None or weighted is None
+                    else self._ranked(conn, query, expr, weighted) if query.ranked
+                    else self._newest(conn, query, weighted))
         pattern = highlighter((*query.terms, *query.title_terms))
         hits = []
         for row in rows:
@@ -45,35 +40,20 @@ class SearchMixin(Access):
 
     @staticmethod
     def _newest(conn: Conn, q: SearchQuery, expr: str) -> list[Any]:
-        """Newest first, searched in spans of sort time back from the newest indexed
-        item or the page's start (``_SPANS``), stopping at the first span that
-        completes the page: a common word then reads its matches of the last days,
-        not all of them, and a rare word ends in the last span, the whole archive,
-        which its index entries make cheap. The spans are disjoint, so their pages
-        in turn are one page in order."""
+        """Matched by the weighted query (the same items): measured at 100,000 items,
+        its estimates lead the planner to walk ``(sort_time, item_id)`` backwards for
+        common words, where the unweighted one sorts every match (docs/benchmarks.md,
+        issue 21)."""
         where, params = _filters(q)
         if q.before is not None:
             where.append("(m.sort_time, m.item_id) < (?, ?)")
             params.extend((to_us(q.before[0]), q.before[1]))
-            anchor: int | None = to_us(q.before[0])
-        else:
-            (anchor,) = conn.row("SELECT max(sort_time) FROM item_search")
         clause = "".join(f" AND {w}" for w in where)
-        bounds = [None, None] if anchor is None else [
-            None, *(anchor - span for span in _SPANS), None]
-        rows: list[Any] = []
-        for newer, older in itertools.pairwise(bounds):
-            if len(rows) >= q.limit:
-                break
-            span = ((" AND m.sort_time < ?" if newer is not None else "")
-                    + (" AND m.sort_time >= ?" if older is not None else ""))
-            rows += conn.execute(
-                f"SELECT {_HIT_COLUMNS}, 0.0 FROM item_search m {_JOIN} "  # noqa: S608
-                f"WHERE m.doc @@ ?::tsquery{span}{clause} "
-                "ORDER BY m.sort_time DESC, m.item_id DESC LIMIT ?",
-                (expr, *(b for b in (newer, older) if b is not None), *params,
-                 max(0, q.limit - len(rows)))).fetchall()
-        return rows
+        return conn.execute(
+            f"SELECT {_HIT_COLUMNS}, 0.0 FROM item_search m {_JOIN} "  # noqa: S608
+            f"WHERE m.doc @@ ?::tsquery{clause} "
+            "ORDER BY m.sort_time DESC, m.item_id DESC LIMIT ?",
+            (expr, *params, max(0, q.limit))).fetchall()
 
     @staticmethod
     def _ranked(conn: Conn, q: SearchQuery, expr: str, scored: str) -> list[Any]:

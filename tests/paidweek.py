@@ -237,7 +237,8 @@ def week_faults(week: WeekResult, plan: WeekPlan) -> list[str]:
     if week.x_first_pages != week.x_theory:
         faults.append(f"X first pages {week.x_first_pages}, theory {week.x_theory}")
     rounds = plan.days * 24 * 2  # the 30-minute batch cadence
-    if week.x_first_pages - plan.x_accounts > rounds * 3 + 12:
+    searches = -(-plan.x_accounts // 24)  # a round's searches when every batch is whole
+    if week.x_first_pages - plan.x_accounts > rounds * searches + 12:
         faults.append("X batches came apart")
     doubled = [k for k, n in Counter(week.wx_lists).items() if n > 1]
     if doubled:

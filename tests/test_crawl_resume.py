@@ -96,7 +96,7 @@ async def test_ctrl_c_leaves_a_crawl_that_resumes_without_asking_twice(
     data = tmp_path / "data"
     async with serve(web_app(web)) as base:
         web.port = int(base.rsplit(":", 1)[1])
-        code = await run_child(data, web.port, 60, web.requests, sig=signal.SIGINT)
+        code = await run_child(data, web.port, 20, web.requests, sig=signal.SIGINT)
         assert code is not None and code != 0, "the crawl ended before the interrupt"
         in_flight = unanswered(data)
         assert len(in_flight) <= WORKERS

@@ -15,7 +15,9 @@ import asyncio
 import ctypes
 import gc
 import logging
+import signal
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
@@ -322,10 +324,29 @@ def serve(settings: Settings, *, host: str | None = None, port: int | None = Non
     settle_heap()
     config = uvicorn.Config(app, host=host, port=port, log_level="info", server_header=False,
                             **proxy_options(settings))
-    server = uvicorn.Server(config)
+    server = _server(config)
     log.info("the reader is on http://%s:%d/ (Ctrl-C stops it)", host, port)
     with sock:
         asyncio.run(_run(server, tidings, sock) if collect else _read_only(server, tidings, sock))
+    if server.interrupted:
+        # uvicorn hands the Ctrl-C on to asyncio, which raises it only when the main
+        # task was still running then: a shutdown that finished first returned as if
+        # nothing happened, exit 0 instead of the documented 130
+        raise KeyboardInterrupt
+
+
+def _server(config: Any) -> Any:
+    """A uvicorn server that remembers whether Ctrl-C stopped it."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        interrupted = False
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            self.interrupted = self.interrupted or sig == signal.SIGINT
+            super().handle_exit(sig, frame)
+
+    return Server(config)
 
 
 async def _read_only(server: Any, tidings: Tidings, sock: Any) -> None:

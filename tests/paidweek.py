@@ -46,7 +46,7 @@ class WeekPlan:
     tweets_per_day: float = 4.0
     posts_per_day: float = 1.0
     x_daily_calls: int = 20_000
-    wx_daily_cost: float = 200.0
+    wx_daily_cost: float = 600.0  # 200 accounts need ~370 a normal day: room to spare
     tight_day: int = 2  # this day's WeChat budget is a third of the day's needs
     tight_cost: float = 10.0
     outage_at: timedelta = timedelta(days=1, hours=14)  # both providers down for an hour

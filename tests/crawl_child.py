@@ -9,6 +9,7 @@ SIGKILL at random moments.
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -42,4 +43,7 @@ async def main(data: Path, port: int, depth: int) -> None:
 
 
 if __name__ == "__main__":
+    # a parent that ignores Ctrl-C (a test runner may) hands that on through exec;
+    # this child stands for a crawl a person started, which Ctrl-C interrupts
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     asyncio.run(main(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])))

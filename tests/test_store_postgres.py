@@ -188,8 +188,10 @@ def test_bad_urls_are_one_line_errors(bad: str) -> None:
 
 
 def _kill_backends(url: str) -> None:
+    """Terminate every other backend of the database and wait until each has exited
+    (so its goodbye is on the client's socket, as after any real termination)."""
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+        conn.execute("SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity "
                      "WHERE datname = current_database() AND pid != pg_backend_pid()")
 
 

@@ -94,9 +94,11 @@ def _finished(url: str) -> int:
     return int(row[0]) if row else 0
 
 
-def cluster_round(farm: FarmProcess, workers: int, feeds: int, concurrency: int) -> float:
-    """Seconds from starting ``workers`` processes until every source ran once."""
-    data = tempfile.mkdtemp(prefix="tidings-cluster-")
+@contextmanager
+def farm_archive(farm: FarmProcess, prefix: str) -> Iterator[tuple[str, str, dict[str, str]]]:
+    """A data directory and a fresh PostgreSQL database holding the farm's feeds as
+    sources, migrated (``tidings status``), with the environment to run tidings on it."""
+    data = tempfile.mkdtemp(prefix=prefix)
     with fresh_database() as url:
         env = _env(data, url)
         opml = Path(data) / "farm.opml"
@@ -104,6 +106,12 @@ def cluster_round(farm: FarmProcess, workers: int, feeds: int, concurrency: int)
         subprocess.run([*TIDINGS, "import-opml", str(opml)], env=env, check=True,
                        capture_output=True)
         subprocess.run([*TIDINGS, "status"], env=env, check=True, capture_output=True)
+        yield data, url, env
+
+
+def cluster_round(farm: FarmProcess, workers: int, feeds: int, concurrency: int) -> float:
+    """Seconds from starting ``workers`` processes until every source ran once."""
+    with farm_archive(farm, "tidings-cluster-") as (data, url, env):
         start = time.perf_counter()
         logs = [(Path(data) / f"worker{n}.log").open("wb") for n in range(workers)]
         procs = [subprocess.Popen([*TIDINGS, "-v", "worker", "--concurrency", str(concurrency)],

@@ -26,15 +26,14 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
 
-from cluster import TIDINGS, _env, _finished, fresh_database
-from collect import FarmProcess, get
+from cluster import TIDINGS, _finished, farm_archive
+from collect import FarmProcess
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -78,14 +77,7 @@ def _backends(url: str) -> list[int]:
 
 def measured_round(farm: FarmProcess, workers: int, feeds: int, concurrency: int
                    ) -> tuple[float, dict[str, float]]:
-    data = tempfile.mkdtemp(prefix="tidings-cpu-")
-    with fresh_database() as url:
-        env = _env(data, url)
-        opml = Path(data) / "farm.opml"
-        opml.write_bytes(get(farm.url + "/feeds.opml"))
-        subprocess.run([*TIDINGS, "import-opml", str(opml)], env=env, check=True,
-                       capture_output=True)
-        subprocess.run([*TIDINGS, "status"], env=env, check=True, capture_output=True)
+    with farm_archive(farm, "tidings-cpu-") as (_, url, env):
         meters = {"farm": Meter(), "postgres": Meter(), "workers": Meter()}
         meters["farm"].sample([farm.proc.pid], baseline=True)
         meters["postgres"].sample(_backends(url), baseline=True)

@@ -214,8 +214,8 @@ class Ledger:
                             p.cost_per_call if note.cost is None else note.cost,
                             int((time.monotonic() - started) * 1000), at)
             # in flight until recorded: released before, a call checked while the
-            # writer stores it saw it nowhere and two calls passed the budget together
-            # (seen on a tight day); meanwhile today() keeps its total (see there)
+            # writer stores it would see it nowhere, and two calls could pass the
+            # budget together; meanwhile today() keeps its total (see there)
             self._recording += 1
             try:
                 await asyncio.shield(self._writer(_record, call))

@@ -48,7 +48,6 @@ def get_source(conn: Conn, source_id: str) -> Source:
     return source_from_row(row)
 
 
-
 def _change(conn: Conn, source_id: str, update: SourceUpdate) -> None:
     try:
         params = _changed_params(update.changes())
@@ -62,6 +61,7 @@ def _change(conn: Conn, source_id: str, update: SourceUpdate) -> None:
     if conn.execute(f"UPDATE sources SET {assignments} WHERE id = ?",  # noqa: S608
                     (*params.values(), source_id)).rowcount == 0:
         raise NotFoundError(f"source {source_id!r} not found")
+
 
 class SourcesMixin(Access):
 

@@ -9,7 +9,7 @@ from typing import Any
 from tidings.model import PaidCall, Spend
 from tidings.store.postgres._db import Access
 from tidings.store.sqlite._db import to_us
-from tidings.store.sqlite._spend import _COLUMNS, _call
+from tidings.store.sqlite._spend import _COLUMNS, _call, spend_after
 
 
 class SpendMixin(Access):
@@ -29,12 +29,7 @@ class SpendMixin(Access):
 
     def spend_after(self, since: datetime, after_id: int) -> tuple[dict[str, Spend], int]:
         with self._read() as conn:
-            rows = conn.execute(
-                "SELECT provider, count(*), coalesce(sum(cost), 0), max(id) FROM paid_calls "
-                "WHERE id > ? AND called_at >= ? GROUP BY provider",
-                (after_id, to_us(since))).fetchall()
-        return ({r[0]: Spend(calls=int(r[1]), cost=float(r[2])) for r in rows},
-                max([after_id, *(int(r[3]) for r in rows)]))
+            return spend_after(conn, since, after_id)
 
     def paid_calls(self, provider: str | None = None, since: datetime | None = None,
                    limit: int = 100) -> list[PaidCall]:

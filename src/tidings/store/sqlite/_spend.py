@@ -19,6 +19,17 @@ def _call(row: Sequence[Any]) -> PaidCall:
                     called_at=from_us(row[6]))
 
 
+def spend_after(conn: Any, since: datetime, after_id: int) -> tuple[dict[str, Spend], int]:
+    """The calls numbered after ``after_id`` since ``since``, per provider, and the
+    highest number among them (both backends: the statement is the same)."""
+    rows = conn.execute(
+        "SELECT provider, count(*), coalesce(sum(cost), 0), max(id) FROM paid_calls "
+        "WHERE id > ? AND called_at >= ? GROUP BY provider",
+        (after_id, to_us(since))).fetchall()
+    return ({r[0]: Spend(calls=int(r[1]), cost=float(r[2])) for r in rows},
+            max([after_id, *(int(r[3]) for r in rows)]))
+
+
 class SpendMixin(Access):
     def record_paid_call(self, call: PaidCall) -> None:
         with self._write() as conn:
@@ -36,12 +47,7 @@ class SpendMixin(Access):
 
     def spend_after(self, since: datetime, after_id: int) -> tuple[dict[str, Spend], int]:
         with self._read() as conn:
-            rows = conn.execute(
-                "SELECT provider, count(*), coalesce(sum(cost), 0), max(id) FROM paid_calls "
-                "WHERE id > ? AND called_at >= ? GROUP BY provider",
-                (after_id, to_us(since))).fetchall()
-        return ({r[0]: Spend(calls=int(r[1]), cost=float(r[2])) for r in rows},
-                max([after_id, *(int(r[3]) for r in rows)]))
+            return spend_after(conn, since, after_id)
 
     def paid_calls(self, provider: str | None = None, since: datetime | None = None,
                    limit: int = 100) -> list[PaidCall]:

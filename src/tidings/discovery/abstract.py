@@ -19,7 +19,7 @@ import re
 from lxml import etree
 
 from tidings.discovery.blogroll import affect
-from tidings.discovery.html import parse_html
+from tidings.discovery.html import element_text, parse_html
 from tidings.textutil import collapse_ws, shorten
 
 __all__ = ["ABSTRACT_CHARS", "find_abstract", "find_abstract_in", "site_title"]
@@ -48,7 +48,11 @@ def _weight(text: str) -> int:
 
 
 def _unwanted(el: etree._Element) -> bool:
-    if el.tag in _DROP_TAGS or (el.get("role") or "").lower() in _DROP_ROLES:
+    if el.tag in _DROP_TAGS:
+        return True
+    if not len(el.attrib):  # most elements: nothing else could say so
+        return False
+    if (el.get("role") or "").lower() in _DROP_ROLES:
         return True
     if el.get("aria-hidden") == "true" or el.get("hidden") is not None:
         return True
@@ -57,8 +61,7 @@ def _unwanted(el: etree._Element) -> bool:
 
 
 def _prune(root: etree._Element) -> None:
-    doomed = [el for el in root.iter() if isinstance(el.tag, str) and el is not root
-              and _unwanted(el)]
+    doomed = [el for el in root.iter(etree.Element) if el is not root and _unwanted(el)]
     for el in doomed:
         parent = el.getparent()
         if parent is None:
@@ -72,20 +75,16 @@ def _prune(root: etree._Element) -> None:
         parent.remove(el)
 
 
-def _text(el: etree._Element) -> str:
-    return collapse_ws("".join(str(t) for t in el.itertext()))
-
-
 def find_abstract_in(root: etree._Element) -> str:
     """The abstract of a parsed page ('' when it has no text). Prunes ``root`` in place."""
     _prune(root)
     # each link's text measured once, not once per block around it
-    link_chars = {a: len(_text(a)) for a in root.iter("a")}
+    link_chars = {a: len(element_text(a)) for a in root.iter("a")}
     total_links = len(link_chars) or 1
     best: tuple[float, int, int] | None = None
     best_text = ""
-    for index, el in enumerate(el for el in root.iter() if el.tag in _BLOCKS):
-        text = _text(el)
+    for index, el in enumerate(root.iter(*_BLOCKS)):
+        text = element_text(el)
         if not text:
             continue
         points = _weight(text[:ABSTRACT_CHARS]) * 1000.0
@@ -112,5 +111,5 @@ def site_title(root: etree._Element) -> str:
         if name in ("og:site_name", "application-name") and (el.get("content") or "").strip():
             return collapse_ws(el.get("content") or "")[:200]
     for el in root.iter("title"):
-        return _text(el)[:200]
+        return element_text(el)[:200]
     return ""

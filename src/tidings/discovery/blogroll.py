@@ -29,10 +29,9 @@ from urllib.parse import urlsplit
 
 from lxml import etree
 
-from tidings.discovery.html import parse_html
+from tidings.discovery.html import element_text, parse_html
 from tidings.discovery.sites import is_homepage_like, paths_stay_home, site_key
 from tidings.identity import resolve_url
-from tidings.textutil import collapse_ws
 
 __all__ = ["MIN_SITES", "THRESHOLD", "Blogroll", "RollLink", "affect", "blogroll_pages",
            "find_blogroll", "find_blogroll_in"]
@@ -90,15 +89,15 @@ class _Tally:
     tags: int = 0
 
 
-def _link_text(a: etree._Element) -> str:
-    """The name a link shows: its text, or the first block inside it (card layouts put
-    the site's name and its description in two blocks)."""
+def _link_text(a: etree._Element, text: str) -> str:
+    """The name a link shows: its ``text``, or the first block inside it (card layouts
+    put the site's name and its description in two blocks)."""
     for child in a:
         if child.tag in _BLOCK_TAGS:
-            name = collapse_ws("".join(str(t) for t in child.itertext()))
+            name = element_text(child)
             if name:
                 return name
-    return collapse_ws("".join(str(t) for t in a.itertext()))
+    return text
 
 
 @lru_cache(maxsize=2048)
@@ -145,12 +144,10 @@ class _Page:
                 and "@" not in href)
 
 
-def _own(el: etree._Element, page: _Page) -> tuple[_Tally, RollLink | None]:
-    """What ``el`` adds by itself (not its children, nor their tails: the caller counts
-    those as it adds the children up) and the outbound link it is, if any."""
+def _own_link(el: etree._Element, page: _Page) -> tuple[_Tally, RollLink | None]:
+    """What the link ``el`` adds by itself (not its children, nor their tails: the caller
+    counts those as it adds the children up) and the outbound link it is, if any."""
     tally = _Tally(text=len((el.text or "").strip()), tags=1)
-    if el.tag != "a":
-        return tally, None
     href = (el.get("href") or "").strip()
     if page.is_internal_path(href):
         tally.internal = 1
@@ -165,11 +162,11 @@ def _own(el: etree._Element, page: _Page) -> tuple[_Tally, RollLink | None]:
         return tally, None
     if not roll_like:
         return tally, None
-    text = collapse_ws("".join(str(t) for t in el.itertext()))
+    text = element_text(el)
     if text:
         tally.outbound = 2 if (el.get("target") or "").lower() == "_blank" else 1
         tally.link_text = len(text)
-        return tally, RollLink(url, _link_text(el)[:200])
+        return tally, RollLink(url, _link_text(el, text)[:200])
     return tally, None
 
 
@@ -190,31 +187,43 @@ def _describe(el: etree._Element) -> str:
 
 def find_blogroll_in(root: etree._Element, page_url: str) -> Blogroll | None:
     """The best-scoring block of ``root`` as a blogroll, or None when no block qualifies."""
-    order = [el for el in root.iter() if isinstance(el.tag, str)]
+    order = list(root.iter(etree.Element))
     page = _Page.of(page_url)
     tallies: dict[etree._Element, _Tally] = {}
-    links: dict[etree._Element, list[RollLink]] = {}
+    links: dict[etree._Element, list[RollLink]] = {}  # only elements that hold some
     best: tuple[float, etree._Element, list[RollLink]] | None = None
     for el in reversed(order):  # children before parents
-        if el.tag in _SKIP:
+        tag = el.tag
+        if tag in _SKIP:
             continue
-        tally, link = _own(el, page)
-        own_links = [link] if link is not None else []
-        for child in el:
-            tail = child.tail
-            if tail:
-                tally.text += len(tail.strip())
-            sub = tallies.pop(child, None)
-            if sub is None:
-                continue
-            tally.outbound += sub.outbound
-            tally.internal += sub.internal
-            tally.link_text += sub.link_text
-            tally.text += sub.text
-            tally.tags += sub.tags
-            own_links.extend(links.pop(child, ()))
-        tallies[el], links[el] = tally, own_links
-        if el.tag in CONTAINERS:
+        own_links: list[RollLink] = []
+        if tag == "a":
+            tally, link = _own_link(el, page)
+            if link is not None:
+                own_links.append(link)
+        else:
+            text = el.text
+            tally = _Tally(text=len(text.strip()) if text else 0, tags=1)
+        if len(el):
+            for child in el:
+                tail = child.tail
+                if tail:
+                    tally.text += len(tail.strip())
+                sub = tallies.pop(child, None)
+                if sub is None:
+                    continue
+                tally.outbound += sub.outbound
+                tally.internal += sub.internal
+                tally.link_text += sub.link_text
+                tally.text += sub.text
+                tally.tags += sub.tags
+                held = links.pop(child, None)
+                if held:
+                    own_links.extend(held)
+        tallies[el] = tally
+        if own_links:
+            links[el] = own_links
+        if tag in CONTAINERS:
             score = _score(tally, len({_target(x.url)[0] for x in own_links}))
             if score > 0 and (best is None or score > best[0]):
                 best = (score, el, own_links)  # a parent extends a list of its own
@@ -252,7 +261,7 @@ def blogroll_pages(root: etree._Element, page_url: str, limit: int = 2) -> list[
         url = resolve_url(page_url, (a.get("href") or "").strip())
         if url is None or site_key(url) != here or url in found:
             continue
-        text = collapse_ws("".join(str(t) for t in a.itertext()))
+        text = element_text(a)
         if _ROLL_WORDS.match(text) or _ROLL_PATHS.search(urlsplit(url).path):
             found.append(url.split("#", 1)[0])
         if len(found) >= limit:

@@ -114,13 +114,21 @@ def _store_and_ask(unit: Unit, crawl_id: int, site_id: int, url: str, answers: A
     return unit.ask_crawl_page(crawl_id, site_id, url)
 
 
+Asked = tuple[PageAsk, dict[str, Any] | None]  # what ask_crawl_page answered
+
+
 def _finish_and_claim(unit: Unit, crawl_id: int, done: tuple[int, SiteOutcome] | None,
-                      answers: Answers) -> CrawlSite | None:
-    """Store the last visit's answers, end it, and claim the worker's next site: one step."""
+                      answers: Answers) -> tuple[CrawlSite, str, Asked] | None:
+    """Store the last visit's answers, end it, claim the worker's next site and ask for
+    that site's robots.txt (its visit's first request): one step."""
     _store_answers(unit, crawl_id, answers)
     if done is not None:
         unit.finish_crawl_site(*done)
-    return unit.claim_crawl_site(crawl_id)
+    site = unit.claim_crawl_site(crawl_id)
+    if site is None:
+        return None
+    robots = robots_url(site.url)
+    return site, robots, unit.ask_crawl_page(crawl_id, site.id, robots)
 
 
 def _create(unit: Unit, pairs: list[tuple[str, str]], limits: CrawlLimits, now: Any) -> int:
@@ -175,6 +183,9 @@ class _Crawler:
         # answers not stored yet, per site: each goes with the site's next writer step
         self.unstored: dict[int, Answers] = {}
         self.answered: dict[str, dict[str, Any]] = {}  # the same answers, by address
+        # per site being visited: its robots.txt, asked with the claim (unused when the
+        # host's rules are known: then the ask found the page asked before, and added none)
+        self.asked: dict[int, tuple[str, Asked]] = {}
         self.busy = 0  # workers claiming or visiting
         self.visiting: Counter[int] = Counter()  # visits under way, by depth
         self.changed = asyncio.Event()
@@ -188,15 +199,19 @@ class _Crawler:
             changed = self.changed  # before the claim: a wake while it runs is not missed
             self.busy += 1
             try:
-                site = await self.env.writer(_finish_and_claim, self.crawl_id, done, answers)
+                claimed = await self.env.writer(_finish_and_claim, self.crawl_id, done, answers)
                 self._stored(answers)
                 done, answers = None, []
-                if site is not None:
+                site: CrawlSite | None = None
+                if claimed is not None:
+                    site, robots, asked = claimed
+                    self.asked[site.id] = (robots, asked)
                     self.visiting[site.depth] += 1
                     try:
                         outcome = await self._visit_safely(site)
                     finally:
                         self.visiting[site.depth] -= 1
+                        self.asked.pop(site.id, None)
                     done, answers = (site.id, outcome), self.unstored.pop(site.id, [])
             finally:
                 self.busy -= 1
@@ -333,14 +348,7 @@ class _Crawler:
         answered = self.answered.get(key)
         if answered is not None:  # answered for another site, not stored yet
             return answered
-        answers = self.unstored.pop(site.id, [])
-        try:
-            ask, stored = await self.env.writer(_store_and_ask, self.crawl_id, site.id, key,
-                                                answers)
-        except BaseException:
-            self.unstored[site.id] = answers + self.unstored.get(site.id, [])
-            raise
-        self._stored(answers)
+        ask, stored = await self._ask(site, key)
         if ask is PageAsk.DONE and stored is not None:
             return stored
         if ask is PageAsk.LIMIT:
@@ -351,6 +359,22 @@ class _Crawler:
         self.answered[key] = data
         self.unstored.setdefault(site.id, []).append((key, data))
         return data
+
+    async def _ask(self, site: CrawlSite, key: str) -> Asked:
+        """Record ``key`` as asked (with the site's answers not stored yet), unless the
+        claim asked it already. An "asked before" from the claim is asked again: by now
+        the page may be answered."""
+        robots, asked = self.asked.pop(site.id, ("", (PageAsk.ASKED, None)))
+        if robots == key and asked[0] is not PageAsk.ASKED:
+            return asked
+        answers = self.unstored.pop(site.id, [])
+        try:
+            asked = await self.env.writer(_store_and_ask, self.crawl_id, site.id, key, answers)
+        except BaseException:
+            self.unstored[site.id] = answers + self.unstored.get(site.id, [])
+            raise
+        self._stored(answers)
+        return asked
 
     def _stored(self, answers: Answers) -> None:
         for key, _ in answers:

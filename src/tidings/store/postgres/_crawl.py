@@ -27,7 +27,18 @@ from tidings.store.crawl import (
     SiteState,
 )
 from tidings.store.postgres._db import Access, Conn
-from tidings.store.sqlite._crawl import _CRAWL_COLUMNS, _FINDINGS, _SITE_COLUMNS, _crawl, _site
+from tidings.store.sqlite._crawl import (
+    _ASK_PAGE,
+    _COUNT_PAGE,
+    _CRAWL_COLUMNS,
+    _FINDINGS,
+    _PAGE_STATE,
+    _QUEUE_SITE,
+    _SITE_COLUMNS,
+    _asked_before,
+    _crawl,
+    _site,
+)
 from tidings.store.sqlite._db import to_us
 
 # breadth first as in SQLite: nothing deeper than the smallest depth still in play
@@ -135,19 +146,11 @@ class CrawlMixin(Access):
         page within the limit) take turns, as under SQLite's write lock."""
         with self._write() as conn:
             conn.execute(_LOCK_CRAWL, (crawl_id,))
-            row = conn.execute("SELECT state, data FROM crawl_pages WHERE crawl_id = ? AND url = ?",
-                               (crawl_id, url)).fetchone()
-            if row is not None:
-                if row[0] == "done":
-                    return PageAsk.DONE, json.loads(row[1])
-                return PageAsk.ASKED, None
-            cur = conn.execute("UPDATE crawls SET pages = pages + 1 "
-                               "WHERE id = ? AND pages < max_pages", (crawl_id,))
-            if cur.rowcount == 0:
-                return PageAsk.LIMIT, None
-            conn.execute("INSERT INTO crawl_pages (crawl_id, url, site_id, state) "
-                         "VALUES (?, ?, ?, 'asked')", (crawl_id, url, site_id))
-            return PageAsk.NEW, None
+            if conn.execute(_ASK_PAGE, (crawl_id, url, site_id, crawl_id)).rowcount:
+                conn.execute(_COUNT_PAGE, (crawl_id,))
+                return PageAsk.NEW, None
+            row = conn.execute(_PAGE_STATE, (crawl_id, url)).fetchone()
+        return _asked_before(row)
 
     def finish_crawl_page(self, crawl_id: int, url: str, data: dict[str, Any]) -> None:
         with self._write() as conn:
@@ -196,11 +199,8 @@ def _queue_found(conn: Conn, crawl_id: int, site: str, depth: int, max_sites: in
     for found in outcome.found:
         if known >= max_sites:
             break
-        cur = conn.execute("INSERT INTO crawl_sites (crawl_id, site, url, depth, found_from, "
-                           "link_text, state) VALUES (?, ?, ?, ?, ?, ?, 'queued') "
-                           "ON CONFLICT (crawl_id, site) DO NOTHING",
-                           (crawl_id, found.site, found.url, depth, site,
-                            found.link_text[:200]))
+        cur = conn.execute(_QUEUE_SITE, (crawl_id, found.site, found.url, depth, site,
+                                         found.link_text[:200]))
         known += cur.rowcount
         queued += cur.rowcount
     if queued:

@@ -32,12 +32,36 @@ WHERE crawl_id = :crawl AND state = 'queued'
                 WHERE crawl_id = :crawl AND state IN ('queued', 'visiting'))
 ORDER BY depth, id LIMIT 1
 """  # noqa: S608 - the column list is a constant
+_QUEUE_SITE = """
+INSERT INTO crawl_sites (crawl_id, site, url, depth, found_from, link_text, state)
+VALUES (?, ?, ?, ?, ?, ?, 'queued') ON CONFLICT (crawl_id, site) DO NOTHING
+"""
 _FINDINGS = """
 SELECT f.id, f.crawl_id, f.url, f.type, f.title, s.url, s.title, s.abstract, s.depth,
        s.found_from, f.source_id
 FROM crawl_feeds f JOIN crawl_sites s ON s.id = f.site_id
 WHERE f.crawl_id = ? ORDER BY s.depth, s.id
 """
+
+
+# a page is recorded as asked when it is new and the crawl's page limit allows it; else
+# the page's row (asked or answered before) or none (the limit) says why not
+_ASK_PAGE = """
+INSERT INTO crawl_pages (crawl_id, url, site_id, state)
+SELECT ?, ?, ?, 'asked' FROM crawls WHERE id = ? AND pages < max_pages
+ON CONFLICT (crawl_id, url) DO NOTHING
+"""
+_COUNT_PAGE = "UPDATE crawls SET pages = pages + 1 WHERE id = ?"
+_PAGE_STATE = "SELECT state, data FROM crawl_pages WHERE crawl_id = ? AND url = ?"
+
+
+def _asked_before(row: Sequence[Any] | None) -> tuple[PageAsk, dict[str, Any] | None]:
+    """What ``ask_crawl_page`` answers when it recorded nothing: the page's row, if any."""
+    if row is None:
+        return PageAsk.LIMIT, None
+    if row[0] == "done":
+        return PageAsk.DONE, json.loads(row[1])
+    return PageAsk.ASKED, None
 
 
 def _crawl(row: Sequence[Any]) -> Crawl:
@@ -142,19 +166,11 @@ class CrawlMixin(Access):
     def ask_crawl_page(self, crawl_id: int, site_id: int, url: str
                        ) -> tuple[PageAsk, dict[str, Any] | None]:
         with self._write() as conn:
-            row = conn.execute("SELECT state, data FROM crawl_pages WHERE crawl_id = ? AND url = ?",
-                               (crawl_id, url)).fetchone()
-            if row is not None:
-                if row[0] == "done":
-                    return PageAsk.DONE, json.loads(row[1])
-                return PageAsk.ASKED, None
-            cur = conn.execute("UPDATE crawls SET pages = pages + 1 "
-                               "WHERE id = ? AND pages < max_pages", (crawl_id,))
-            if cur.rowcount == 0:
-                return PageAsk.LIMIT, None
-            conn.execute("INSERT INTO crawl_pages (crawl_id, url, site_id, state) "
-                         "VALUES (?, ?, ?, 'asked')", (crawl_id, url, site_id))
-            return PageAsk.NEW, None
+            if conn.execute(_ASK_PAGE, (crawl_id, url, site_id, crawl_id)).rowcount:
+                conn.execute(_COUNT_PAGE, (crawl_id,))
+                return PageAsk.NEW, None
+            row = conn.execute(_PAGE_STATE, (crawl_id, url)).fetchone()
+        return _asked_before(row)
 
     def finish_crawl_page(self, crawl_id: int, url: str, data: dict[str, Any]) -> None:
         with self._write() as conn:
@@ -165,11 +181,12 @@ class CrawlMixin(Access):
     def finish_crawl_site(self, site_id: int, outcome: SiteOutcome) -> int:
         with self._write() as conn:
             row = conn.execute(
-                "SELECT s.crawl_id, s.site, s.depth, c.max_depth, c.max_sites FROM crawl_sites s "
-                "JOIN crawls c ON c.id = s.crawl_id WHERE s.id = ?", (site_id,)).fetchone()
+                "SELECT s.crawl_id, s.site, s.depth, c.max_depth, c.max_sites, c.sites "
+                "FROM crawl_sites s JOIN crawls c ON c.id = s.crawl_id WHERE s.id = ?",
+                (site_id,)).fetchone()
             if row is None:
                 raise NotFoundError(f"crawl site {site_id} not found")
-            crawl_id, site, depth, max_depth, max_sites = row
+            crawl_id, site, depth, max_depth, max_sites, known = row
             conn.execute("UPDATE crawl_sites SET state = ?, reason = ?, title = ?, abstract = ? "
                          "WHERE id = ?", (outcome.state.value, outcome.reason[:500],
                                           outcome.title[:300], outcome.abstract[:300], site_id))
@@ -181,25 +198,24 @@ class CrawlMixin(Access):
                               feed.score))
             if depth >= max_depth or not outcome.found:
                 return 0
-            return self._queue_found(conn, crawl_id, site, depth + 1, max_sites, outcome)
+            return self._queue_found(conn, crawl_id, site, depth + 1, (known, max_sites),
+                                     outcome)
 
     @staticmethod
-    def _queue_found(conn: Any, crawl_id: int, site: str, depth: int, max_sites: int,
-                     outcome: SiteOutcome) -> int:
-        (known,) = conn.execute("SELECT sites FROM crawls WHERE id = ?", (crawl_id,)).fetchone()
+    def _queue_found(conn: Any, crawl_id: int, site: str, depth: int,
+                     sites: tuple[int, int], outcome: SiteOutcome) -> int:
+        """Queue the sites a visit found, in their order, until the crawl holds as many as
+        it may (``sites``: how many it holds, at most); a site already known is passed
+        over (the insert that conflicts)."""
+        known, max_sites = sites
         queued = 0
         for found in outcome.found:
-            exists = conn.execute("SELECT 1 FROM crawl_sites WHERE crawl_id = ? AND site = ?",
-                                  (crawl_id, found.site)).fetchone()
-            if exists is not None:
-                continue
             if known >= max_sites:
                 break
-            conn.execute("INSERT INTO crawl_sites (crawl_id, site, url, depth, found_from, "
-                         "link_text, state) VALUES (?, ?, ?, ?, ?, ?, 'queued')",
-                         (crawl_id, found.site, found.url, depth, site, found.link_text[:200]))
-            known += 1
-            queued += 1
+            added = conn.execute(_QUEUE_SITE, (crawl_id, found.site, found.url, depth, site,
+                                               found.link_text[:200])).rowcount
+            known += added
+            queued += added
         if queued:
             conn.execute("UPDATE crawls SET sites = sites + ? WHERE id = ?", (queued, crawl_id))
         return queued

@@ -91,6 +91,18 @@ def test_the_frontier_is_breadth_first_by_depth_then_order_found(storage: Storag
     assert storage.crawl_counts(crawl).done == 8
 
 
+def test_queued_sites_are_counted_by_depth(storage: Storage) -> None:
+    crawl = storage.create_crawl(SEEDS, 2, 100, 1000, T0)
+    assert storage.crawl_queued(crawl) == {0: 2}
+    a = storage.claim_crawl_site(crawl)
+    assert a is not None and storage.crawl_queued(crawl) == {0: 1}
+    storage.finish_crawl_site(a.id, done("c.example", "d.example"))
+    assert storage.crawl_queued(crawl) == {0: 1, 1: 2}
+    assert claimed(storage, crawl) == "b.example"
+    assert storage.crawl_queued(crawl) == {1: 2}  # a depth with none left is left out
+    assert storage.crawl_queued(storage.create_crawl(SEEDS[:1], 2, 100, 1000, T0)) == {0: 1}
+
+
 def test_site_and_depth_limits(storage: Storage) -> None:
     crawl = storage.create_crawl(SEEDS, 1, 3, 1000, T0)
     site = storage.claim_crawl_site(crawl)

@@ -117,18 +117,66 @@ def _store_and_ask(unit: Unit, crawl_id: int, site_id: int, url: str, answers: A
 Asked = tuple[PageAsk, dict[str, Any] | None]  # what ask_crawl_page answered
 
 
+Claimed = tuple[CrawlSite, str, Asked]  # a site, its robots.txt and what its ask answered
+
+
 def _finish_and_claim(unit: Unit, crawl_id: int, done: tuple[int, SiteOutcome] | None,
-                      answers: Answers) -> tuple[CrawlSite, str, Asked] | None:
+                      answers: Answers) -> tuple[int, Claimed | None]:
     """Store the last visit's answers, end it, claim the worker's next site and ask for
-    that site's robots.txt (its visit's first request): one step."""
+    that site's robots.txt (its visit's first request): one step. How many sites the
+    visit queued, and the claim."""
     _store_answers(unit, crawl_id, answers)
-    if done is not None:
-        unit.finish_crawl_site(*done)
+    queued = 0 if done is None else unit.finish_crawl_site(*done)
     site = unit.claim_crawl_site(crawl_id)
     if site is None:
-        return None
+        return queued, None
     robots = robots_url(site.url)
-    return site, robots, unit.ask_crawl_page(crawl_id, site.id, robots)
+    return queued, (site, robots, unit.ask_crawl_page(crawl_id, site.id, robots))
+
+
+class _Frontier:
+    """The crawl's queue as this process knows it, so that a worker claims only when a site
+    can be handed out (breadth first: a queued site of the smallest depth, no shallower
+    one being visited) and an end of a level wakes as many workers as it opens sites.
+
+    It starts from storage and follows every claim step. Another process working on the
+    same crawl makes it wrong; the first claim that shows it (a site where none was
+    expected, or none where one was) turns it *blind*: then every worker claims after
+    every visit's end, as if nothing were known."""
+
+    def __init__(self, queued: dict[int, int]) -> None:
+        self.queued: Counter[int] = Counter(queued)  # by depth, not claimed yet
+        self.open: Counter[int] = Counter()  # claimed here, their end not stored, by depth
+        self.claiming = 0  # claim steps under way
+        self.blind = False
+
+    def claimable(self) -> int:
+        """Sites a claim would find now, less the claims under way."""
+        if self.blind:
+            return 1
+        first = min((d for d, n in self.queued.items() if n > 0), default=None)
+        if first is None:
+            return 0
+        if any(n > 0 and d < first for d, n in self.open.items()):
+            return 0
+        return self.queued[first] - self.claiming
+
+    def stepped(self, ended: tuple[int, int] | None, site: CrawlSite | None,
+                expected: bool) -> None:
+        """Follow a claim step: the visit it ended (its depth and the sites it queued), the
+        site it claimed, and whether a claim of a worker without a visit to end was
+        ``expected`` to find one."""
+        if ended is not None:
+            depth, queued = ended
+            self.open[depth] -= 1
+            self.queued[depth + 1] += queued
+        elif (site is not None) != expected:
+            self.blind = True
+        if site is not None:
+            if self.queued[site.depth] <= 0:
+                self.blind = True
+            self.queued[site.depth] -= 1
+            self.open[site.depth] += 1
 
 
 def _create(unit: Unit, pairs: list[tuple[str, str]], limits: CrawlLimits, now: Any) -> int:
@@ -186,50 +234,80 @@ class _Crawler:
         # per site being visited: its robots.txt, asked with the claim (unused when the
         # host's rules are known: then the ask found the page asked before, and added none)
         self.asked: dict[int, tuple[str, Asked]] = {}
+        self.frontier = _Frontier(env.store.crawl_queued(crawl_id))
         self.busy = 0  # workers claiming or visiting
-        self.visiting: Counter[int] = Counter()  # visits under way, by depth
-        self.changed = asyncio.Event()
+        self.waiting: list[asyncio.Future[None]] = []
+        self.over = False
         self.reported = 0.0
 
     # ------------------------------------------------------------ the loop
     async def work(self) -> None:
-        done: tuple[int, SiteOutcome] | None = None  # the last visit, ended with the next claim
+        done: tuple[CrawlSite, SiteOutcome] | None = None  # ended with the next claim
         answers: Answers = []
         while True:
-            changed = self.changed  # before the claim: a wake while it runs is not missed
+            expected = self.frontier.claimable() > 0
+            if done is None and not expected:
+                if self.over:
+                    return
+                if self.busy:  # a claim now would find nothing: wait for one that can
+                    await self._wait()
+                    continue
+                # nobody else busy: a claim says whether the crawl is over
             self.busy += 1
+            self.frontier.claiming += 1
             try:
-                claimed = await self.env.writer(_finish_and_claim, self.crawl_id, done, answers)
-                self._stored(answers)
-                done, answers = None, []
-                site: CrawlSite | None = None
-                if claimed is not None:
-                    site, robots, asked = claimed
-                    self.asked[site.id] = (robots, asked)
-                    self.visiting[site.depth] += 1
-                    try:
-                        outcome = await self._visit_safely(site)
-                    finally:
-                        self.visiting[site.depth] -= 1
-                        self.asked.pop(site.id, None)
-                    done, answers = (site.id, outcome), self.unstored.pop(site.id, [])
-            finally:
+                queued, claimed = await self.env.writer(
+                    _finish_and_claim, self.crawl_id,
+                    None if done is None else (done[0].id, done[1]), answers)
+            except BaseException:
                 self.busy -= 1
-            if site is not None:
-                # a worker waits only when every queued site is deeper than the visits under
-                # way (breadth first): it is woken when the last of them ends, not by each
-                if not self.visiting[site.depth]:
-                    self._wake()
-                self._report()
+                raise
+            finally:
+                self.frontier.claiming -= 1
+            self._stored(answers)
+            self.frontier.stepped(None if done is None else (done[0].depth, queued),
+                                  None if claimed is None else claimed[0], expected)
+            self._wake(ended=done is not None)
+            done, answers = None, []
+            if claimed is None:
+                self.busy -= 1
+                if self.busy == 0:  # nothing queued and nobody who could queue more: done
+                    self.over = True
+                    self._wake(ended=True)
+                    return
+                if self.frontier.blind:  # it cannot say when to try again: at the next end
+                    await self._wait()
                 continue
-            if self.busy == 0:
-                self._wake()  # nothing queued and nobody who could queue more: done
-                return
-            await changed.wait()
+            site, robots, asked = claimed
+            self.asked[site.id] = (robots, asked)
+            try:
+                outcome = await self._visit_safely(site)
+            finally:
+                self.asked.pop(site.id, None)
+                self.busy -= 1
+            done, answers = (site, outcome), self.unstored.pop(site.id, [])
+            self._report()
 
-    def _wake(self) -> None:
-        changed, self.changed = self.changed, asyncio.Event()
-        changed.set()
+    async def _wait(self) -> None:
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.waiting.append(waiter)
+        try:
+            await waiter
+        finally:
+            if waiter in self.waiting:
+                self.waiting.remove(waiter)
+
+    def _wake(self, *, ended: bool) -> None:
+        """Wake as many waiting workers as there are sites to claim (all of them when the
+        crawl is over, or after a visit's end when the frontier is blind)."""
+        if self.over or (ended and self.frontier.blind):
+            count = len(self.waiting)
+        else:
+            count = max(0, self.frontier.claimable())
+        woken, self.waiting = self.waiting[:count], self.waiting[count:]
+        for waiter in woken:
+            if not waiter.done():
+                waiter.set_result(None)
 
     def _report(self) -> None:
         now = time.monotonic()

@@ -146,6 +146,10 @@ class CrawlReads(Protocol):
         """Every find of the crawl, by depth then in the order found."""
         ...
 
+    def crawl_queued(self, crawl_id: int) -> dict[int, int]:
+        """How many sites are queued at each depth (depths with none left out)."""
+        ...
+
     def crawl_unanswered(self, crawl_id: int) -> list[str]:
         """Addresses asked for and never answered: in flight when the crawl was stopped
         (a resumed crawl asks for them again, once)."""

@@ -34,6 +34,7 @@ from tidings.store.sqlite._crawl import (
     _FINDINGS,
     _PAGE_STATE,
     _QUEUE_SITE,
+    _QUEUED,
     _SITE_COLUMNS,
     _asked_before,
     _crawl,
@@ -89,6 +90,11 @@ class CrawlMixin(Access):
         with self._read() as conn:
             rows = conn.execute(_FINDINGS, (crawl_id,)).fetchall()
         return [CrawlFinding(*row) for row in rows]
+
+    def crawl_queued(self, crawl_id: int) -> dict[int, int]:
+        with self._read() as conn:
+            rows = conn.execute(_QUEUED, (crawl_id,)).fetchall()
+        return dict(rows)
 
     def crawl_unanswered(self, crawl_id: int) -> list[str]:
         # byte order, as SQLite sorts text

@@ -36,6 +36,8 @@ _QUEUE_SITE = """
 INSERT INTO crawl_sites (crawl_id, site, url, depth, found_from, link_text, state)
 VALUES (?, ?, ?, ?, ?, ?, 'queued') ON CONFLICT (crawl_id, site) DO NOTHING
 """
+_QUEUED = ("SELECT depth, count(*) FROM crawl_sites WHERE crawl_id = ? AND state = 'queued' "
+           "GROUP BY depth")
 _FINDINGS = """
 SELECT f.id, f.crawl_id, f.url, f.type, f.title, s.url, s.title, s.abstract, s.depth,
        s.found_from, f.source_id
@@ -110,6 +112,11 @@ class CrawlMixin(Access):
         with self._read() as conn:
             rows = conn.execute(_FINDINGS, (crawl_id,)).fetchall()
         return [CrawlFinding(*row) for row in rows]
+
+    def crawl_queued(self, crawl_id: int) -> dict[int, int]:
+        with self._read() as conn:
+            rows = conn.execute(_QUEUED, (crawl_id,)).fetchall()
+        return dict(rows)
 
     def crawl_unanswered(self, crawl_id: int) -> list[str]:
         with self._read() as conn:

@@ -5,7 +5,7 @@ One crawl of ``benchmarks/crawl.py``'s synthetic web (same pages, same settings,
 thread's and the writer thread's, the writer steps and the claims that found
 nothing. For instruction counts, which a busy machine does not disturb, serve the
 web from one process and count the crawl's with callgrind in another (subtract a
-run with ``--sites 0``, which only imports and opens the archive):
+run with ``--sites 0``, which only imports):
 
     .venv/bin/python benchmarks/crawl_steps.py --sites 1000
     .venv/bin/python benchmarks/crawl_steps.py --serve 300      # prints the port

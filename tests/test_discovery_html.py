@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from tidings.discovery import find_feeds_in_html, guess_type, looks_like_feed_url, platform_feeds
+from tidings.discovery.html import _feedish
 from tidings.model import FeedCandidate
 
 PAGES = Path(__file__).parent / "data" / "pages"
@@ -266,3 +268,11 @@ def test_guess_type() -> None:
     assert guess_type("https://a.com/feed.json") == "json"
     assert guess_type("https://a.com/index.rdf") == "rdf"
     assert guess_type("https://a.com/feed") == "rss"
+
+
+def test_the_feed_word_check_matches_the_case_insensitive_expression() -> None:
+    expression = re.compile(r"feed|rss|atom|xml|rdf|json", re.IGNORECASE)
+    for text in ("https://a.example/", "https://a.example/FEED", "/Rss.XML", "/ATOM",
+                 "/index.Rdf", "/feed.JSON", "/rſs", "/ɼss", "/fe-ed", "https://feeds.example/",
+                 "/blog?format=JSON", "/\u212aml", "/xmL", "", "/r ss"):
+        assert _feedish(text) == bool(expression.search(text)), text

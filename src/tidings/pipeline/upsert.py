@@ -240,8 +240,7 @@ def plan_prepared(
 
     ``tidings doctor`` shows these decisions; :func:`apply_prepared` writes them.
     """
-    existing = _lookup(store, prepared)
-    dead = store.tombstoned([p.key for p in prepared])
+    existing, dead = _lookup(store, prepared)
     out = UpsertOutcome()
     writes = _Writes()
     for listed in prepared:
@@ -268,12 +267,14 @@ class _Writes:
     discoveries: list[Discovery] = field(default_factory=list)
 
 
-def _lookup(store: Reads, prepared: Sequence[Prepared]) -> dict[str, ItemState]:
-    """The stored state of every entry; bodies only where deciding may read them:
-    teasers inherit the stored body, and lossy text is compared with it (R-DEDUP-6).
-    Storage adds the bodies of stored items that are lossy themselves."""
+def _lookup(store: Reads, prepared: Sequence[Prepared]
+            ) -> tuple[dict[str, ItemState], set[str]]:
+    """The stored state of every entry and which are tombstoned; bodies only where
+    deciding may read them: teasers inherit the stored body, and lossy text is
+    compared with it (R-DEDUP-6). Storage adds the bodies of stored items that are
+    lossy themselves."""
     keys = [p.key for p in prepared]
-    return store.lookup_items(keys, bodies_for={p.key for p in prepared if _needs_body(p)})
+    return store.lookup_listing(keys, bodies_for={p.key for p in prepared if _needs_body(p)})
 
 
 def _cleaned_entry(store: Reads, entry: Prepared, old: ItemState | None, now: datetime

@@ -80,6 +80,18 @@ _STATE_COLUMNS = (
 )
 
 
+def _lookup(keys: Sequence[str], bodies_for: Collection[str] | None) -> tuple[str, list[Any]]:
+    """The statement of ``lookup_items`` and its parameters."""
+    wanted = list(dict.fromkeys(keys))
+    if bodies_for is None:
+        body, params = "body", [wanted]
+    else:
+        body = "CASE WHEN lossy = 1 OR key = ANY(?) THEN body END"
+        params = [[k for k in wanted if k in bodies_for], wanted]
+    return (f"SELECT {_STATE_COLUMNS.format(body=body)} FROM items "  # noqa: S608
+            "WHERE key = ANY(?)"), params
+
+
 def ids_for_keys(conn: Conn, keys: Sequence[str]) -> dict[str, int]:
     return dict(conn.execute("SELECT key, id FROM items WHERE key = ANY(?)",
                              (list(keys),)).fetchall())
@@ -94,20 +106,27 @@ class ItemsWriteMixin(Access):
 
     def lookup_items(self, keys: Sequence[str],
                      bodies_for: Collection[str] | None = None) -> dict[str, ItemState]:
-        wanted = list(dict.fromkeys(keys))
-        if bodies_for is None:
-            body, params = "body", [wanted]
-        else:
-            body = "CASE WHEN lossy = 1 OR key = ANY(?) THEN body END"
-            params = [[k for k in wanted if k in bodies_for], wanted]
+        sql, params = _lookup(keys, bodies_for)
         with self._read() as conn:
-            rows = conn.execute(f"SELECT {_STATE_COLUMNS.format(body=body)} FROM items "  # noqa: S608
-                                "WHERE key = ANY(?)", params).fetchall()
+            rows = conn.execute(sql, params).fetchall()
         return {r[1]: _state(r) for r in rows}
 
     def tombstoned(self, keys: Sequence[str]) -> set[str]:
         with self._read() as conn:
             return tombstoned(conn, keys)
+
+    def lookup_listing(self, keys: Sequence[str], bodies_for: Collection[str] | None = None
+                       ) -> tuple[dict[str, ItemState], set[str]]:
+        """One statement, so one round trip: the tombstoned keys as an array on every
+        row of the item look-up, which is joined to it so that a listing of new keys
+        (no stored item) still returns that one row."""
+        sql, params = _lookup(keys, bodies_for)
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT d.keys, s.* FROM (SELECT coalesce(array_agg(key), '{}') AS keys "  # noqa: S608
+                f"FROM tombstones WHERE key = ANY(?)) d LEFT JOIN LATERAL ({sql}) s ON true",
+                [list(dict.fromkeys(keys)), *params]).fetchall()
+        return {r[2]: _state(r[1:]) for r in rows if r[1] is not None}, set(rows[0][0])
 
     def known_urls(self, urls: Sequence[str]) -> set[str]:
         with self._read() as conn:

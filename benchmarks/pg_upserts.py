@@ -9,7 +9,7 @@ migrates the copy, never the template) and writes ``--batches`` batches of
 
 * ``apply_upserts`` as the pipeline calls it, timed by the wall clock;
 * the same kind of batch through ``EXPLAIN (ANALYZE, BUFFERS, WAL)`` of the batch
-  statement (``_create_statement``), in a transaction committed as the real one is:
+  statement (``_items._CREATE``), in a transaction committed as the real one is:
   the server's execution time, the WAL it wrote and the buffers it touched.
 
 Then ``--relists`` re-listings of stored listings (what ``plan_prepared`` asks storage
@@ -28,7 +28,7 @@ import time
 from typing import Any
 
 from pg_archive import copy_of
-from store import Corpus, feed_source, item_key, make_batch
+from store import Corpus, _lookup_listing, feed_source, item_key, make_batch
 from tidings.model import BodyState, ItemData
 from tidings.pipeline.upsert import apply_prepared, listing_memory, prepare
 from tidings.store.base import UpsertBatch
@@ -54,10 +54,7 @@ def explained(storage: PostgresStorage, batch: UpsertBatch) -> dict[str, float]:
 
 
 def _statement(batch: UpsertBatch) -> tuple[str, list[Any]]:
-    """The batch statement and its parameters (as the code before it had a name built them)."""
-    build = getattr(_items, "create_statement", None)
-    if build is not None:
-        return build(batch.creates)  # type: ignore[no-any-return]
+    """The batch statement and its parameters, as ``_items._create`` builds them."""
     ordered = sorted(batch.creates, key=lambda n: n.key)
     rows = [_create_row(0, n)[1:] for n in ordered]
     return _items._CREATE, [list(c) for c in zip(*rows, strict=True)]
@@ -110,7 +107,7 @@ def relists(storage: PostgresStorage, args: argparse.Namespace) -> None:
         source = feed_source(first // 33, args.sources)
         keys = [item_key(i, source) for i in range(first, first + 33)]
         t0 = time.perf_counter()
-        _relist(storage, keys)
+        _lookup_listing(storage, keys, [])
         spent += time.perf_counter() - t0
         n += len(keys)
     print(f"unchanged re-listings {n / spent:,.0f}/s  load {os.getloadavg()[0]:.1f}")
@@ -145,13 +142,6 @@ def pipeline(storage: PostgresStorage, corpus: Corpus, args: argparse.Namespace,
         ms = statistics.median(times) * 1000
         print(f"pipeline {label:<9} listings of {args.batch}: median {ms:.2f} ms "
               f"= {args.batch / ms * 1000:,.0f} items/s  load {os.getloadavg()[0]:.1f}")
-
-
-def _relist(storage: PostgresStorage, keys: list[str]) -> Any:
-    state = getattr(storage, "upsert_state", None)
-    if state is not None:
-        return state(keys, bodies_for=())
-    return storage.lookup_items(keys, bodies_for=()), storage.tombstoned(keys)
 
 
 if __name__ == "__main__":

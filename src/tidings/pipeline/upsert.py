@@ -3,9 +3,9 @@
 Collection, push ingest, history import, extraction and re-parse all come
 through here, so the identity, version-memory and timeline rules hold whatever
 the path. Writing functions take a unit of work (``tidings.store.base.Unit``,
-a step on the writer thread) and run in a nested part of it, so one upsert call
-is atomic wherever it is called: a crash before it leaves nothing, a crash
-after it everything (R-DEDUP-9).
+a step on the writer thread) and write through one ``apply_upserts`` call, which
+is atomic within the unit, so one upsert call is atomic wherever it is called: a
+crash before it leaves nothing, a crash after it everything (R-DEDUP-9).
 """
 
 from __future__ import annotations
@@ -225,10 +225,11 @@ def apply_prepared(
     """
     if not prepared:
         return UpsertOutcome()
-    with unit.nested() as part:
-        batch, out = plan_prepared(part, source, prepared, now, imported=imported)
-        if batch.creates or batch.revisions or batch.discoveries:
-            out.created_ids = part.apply_upserts(batch)
+    # no nested part around the reads: the one write is atomic on its own, and on
+    # PostgreSQL a savepoint costs two round trips per listing (docs/benchmarks.md)
+    batch, out = plan_prepared(unit, source, prepared, now, imported=imported)
+    if batch.creates or batch.revisions or batch.discoveries:
+        out.created_ids = unit.apply_upserts(batch)
     return out
 
 

@@ -65,11 +65,22 @@ _REVISE = (
     "categories = ?, images = ?, raw = ?, content_hash = ?, title_fp = ?, lossy = ?, "
     "revisions = revisions + ?, search_dirty = 1 WHERE id = ?"
 )
-_DISCOVER_TAIL = (
-    "ON CONFLICT (item_id, source_id) DO UPDATE SET "
-    "seen_at = least(discoveries.seen_at, excluded.seen_at), "
-    "last_seen_at = greatest(discoveries.last_seen_at, excluded.last_seen_at)"
+#: the discoveries as column arrays in (item, source) order: those of stored items
+#: written, and the smallest id not stored returned (None when every one is)
+_DISCOVER = """
+WITH d AS (
+    SELECT * FROM unnest(?::bigint[], ?::text[], ?::bigint[], ?::bigint[])
+        AS d (item_id, source_id, seen_at, last_seen_at)
+), ins AS (
+    INSERT INTO discoveries (item_id, source_id, seen_at, last_seen_at)
+    SELECT d.* FROM d WHERE EXISTS (SELECT 1 FROM items i WHERE i.id = d.item_id)
+    ORDER BY 1, 2
+    ON CONFLICT (item_id, source_id) DO UPDATE SET
+        seen_at = least(discoveries.seen_at, excluded.seen_at),
+        last_seen_at = greatest(discoveries.last_seen_at, excluded.last_seen_at)
 )
+SELECT min(d.item_id) FROM d WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.id = d.item_id)
+"""
 #: as in SQLite: the version hashes as a JSON array (one query for state and versions)
 _STATE_COLUMNS = (
     "id, key, source_id, title, summary, {body}, body_state, content_hash, revisions, "
@@ -203,12 +214,7 @@ def _discover(conn: Conn, discoveries: Sequence[Discovery], ids: dict[str, int])
         seen = to_us(d.seen_at)
         span = rows.setdefault((item_id, d.source_id), [seen, seen])
         span[0], span[1] = min(span[0], seen), max(span[1], seen)
-    wanted = sorted({item_id for item_id, _ in rows})
-    known = {r[0] for r in conn.execute("SELECT id FROM items WHERE id = ANY(?)",
-                                        (wanted,)).fetchall()}
-    missing = [i for i in wanted if i not in known]
-    if missing:
-        raise NotFoundError(f"item {missing[0]} not found (discovery)")
-    values: list[Sequence[Any]] = [(*key, *span) for key, span in sorted(rows.items())]
-    insert_values(conn, "INSERT INTO discoveries (item_id, source_id, seen_at, last_seen_at)",
-                  values, _DISCOVER_TAIL)
+    values = [(*key, *span) for key, span in sorted(rows.items())]
+    (missing,) = conn.row(_DISCOVER, [list(c) for c in zip(*values, strict=True)])
+    if missing is not None:  # the savepoint or transaction undoes what was written
+        raise NotFoundError(f"item {missing} not found (discovery)")

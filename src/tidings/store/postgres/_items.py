@@ -81,13 +81,18 @@ WITH d AS (
 )
 SELECT min(d.item_id) FROM d WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.id = d.item_id)
 """
-#: as in SQLite: the version hashes as a JSON array (one query for state and versions)
+#: as in SQLite: whether the current hash is a version, the other version hashes as a
+#: JSON array (one query for state and versions); both from one look-up of the item's
+#: versions (two subqueries took 0.27 ms of server time for 33 keys, this 0.17)
 _STATE_COLUMNS = (
     "id, key, source_id, title, summary, {body}, body_state, content_hash, revisions, "
-    "published_at, discovered_at, url, raw, "
-    "EXISTS (SELECT 1 FROM versions v WHERE v.item_id = items.id AND v.hash = content_hash), "
-    "coalesce((SELECT json_agg(v.hash)::text FROM versions v WHERE v.item_id = items.id "
-    "AND v.hash IS DISTINCT FROM content_hash), '[]'), lossy"
+    "published_at, discovered_at, url, raw, coalesce(vv.is_current, false), "
+    "coalesce(vv.others, '[]'), lossy"
+)
+_VERSIONS = (
+    "LEFT JOIN LATERAL (SELECT bool_or(v.hash = items.content_hash) AS is_current, "
+    "json_agg(v.hash) FILTER (WHERE v.hash IS DISTINCT FROM items.content_hash)::text AS others "
+    "FROM versions v WHERE v.item_id = items.id) vv ON true"
 )
 
 
@@ -99,7 +104,7 @@ def _lookup(keys: Sequence[str], bodies_for: Collection[str] | None) -> tuple[st
     else:
         body = "CASE WHEN lossy = 1 OR key = ANY(?) THEN body END"
         params = [[k for k in wanted if k in bodies_for], wanted]
-    return (f"SELECT {_STATE_COLUMNS.format(body=body)} FROM items "  # noqa: S608
+    return (f"SELECT {_STATE_COLUMNS.format(body=body)} FROM items {_VERSIONS} "  # noqa: S608
             "WHERE key = ANY(?)"), params
 
 

@@ -14,9 +14,9 @@ embedded SQLite round, PostgreSQL upserts and search at scale, the due-source pi
   database ``tidings_bench_tpl_<items>_<sources>`` (benchmarks/pg_archive.py;
   ``--rebuild-archive`` builds it again; drop it with ``DROP DATABASE`` when done).
   Each run measures on a copy of it (``CREATE DATABASE … TEMPLATE``): ``--new-items``
-  new items, 33 per ``apply_upserts`` as one feed listing writes them, with
+  new items, ``--batch`` (33) per ``apply_upserts`` as one feed listing writes them, with
   ``index_pending`` every 2,000 (new items/s, median over windows of ``--window``);
-  unchanged re-listings/s (``lookup_items`` + ``tombstoned`` of a source's newest
+  unchanged re-listings/s (``lookup_listing`` of a source's newest
   listing, three runs of ``--relist-rounds``); search latencies newest first and
   ranked (``--search-repeat`` passes);
 * pick: ``claim_due_sources`` of 40 out of ``--sources`` 100,000 due sources.
@@ -157,14 +157,14 @@ def archive(args: argparse.Namespace) -> None:
         rates: list[float] = []
         done, spent, window, end = args.items, 0.0, 0, args.items + args.new_items
         while done < end:
-            n = min(33, end - done)
+            n = min(args.batch, end - done)
             batch, _ = make_batch(corpus, done, n, feed_source(done // 33, args.sources_archive))
             t0 = time.perf_counter()
             storage.apply_upserts(UpsertBatch(creates=batch))
             spent += time.perf_counter() - t0
             done += n
             window += n
-            if done % INDEX_BATCH < 33:
+            if done % INDEX_BATCH < n:
                 while storage.index_pending(INDEX_BATCH):
                     pass
             if window >= args.window or done >= end:
@@ -288,6 +288,8 @@ def main() -> None:
     ap.add_argument("--new-items", type=int, default=33_000,
                     help="new items upserted into the copy of the archive")
     ap.add_argument("--window", type=int, default=6_600)
+    ap.add_argument("--batch", type=int, default=33,
+                    help="new items per apply_upserts (33: one feed page)")
     ap.add_argument("--relist-rounds", type=int, default=1000)
     ap.add_argument("--search-repeat", type=int, default=2)
     ap.add_argument("--rebuild-archive", action="store_true",

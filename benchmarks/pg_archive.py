@@ -10,8 +10,9 @@ instead of a million insertions).
 
 The result is the database ``tidings_bench_tpl_<items>`` on the benchmark server,
 kept between runs: every run copies it (``CREATE DATABASE … TEMPLATE``, a file copy)
-and measures on the copy. A template older than the code's schema is migrated in
-place before it is copied; one newer (another branch's) is built again.
+and measures on the copy. A template older than the code's schema is copied as it is
+and the copy is migrated when it is opened, so that branches with different
+migrations share one template; one newer (another branch's) is built again.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from typing import Any
 import psycopg
 
 from store import Corpus, feed_source, make_batch
-from tidings.errors import StorageError
 from tidings.model import Source, SourceKind
 from tidings.store.postgres import PostgresStorage
 from tidings.store.postgres._schema import MIGRATIONS
@@ -144,11 +144,6 @@ def template(server: str, items: int, sources: int, rebuild: bool = False) -> st
         print(f"building the {items:,}-item template {name} (kept for later runs)", flush=True)
         _build(server, name, items, sources)
         print(f"  built in {time.perf_counter() - t0:.0f} s", flush=True)
-    elif _version(f"{server}/{name}") < len(MIGRATIONS):
-        try:
-            PostgresStorage(f"{server}/{name}").close()  # opening migrates
-        except StorageError as exc:
-            raise SystemExit(f"template {name}: {exc}") from exc
     return name
 
 

@@ -8,8 +8,8 @@ Items arrive as the pipeline writes them: one ``apply_upserts`` per feed listing
 ``index_pending(2000)`` after every 2,000 new items, as the scheduler does.
 Rates are medians over windows of ``--window`` items (the last window is the
 rate near the full archive size). Re-listings are what the pipeline asks of
-storage for a listing it has seen before: ``lookup_items`` + ``tombstoned`` of
-the listing's keys (an unchanged owner listing writes nothing); rediscoveries
+storage for a listing it has seen before: ``lookup_listing`` of the listing's
+keys (an unchanged owner listing writes nothing); rediscoveries
 add the discovery write of another source. Also printed: the search index size
 against the indexed text, query latencies (1/2/3/6-character Chinese and
 English; newest first and ranked, snippets included), the reprint look-up of a
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from tidings.model import BodyState, Source, SourceKind
+from tidings.model import BodyState, ItemState, Source, SourceKind
 from tidings.store.base import (
     Discovery,
     ItemFields,
@@ -193,6 +193,15 @@ def build(storage: SqliteStorage, corpus: Corpus, args: argparse.Namespace,
     return new_rates, index_rates
 
 
+def _lookup_listing(storage: SqliteStorage, keys: list[str], bodies_for: list[str]
+                    ) -> tuple[dict[str, ItemState], set[str]]:
+    """What ``plan_prepared`` asks (``lookup_items`` + ``tombstoned`` in the code before
+    ``lookup_listing``, so that old and new code can be run against each other)."""
+    if hasattr(storage, "lookup_listing"):
+        return storage.lookup_listing(keys, bodies_for=bodies_for)
+    return storage.lookup_items(keys, bodies_for=bodies_for), storage.tombstoned(keys)
+
+
 def relist(storage: SqliteStorage, args: argparse.Namespace, mode: str) -> float:
     """Listings seen before, as plan_prepared looks them up (bodies only for teasers);
     ``rediscover`` adds the discovery write of another source listing them."""
@@ -207,8 +216,7 @@ def relist(storage: SqliteStorage, args: argparse.Namespace, mode: str) -> float
         source = feed_source(first // args.batch, args.sources)
         keys = [item_key(i, source) for i in range(first, min(first + args.batch, args.items))]
         t0 = time.perf_counter()
-        states = storage.lookup_items(keys, bodies_for=keys if mode == "teaser" else ())
-        storage.tombstoned(keys)
+        states, _ = _lookup_listing(storage, keys, keys if mode == "teaser" else ())
         if mode == "rediscover":
             other = f"s{(source + 1) % args.sources}"
             storage.apply_upserts(UpsertBatch(discoveries=[

@@ -140,6 +140,23 @@ def test_delete_leaves_a_tombstone(feeds: Storage) -> None:
     assert feeds.lookup_items(["k1"]) == {}
 
 
+def test_lookup_listing_is_lookup_items_and_tombstoned_at_once(feeds: Storage) -> None:
+    ids = feeds.apply_upserts(UpsertBatch(creates=[
+        new("k1", body="<p>one</p>"), new("k2", body="<p>two</p>"), new("k3")]))
+    feeds.delete_item(ids["k3"], at(9))
+    keys = ["k1", "k2", "k3", "new", "k1"]
+    for bodies in (None, {"k2"}, ()):
+        states, dead = feeds.lookup_listing(keys, bodies_for=bodies)
+        assert states == feeds.lookup_items(keys, bodies_for=bodies)
+        assert dead == feeds.tombstoned(keys) == {"k3"}
+    assert feeds.lookup_listing(["new", "k3"]) == ({}, {"k3"})
+    assert feeds.lookup_listing(["new", "other"]) == ({}, set())
+    assert feeds.lookup_listing([]) == ({}, set())
+    with feeds.write() as unit:
+        states, dead = unit.lookup_listing(keys, bodies_for=())
+    assert set(states) == {"k1", "k2"} and states["k2"].body is None and dead == {"k3"}
+
+
 def test_missing_items_raise_not_found(feeds: Storage) -> None:
     with pytest.raises(NotFoundError):
         feeds.get_item(1)

@@ -393,6 +393,40 @@ def test_raw_pages_stored_from_many_threads_at_once(pg: PostgresStorage) -> None
     assert {r.url: r.body for r in pg.iter_raw()} == bodies
 
 
+def test_a_batch_the_server_refuses_inside_a_unit_undoes_only_itself(pg: PostgresStorage) -> None:
+    """The server's own errors, in the batch statement (read back at once) and in a
+    version row after a revision (sent, not read back): each undoes its call alone
+    and the unit goes on."""
+    letters = random.Random(1).choices("abcdefghijklmnopqrstuvwxyz0123456789", k=8000)
+    huge = "".join(letters)  # a version hash longer than a btree entry may be, compressed
+    ids = pg.apply_upserts(UpsertBatch(creates=[new("kept", "s0")]))
+    with pg.write() as unit:
+        unit.apply_upserts(UpsertBatch(creates=[new("before", "s0")]))
+        with pytest.raises(StorageError, match="index row size"):
+            unit.apply_upserts(UpsertBatch(creates=[new("refused", "s0", content_hash=huge)]))
+        with pytest.raises(StorageError, match="index row size"):
+            unit.apply_upserts(UpsertBatch(
+                creates=[new("with-revision", "s0")],
+                revisions=[Revision(ids["kept"], fields("Changed", content_hash=huge), at(5))]))
+        unit.apply_upserts(UpsertBatch(creates=[new("after", "s0")]))
+    assert set(pg.lookup_items(["before", "refused", "with-revision", "after"])) == {
+        "before", "after"}
+    assert pg.get_item(ids["kept"]).title == "Hello"
+
+
+def test_bodies_are_compressed_with_lz4_and_read_back_whole(pg: PostgresStorage) -> None:
+    body = "".join(f"<p>paragraph {n} 段落{n}，重复的文字。</p>" for n in range(400))
+    ids = pg.apply_upserts(UpsertBatch(creates=[new("long", body=body, content_hash="h1"),
+                                                  new("short")]))
+    assert pg.get_item(ids["long"]).body == body
+    assert pg.lookup_items(["long"])["long"].body == body
+    with pg._db.read() as conn:
+        (method,) = conn.row("SELECT pg_column_compression(body) FROM items WHERE id = ?",
+                             [ids["long"]])
+        (lz4,) = conn.row("SELECT current_setting('server_version_num')::integer >= 140000")
+    assert method == ("lz4" if lz4 else "pglz")
+
+
 def test_pooled_connections_commit_without_waiting_for_the_disk(pg: PostgresStorage) -> None:
     with pg._db.read() as conn:
         assert conn.row("SHOW synchronous_commit") == ("off",)

@@ -3,9 +3,9 @@
 Collection, push ingest, history import, extraction and re-parse all come
 through here, so the identity, version-memory and timeline rules hold whatever
 the path. Writing functions take a unit of work (``tidings.store.base.Unit``,
-a step on the writer thread) and run in a nested part of it, so one upsert call
-is atomic wherever it is called: a crash before it leaves nothing, a crash
-after it everything (R-DEDUP-9).
+a step on the writer thread) and write through one ``apply_upserts`` call, which
+is atomic within the unit, so one upsert call is atomic wherever it is called: a
+crash before it leaves nothing, a crash after it everything (R-DEDUP-9).
 """
 
 from __future__ import annotations
@@ -225,10 +225,11 @@ def apply_prepared(
     """
     if not prepared:
         return UpsertOutcome()
-    with unit.nested() as part:
-        batch, out = plan_prepared(part, source, prepared, now, imported=imported)
-        if batch.creates or batch.revisions or batch.discoveries:
-            out.created_ids = part.apply_upserts(batch)
+    # no nested part around the reads: the one write is atomic on its own, and on
+    # PostgreSQL a savepoint costs two round trips per listing (docs/benchmarks.md)
+    batch, out = plan_prepared(unit, source, prepared, now, imported=imported)
+    if batch.creates or batch.revisions or batch.discoveries:
+        out.created_ids = unit.apply_upserts(batch)
     return out
 
 
@@ -240,8 +241,7 @@ def plan_prepared(
 
     ``tidings doctor`` shows these decisions; :func:`apply_prepared` writes them.
     """
-    existing = _lookup(store, prepared)
-    dead = store.tombstoned([p.key for p in prepared])
+    existing, dead = _lookup(store, prepared)
     out = UpsertOutcome()
     writes = _Writes()
     for listed in prepared:
@@ -268,12 +268,14 @@ class _Writes:
     discoveries: list[Discovery] = field(default_factory=list)
 
 
-def _lookup(store: Reads, prepared: Sequence[Prepared]) -> dict[str, ItemState]:
-    """The stored state of every entry; bodies only where deciding may read them:
-    teasers inherit the stored body, and lossy text is compared with it (R-DEDUP-6).
-    Storage adds the bodies of stored items that are lossy themselves."""
+def _lookup(store: Reads, prepared: Sequence[Prepared]
+            ) -> tuple[dict[str, ItemState], set[str]]:
+    """The stored state of every entry and which are tombstoned; bodies only where
+    deciding may read them: teasers inherit the stored body, and lossy text is
+    compared with it (R-DEDUP-6). Storage adds the bodies of stored items that are
+    lossy themselves."""
     keys = [p.key for p in prepared]
-    return store.lookup_items(keys, bodies_for={p.key for p in prepared if _needs_body(p)})
+    return store.lookup_listing(keys, bodies_for={p.key for p in prepared if _needs_body(p)})
 
 
 def _cleaned_entry(store: Reads, entry: Prepared, old: ItemState | None, now: datetime

@@ -264,6 +264,15 @@ class Reads(OpsReads, AccessReads, CrawlReads, StoriesReads, CompatReads, Protoc
         ...
 
     def tombstoned(self, keys: Sequence[str]) -> set[str]: ...
+    def lookup_listing(self, keys: Sequence[str], bodies_for: Collection[str] | None = None
+                       ) -> tuple[dict[str, ItemState], set[str]]:
+        """``lookup_items`` and ``tombstoned`` of the same keys, in one call.
+
+        What deciding a listing needs; on a networked database each call is a round
+        trip, and an unchanged re-listing asks nothing else (docs/benchmarks.md).
+        """
+        ...
+
     def known_urls(self, urls: Sequence[str]) -> set[str]:
         """Which of these normalized URLs are already stored as an item's url."""
         ...

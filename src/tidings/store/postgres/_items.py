@@ -65,19 +65,47 @@ _REVISE = (
     "categories = ?, images = ?, raw = ?, content_hash = ?, title_fp = ?, lossy = ?, "
     "revisions = revisions + ?, search_dirty = 1 WHERE id = ?"
 )
-_DISCOVER_TAIL = (
-    "ON CONFLICT (item_id, source_id) DO UPDATE SET "
-    "seen_at = least(discoveries.seen_at, excluded.seen_at), "
-    "last_seen_at = greatest(discoveries.last_seen_at, excluded.last_seen_at)"
+#: the discoveries as column arrays in (item, source) order: those of stored items
+#: written, and the smallest id not stored returned (None when every one is)
+_DISCOVER = """
+WITH d AS (
+    SELECT * FROM unnest(?::bigint[], ?::text[], ?::bigint[], ?::bigint[])
+        AS d (item_id, source_id, seen_at, last_seen_at)
+), ins AS (
+    INSERT INTO discoveries (item_id, source_id, seen_at, last_seen_at)
+    SELECT d.* FROM d WHERE EXISTS (SELECT 1 FROM items i WHERE i.id = d.item_id)
+    ORDER BY 1, 2
+    ON CONFLICT (item_id, source_id) DO UPDATE SET
+        seen_at = least(discoveries.seen_at, excluded.seen_at),
+        last_seen_at = greatest(discoveries.last_seen_at, excluded.last_seen_at)
 )
-#: as in SQLite: the version hashes as a JSON array (one query for state and versions)
+SELECT min(d.item_id) FROM d WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.id = d.item_id)
+"""
+#: as in SQLite: whether the current hash is a version, the other version hashes as a
+#: JSON array (one query for state and versions); both from one look-up of the item's
+#: versions (two subqueries took 0.27 ms of server time for 33 keys, this 0.17)
 _STATE_COLUMNS = (
     "id, key, source_id, title, summary, {body}, body_state, content_hash, revisions, "
-    "published_at, discovered_at, url, raw, "
-    "EXISTS (SELECT 1 FROM versions v WHERE v.item_id = items.id AND v.hash = content_hash), "
-    "coalesce((SELECT json_agg(v.hash)::text FROM versions v WHERE v.item_id = items.id "
-    "AND v.hash IS DISTINCT FROM content_hash), '[]'), lossy"
+    "published_at, discovered_at, url, raw, coalesce(vv.is_current, false), "
+    "coalesce(vv.others, '[]'), lossy"
 )
+_VERSIONS = (
+    "LEFT JOIN LATERAL (SELECT bool_or(v.hash = items.content_hash) AS is_current, "
+    "json_agg(v.hash) FILTER (WHERE v.hash IS DISTINCT FROM items.content_hash)::text AS others "
+    "FROM versions v WHERE v.item_id = items.id) vv ON true"
+)
+
+
+def _lookup(keys: Sequence[str], bodies_for: Collection[str] | None) -> tuple[str, list[Any]]:
+    """The statement of ``lookup_items`` and its parameters."""
+    wanted = list(dict.fromkeys(keys))
+    if bodies_for is None:
+        body, params = "body", [wanted]
+    else:
+        body = "CASE WHEN lossy = 1 OR key = ANY(?) THEN body END"
+        params = [[k for k in wanted if k in bodies_for], wanted]
+    return (f"SELECT {_STATE_COLUMNS.format(body=body)} FROM items {_VERSIONS} "  # noqa: S608
+            "WHERE key = ANY(?)"), params
 
 
 def ids_for_keys(conn: Conn, keys: Sequence[str]) -> dict[str, int]:
@@ -94,20 +122,27 @@ class ItemsWriteMixin(Access):
 
     def lookup_items(self, keys: Sequence[str],
                      bodies_for: Collection[str] | None = None) -> dict[str, ItemState]:
-        wanted = list(dict.fromkeys(keys))
-        if bodies_for is None:
-            body, params = "body", [wanted]
-        else:
-            body = "CASE WHEN lossy = 1 OR key = ANY(?) THEN body END"
-            params = [[k for k in wanted if k in bodies_for], wanted]
+        sql, params = _lookup(keys, bodies_for)
         with self._read() as conn:
-            rows = conn.execute(f"SELECT {_STATE_COLUMNS.format(body=body)} FROM items "  # noqa: S608
-                                "WHERE key = ANY(?)", params).fetchall()
+            rows = conn.execute(sql, params).fetchall()
         return {r[1]: _state(r) for r in rows}
 
     def tombstoned(self, keys: Sequence[str]) -> set[str]:
         with self._read() as conn:
             return tombstoned(conn, keys)
+
+    def lookup_listing(self, keys: Sequence[str], bodies_for: Collection[str] | None = None
+                       ) -> tuple[dict[str, ItemState], set[str]]:
+        """One statement, so one round trip: the tombstoned keys as an array on every
+        row of the item look-up, which is joined to it so that a listing of new keys
+        (no stored item) still returns that one row."""
+        sql, params = _lookup(keys, bodies_for)
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT d.keys, s.* FROM (SELECT coalesce(array_agg(key), '{}') AS keys "  # noqa: S608
+                f"FROM tombstones WHERE key = ANY(?)) d LEFT JOIN LATERAL ({sql}) s ON true",
+                [list(dict.fromkeys(keys)), *params]).fetchall()
+        return {r[2]: _state(r[1:]) for r in rows if r[1] is not None}, set(rows[0][0])
 
     def known_urls(self, urls: Sequence[str]) -> set[str]:
         with self._read() as conn:
@@ -184,12 +219,7 @@ def _discover(conn: Conn, discoveries: Sequence[Discovery], ids: dict[str, int])
         seen = to_us(d.seen_at)
         span = rows.setdefault((item_id, d.source_id), [seen, seen])
         span[0], span[1] = min(span[0], seen), max(span[1], seen)
-    wanted = sorted({item_id for item_id, _ in rows})
-    known = {r[0] for r in conn.execute("SELECT id FROM items WHERE id = ANY(?)",
-                                        (wanted,)).fetchall()}
-    missing = [i for i in wanted if i not in known]
-    if missing:
-        raise NotFoundError(f"item {missing[0]} not found (discovery)")
-    values: list[Sequence[Any]] = [(*key, *span) for key, span in sorted(rows.items())]
-    insert_values(conn, "INSERT INTO discoveries (item_id, source_id, seen_at, last_seen_at)",
-                  values, _DISCOVER_TAIL)
+    values = [(*key, *span) for key, span in sorted(rows.items())]
+    (missing,) = conn.row(_DISCOVER, [list(c) for c in zip(*values, strict=True)])
+    if missing is not None:  # the savepoint or transaction undoes what was written
+        raise NotFoundError(f"item {missing} not found (discovery)")

@@ -99,6 +99,10 @@ class ItemsWriteMixin(Access):
         with self._read() as conn:
             return _tombstoned(conn, keys)
 
+    def lookup_listing(self, keys: Sequence[str], bodies_for: Collection[str] | None = None
+                       ) -> tuple[dict[str, ItemState], set[str]]:
+        return self.lookup_items(keys, bodies_for), self.tombstoned(keys)
+
     def known_urls(self, urls: Sequence[str]) -> set[str]:
         found: set[str] = set()
         with self._read() as conn:

@@ -183,7 +183,7 @@ class AllowList:
 
     def allows_name(self, host: str) -> bool:
         name = host.lower().rstrip(".")
-        return name in self.names or any(name.endswith(s) for s in self.suffixes)
+        return name in self.names or name.endswith(self.suffixes)
 
     def allows_address(self, ip: IPAddress) -> bool:
         return any(ip.version == net.version and ip in net for net in self.networks)

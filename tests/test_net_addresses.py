@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from tidings.errors import ConfigError
 from tidings.net import AllowList, classify_address, is_local_name, is_public_address
-from tidings.net.addresses import address_refusal, name_refusal
+from tidings.net.addresses import address_refusal, name_refusal, parse_address
+from tidings.net.guard import Guard
 
 V4 = st.integers(0, 2**32 - 1).map(ipaddress.IPv4Address)
 V6 = st.integers(0, 2**128 - 1).map(ipaddress.IPv6Address)
@@ -126,3 +127,39 @@ def test_allow_list_rejects_junk_with_a_config_error() -> None:
         AllowList.parse(["10.0.0.0/33"])
     with pytest.raises(ConfigError):
         AllowList.parse(["http://x/"])
+
+
+def _standard_parse(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(text.strip().removeprefix("[").removesuffix("]"))
+    except ValueError:
+        return None
+
+
+@given(st.one_of(V4.map(str), V6.map(str), V6.map(lambda ip: f"[{ip}]"), st.text(max_size=40),
+                 st.from_regex(r"[a-z0-9.:\[\]%-]{1,40}", fullmatch=True)))
+def test_parse_address_agrees_with_the_standard_library(text: str) -> None:
+    """The shortcut for host names and the memo of parsed addresses change no answer."""
+    assert parse_address(text) == _standard_parse(text)
+    assert parse_address(text) == _standard_parse(text)  # now from the memo
+
+
+@pytest.mark.parametrize("text", ["example.com", "b00001.test", "localhost", "host1",
+                                  "1.2.3.4.example", "256.1.1.1", "::ffff:10.0.0.1",
+                                  " 10.0.0.1 ", "[::1]", "fe80::1%eth0", ""])
+def test_parse_address_on_names_and_odd_spellings(text: str) -> None:
+    assert parse_address(text) == _standard_parse(text)
+
+
+@given(st.one_of(V4, V6))
+def test_the_guards_remembered_verdicts_are_the_verdicts(
+        ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> None:
+    allow = AllowList.parse(["127.0.0.1", "10.1.0.0/16", "fd00::/8"])
+    guard = Guard(_NoResolver(), allow)
+    assert guard.refusal(ip) == address_refusal(ip, allow)
+    assert guard.refusal(ip) == address_refusal(ip, allow)  # now remembered
+
+
+class _NoResolver:
+    async def resolve(self, host: str, port: int) -> list[str]:
+        raise AssertionError("no name is looked up here")

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import codecs
+import re
 from collections.abc import AsyncIterator
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from netservers import body_app, serve
 from tidings.net import Fetcher, decode_body, decode_text
 from tidings.net.charset import codec_for, declared_charset
 from tidings.settings import Settings
+from tidings.textutil import collapse_fffd
 
 # Text of our own, long enough for detection to be sure.
 ZH = (
@@ -116,3 +120,9 @@ def test_declaration_is_only_looked_for_near_the_start() -> None:
     late = b" " * 5000 + b'<meta charset="gbk">'
     assert declared_charset(late) is None
     assert declared_charset(b"<?xml version='1.0' encoding='big5'?><x/>") == "big5hkscs"
+
+
+@given(st.text(alphabet=st.sampled_from("a\ufffd中 \U00020000"), max_size=30))
+def test_replacement_runs_collapse_to_one_whatever_the_text(text: str) -> None:
+    """The shortcut for text without a run (the usual page) changes no answer."""
+    assert collapse_fffd(text) == re.sub("\ufffd{2,}", "\ufffd", text)

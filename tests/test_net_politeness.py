@@ -13,7 +13,7 @@ from aiohttp import web
 
 from netservers import RecordingDialer, ServerLog, TableResolver, serve, standard_app
 from tidings.errors import BlockedAddressError, ConfigError
-from tidings.net import Fetcher, parse_retry_after, retry_after, uses_proxy
+from tidings.net import Fetcher, HostLimiter, parse_retry_after, retry_after, uses_proxy
 from tidings.settings import Settings
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
@@ -52,6 +52,43 @@ async def test_different_hosts_are_not_serialized(
         )
     assert all(log.peak[name] == 2 for name in names)
     assert log.peak_total == 6
+
+
+async def test_a_request_cancelled_while_it_waits_gives_its_place_back() -> None:
+    """Cancelled waiting for a busy host's slot, or during the spacing: the slot and the
+    count of users are as if it never came, and the next request gets the slot."""
+    limiter = HostLimiter(1, 0.0)
+    async with limiter.slot("a.example"):
+        waiting = asyncio.create_task(_hold(limiter, "A.example"))
+        await asyncio.sleep(0.01)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+    await asyncio.wait_for(_hold(limiter, "a.example"), 1)
+    spaced = HostLimiter(1, 30.0, jitter=0)
+    await _hold(spaced, "b.example")  # the next start is 30 s away
+    spacing = asyncio.create_task(_hold(spaced, "b.example"))
+    await asyncio.sleep(0.01)
+    spacing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await spacing
+    for host_limiter, host in ((limiter, "a.example"), (spaced, "b.example")):
+        gate = host_limiter._gates[host]
+        assert gate.users == 0 and not gate.slots.locked()
+
+
+async def test_a_failing_request_gives_its_slot_back() -> None:
+    limiter = HostLimiter(1, 0.0)
+    with pytest.raises(ValueError, match="boom"):
+        async with limiter.slot("a.example"):
+            raise ValueError("boom")
+    gate = limiter._gates["a.example"]
+    assert gate.users == 0 and not gate.slots.locked()
+
+
+async def _hold(limiter: HostLimiter, host: str) -> None:
+    async with limiter.slot(host):
+        await asyncio.sleep(0)
 
 
 async def test_requests_to_one_host_are_spaced(

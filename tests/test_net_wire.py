@@ -65,6 +65,39 @@ async def test_only_our_headers_are_sent(wire: Wire, fetcher: Fetcher) -> None:
         "accept", "accept-encoding", "host", "if-none-match", "user-agent", "x-test"]
 
 
+async def test_a_request_replaces_the_usual_headers_it_names(
+        wire: Wire, fetcher: Fetcher, settings: Settings) -> None:
+    """The usual headers are the sessions' own; a request's own accept or user agent
+    replaces them, never goes next to them, and a twin (``with_keepalive``) sends them too."""
+    script = await wire(ok(b"a"), ok(b"b"), ok(b"c"))
+    await fetcher.fetch(script.url, headers={"Accept": "text/html"}, user_agent="crawler/1")
+    await fetcher.fetch(script.url)
+    twin = fetcher.with_keepalive(1.0)
+    try:
+        await twin.fetch(script.url)
+    finally:
+        await twin.aclose()
+    own, usual, twins = (request.lower() for request in script.requests)
+    assert _header_names(own) == ["accept", "accept-encoding", "host", "user-agent"]
+    assert b"\r\naccept: text/html\r\n" in own and b"\r\nuser-agent: crawler/1\r\n" in own
+    for request in (usual, twins):
+        assert _header_names(request) == ["accept", "accept-encoding", "host", "user-agent"]
+        assert b"\r\naccept: */*\r\n" in request
+        assert f"\r\nuser-agent: {settings.user_agent}\r\n".lower().encode() in request
+
+
+async def test_a_header_name_seen_before_still_has_its_value_checked(
+        wire: Wire, fetcher: Fetcher) -> None:
+    """Good header names are remembered; their values are checked on every request."""
+    script = await wire(ok(b"x"))
+    await fetcher.fetch(script.url, headers={"x-seen": "1"})
+    with pytest.raises(FetchError, match="line break"):
+        await fetcher.fetch(script.url, headers={"x-seen": "1\r\nx-injected: 1"})
+    with pytest.raises(FetchError, match="not a token"):
+        await fetcher.fetch(script.url, headers={"x-seen:": "1"})
+    assert len(script.requests) == 1
+
+
 async def test_json_body_has_its_type_and_length(wire: Wire, fetcher: Fetcher) -> None:
     script = await wire(ok(b"{}"))
     await fetcher.fetch(script.url + "/api", method="POST", json={"q": "中"})

@@ -40,7 +40,14 @@ def collapse_ws(text: str) -> str:
 
 
 def collapse_fffd(text: str) -> str:
-    """Runs of U+FFFD (replacement characters) become one (R-HTTP-5)."""
+    """Runs of U+FFFD (replacement characters) become one (R-HTTP-5).
+
+    Every page decoded goes through here and almost none has a run: ``in`` answers at
+    once for text without wide characters, where the regular expression steps through
+    each character (~12 ns, a third of a millisecond for a 25 KB page).
+    """
+    if "\ufffd\ufffd" not in text:
+        return text
     return _FFFD_RUN.sub("\ufffd", text)
 
 

@@ -77,12 +77,32 @@ _LOCAL_SUFFIXES = (".localhost", ".local", ".internal", ".localdomain", ".home.a
 
 
 def parse_address(text: str) -> IPAddress | None:
-    """The address ``text`` spells (brackets and IPv6 zone allowed), else None."""
+    """The address ``text`` spells (brackets and IPv6 zone allowed), else None.
+
+    A host name is the common case and raising two ValueErrors to say so costs more
+    than the rest of the check: an IPv4 address ends in a digit, an IPv6 one has a colon.
+    """
     text = text.strip().removeprefix("[").removesuffix("]")
-    try:
-        return ipaddress.ip_address(text)
-    except ValueError:
+    if not text or (":" not in text and not text[-1].isdigit()):
         return None
+    try:
+        return _PARSED[text]
+    except KeyError:
+        pass
+    try:
+        ip: IPAddress | None = ipaddress.ip_address(text)
+    except ValueError:
+        ip = None
+    if len(_PARSED) >= _MAX_PARSED:
+        _PARSED.clear()
+    _PARSED[text] = ip
+    return ip
+
+
+#: addresses parsed lately: the guard parses each one it approves again when it is
+#: dialed, and the same hosting and CDN addresses recur (ipaddress objects are immutable)
+_PARSED: dict[str, IPAddress | None] = {}
+_MAX_PARSED = 4096
 
 
 def _embedded_v4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
@@ -163,7 +183,7 @@ class AllowList:
 
     def allows_name(self, host: str) -> bool:
         name = host.lower().rstrip(".")
-        return name in self.names or any(name.endswith(s) for s in self.suffixes)
+        return name in self.names or name.endswith(self.suffixes)
 
     def allows_address(self, ip: IPAddress) -> bool:
         return any(ip.version == net.version and ip in net for net in self.networks)

@@ -48,7 +48,6 @@ from tidings.net.guard import (
     DialHook,
     Guard,
     HopCheck,
-    checked_addresses,
 )
 from tidings.net.politeness import HostLimiter, parse_retry_after
 from tidings.net.resolver import ResolveError, Resolver, SystemResolver
@@ -74,21 +73,16 @@ _PRIVATE_HEADERS = ("authorization", "cookie", "proxy-authorization")
 _OWN_HEADERS = frozenset({"user-agent", "accept-encoding", "host", "content-length",
                           "transfer-encoding", "connection"})
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+#: header names already found to be tokens (callers send the same few again and again)
+_TOKENS: set[str] = set()
+_MAX_TOKENS = 256
 
 
 class UnexpectedAnswerError(Exception):
     """A well-formed answer the request cannot have (101 Switching Protocols)."""
 
 
-@dataclass
-class _Budget:
-    """Seconds of one request's budget, spent only while a hop actually runs."""
-
-    total: float
-    used: float = 0.0
-
-
-@dataclass
+@dataclass(slots=True)
 class _Hop:
     method: str
     url: URL
@@ -104,7 +98,7 @@ class _Form:
     fields: tuple[tuple[str, str], ...]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Answer:
     status: int
     reason: str
@@ -114,18 +108,23 @@ class _Answer:
     location: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class _Request:
-    """What one ``fetch`` call asked for, carried through its hops."""
+    """What one ``fetch`` call asked for, carried through its hops.
+
+    ``budget`` seconds cover the whole request; ``used`` is what the hops spent of them
+    so far (waiting for a host's slot does not count).
+    """
 
     url: str
     cap: int
-    budget: _Budget
+    budget: float
     proxy: bool | None
     raise_for_status: bool
     defer_decoding: bool = False
     redirects: list[str] = field(default_factory=list)
     current: str = ""  # the hop being sent, for error messages
+    used: float = 0.0
 
 
 class Fetcher:
@@ -155,13 +154,15 @@ class Fetcher:
         self.limiter = HostLimiter(settings.per_host_concurrency, settings.per_host_delay)
         self._guard = Guard(resolver or SystemResolver(), self.allow, dial_hook)
         proxy = proxy_url(settings.egress_proxy) if settings.egress_proxy else None
-        self._sessions = Sessions(self._guard, proxy=proxy, tls=tls,
-                                  per_host=self.limiter.concurrency, keepalive=keepalive)
-        self._base_headers = {
+        #: sent with every request unless it says otherwise (the sessions' own headers,
+        #: so that a request passes aiohttp only what differs)
+        base_headers = {
             "accept": "*/*",
             "accept-encoding": ACCEPT_ENCODING,
             "user-agent": settings.user_agent,
         }
+        self._sessions = Sessions(self._guard, proxy=proxy, tls=tls, headers=base_headers,
+                                  per_host=self.limiter.concurrency, keepalive=keepalive)
 
     @property
     def connections_opened(self) -> int:
@@ -224,24 +225,24 @@ class Fetcher:
         instead of ``json``.
         """
         request = _Request(
-            url=url,
-            cap=self.settings.http_max_bytes if max_bytes is None else max_bytes,
-            budget=_Budget(self.settings.http_timeout if timeout is None else timeout),
-            proxy=proxy,
-            raise_for_status=raise_for_status,
-            defer_decoding=defer_decoding,
+            url,
+            self.settings.http_max_bytes if max_bytes is None else max_bytes,
+            self.settings.http_timeout if timeout is None else timeout,
+            proxy,
+            raise_for_status,
+            defer_decoding,
         )
-        sent = dict(self._base_headers)
-        extra = {name.lower(): value for name, value in headers.items()
-                 if name.lower() not in _OWN_HEADERS} if headers else {}
-        for name, value in (("if-none-match", etag), ("if-modified-since", last_modified),
-                            ("referer", referer), ("user-agent", user_agent)):
-            if value:
-                extra[name] = value
+        sent: dict[str, str] = {}  # on top of the sessions' own headers
         try:
-            if extra:
-                _check_headers(extra)
-                sent.update(extra)
+            if headers:
+                for name, value in headers.items():
+                    key = name.lower()
+                    if key not in _OWN_HEADERS:
+                        sent[_checked_header(key, value)] = value
+            for name, given in (("if-none-match", etag), ("if-modified-since", last_modified),
+                                ("referer", referer), ("user-agent", user_agent)):
+                if given:
+                    sent[_checked_header(name, given)] = given
             parsed = _parse_url(url)
             body = _Form(tuple(form.items())) if form is not None else json
             hop = _Hop(method.upper(), parsed, str(parsed), sent, body)
@@ -284,9 +285,8 @@ class Fetcher:
         """
         host = hop.url.raw_host or ""
         request.current = hop.text
-        budget = request.budget
         async with self.limiter.slot(host):
-            remaining = budget.total - budget.used
+            remaining = request.budget - request.used
             if remaining <= 0:
                 raise TimeoutError
             start = time.monotonic()
@@ -294,7 +294,7 @@ class Fetcher:
                 async with asyncio.timeout(remaining):
                     return await self._exchange(request, hop, host)
             finally:
-                budget.used += time.monotonic() - start
+                request.used += time.monotonic() - start
 
     async def _exchange(self, request: _Request, hop: _Hop, host: str) -> _Answer:
         url = hop.url
@@ -303,7 +303,7 @@ class Fetcher:
             url.host or host, self.settings, request.proxy)
         if proxied:  # the proxy resolves for us, so check the target here
             assert url.port is not None  # yarl knows the default ports of http and https
-            await checked_addresses(host, url.port, self._guard.resolver, self.allow)
+            await self._guard.checked(host, url.port)
         session = sessions.proxied() if proxied else sessions.direct()
         headers, body = _payload(hop)
         token = CURRENT_HOP.set(HopCheck(host))
@@ -362,7 +362,7 @@ class Fetcher:
             headers=answer.headers,
             body=Body(answer.content, answer.encoding, cap=request.cap, url=request.url),
             fetched_at=now,
-            elapsed=request.budget.used,
+            elapsed=request.used,
             redirects=tuple(request.redirects),
         )
 
@@ -390,19 +390,22 @@ def _parse_url(url: str) -> URL:
     return parsed
 
 
-def _check_headers(headers: Mapping[str, str]) -> None:
-    """Refuse what would change the request's framing (header injection).
+def _checked_header(name: str, value: str) -> str:
+    """``name``, unless the header would change the request's framing (header injection).
 
     aiohttp lets a name that is not a token through (a space, a colon), and
     refuses line breaks only while writing the head, once a connection has been
     dialed; checked here, such a request never opens one. (A method that is not
     a token aiohttp refuses before dialing.)
     """
-    for name, value in headers.items():
+    if name not in _TOKENS:
         if not _TOKEN.fullmatch(name):
             raise ValueError(f"header name {name!r} is not a token")
-        if "\r" in value or "\n" in value or "\0" in value:
-            raise ValueError(f"header {name!r} holds a line break")
+        if len(_TOKENS) < _MAX_TOKENS:
+            _TOKENS.add(name)
+    if "\r" in value or "\n" in value or "\0" in value:
+        raise ValueError(f"header {name!r} holds a line break")
+    return name
 
 
 def _payload(hop: _Hop) -> tuple[dict[str, str], bytes | None]:
@@ -447,7 +450,7 @@ def _translate(exc: Exception, request: _Request) -> FetchError:
     if isinstance(exc, TimeoutError):
         return FetchTimeoutError(
             url,
-            f"{url}: no complete answer within {request.budget.total:g} s "
+            f"{url}: no complete answer within {request.budget:g} s "
             "(DNS, redirects and body together)",
         )
     if isinstance(exc, CapExceededError):

@@ -33,7 +33,7 @@ from tidings.net.addresses import (
     AllowList,
     IPAddress,
     address_refusal,
-    name_refusal,
+    is_local_name,
     parse_address,
 )
 from tidings.net.resolver import Resolver
@@ -69,29 +69,9 @@ class HopCheck:
 CURRENT_HOP: ContextVar[HopCheck] = ContextVar("tidings_hop")
 
 
-async def checked_addresses(
-    host: str, port: int, resolver: Resolver, allow: AllowList
-) -> list[str]:
-    """Resolve ``host`` once and return its addresses if every one may be dialed.
-
-    One bad answer refuses them all: a name that resolves to both public and
-    private addresses is the shape of a rebinding attack, not a mirror.
-    """
-    refusal = name_refusal(host, allow)
-    if refusal:
-        raise AddressRefusedError(refusal)
-    literal = parse_address(host)
-    addresses = [str(literal)] if literal is not None else await resolver.resolve(host, port)
-    if literal is None and allow.allows_name(host):
-        return addresses
-    for text in addresses:
-        ip = parse_address(text)
-        if ip is None:
-            raise AddressRefusedError(f"{host} resolved to {text!r}, which is not an address")
-        refusal = address_refusal(ip, allow)
-        if refusal:
-            raise AddressRefusedError(refusal if literal is not None else f"{host} -> {refusal}")
-    return addresses
+#: address verdicts a guard remembers (the same CDN and hosting addresses recur); past
+#: this many it forgets them all and starts again
+_VERDICTS = 4096
 
 
 class Guard:
@@ -104,12 +84,52 @@ class Guard:
         self._dial_hook = dial_hook
         #: dials the guard let through so far (observability; tests assert on it)
         self.connections_opened = 0
+        self._verdicts: dict[IPAddress, str | None] = {}
+
+    async def checked(self, host: str, port: int) -> list[IPAddress]:
+        """Resolve ``host`` once and return its addresses if every one may be dialed.
+
+        One bad answer refuses them all: a name that resolves to both public and
+        private addresses is the shape of a rebinding attack, not a mirror. A name
+        on the allow-list may resolve to anything that is an address.
+        """
+        literal = parse_address(host)
+        if literal is not None:
+            refusal = self.refusal(literal)
+            if refusal:
+                raise AddressRefusedError(refusal)
+            return [literal]
+        named = self.allow.allows_name(host)
+        if not named and is_local_name(host):
+            raise AddressRefusedError(f"{host} is a local host name")
+        addresses: list[IPAddress] = []
+        for text in await self.resolver.resolve(host, port):
+            ip = parse_address(text)
+            if ip is None:
+                raise AddressRefusedError(f"{host} resolved to {text!r}, which is not an address")
+            refusal = None if named else self.refusal(ip)
+            if refusal:
+                raise AddressRefusedError(f"{host} -> {refusal}")
+            addresses.append(ip)
+        return addresses
+
+    def refusal(self, ip: IPAddress) -> str | None:
+        """:func:`address_refusal` under this guard's allow-list, remembered per address."""
+        verdicts = self._verdicts
+        try:
+            return verdicts[ip]
+        except KeyError:
+            pass
+        if len(verdicts) >= _VERDICTS:
+            verdicts.clear()
+        verdict = verdicts[ip] = address_refusal(ip, self.allow)
+        return verdict
 
     def socket_factory(self, addr_info: Any) -> socket.socket:
         """aiohttp's hook for the address it is about to connect: refuse or make the socket."""
         family, kind, proto, _, sockaddr = addr_info
         host, port = str(sockaddr[0]), int(sockaddr[1])
-        refusal = self._refusal(host)
+        refusal = self._dial_refusal(host)
         if refusal:
             raise AddressRefusedError(refusal)
         if self._dial_hook is not None:
@@ -117,7 +137,7 @@ class Guard:
         self.connections_opened += 1
         return socket.socket(family, kind, proto)
 
-    def _refusal(self, address: str) -> str | None:
+    def _dial_refusal(self, address: str) -> str | None:
         hop = CURRENT_HOP.get(None)
         if hop is None:
             return f"{address}: no guarded request is being sent"
@@ -128,7 +148,7 @@ class Guard:
             return None
         if parse_address(hop.host) != ip:  # not the hop's own IP literal either
             return f"{hop.host} -> {ip} was not checked"
-        return address_refusal(ip, self.allow)
+        return self.refusal(ip)
 
 
 class GuardedResolver(AbstractResolver):
@@ -143,16 +163,9 @@ class GuardedResolver(AbstractResolver):
         hop = CURRENT_HOP.get(None)
         if hop is None:
             raise AddressRefusedError(f"{host}: no guarded request is being sent")
-        guard = self._guard
-        addresses = await checked_addresses(host, port, guard.resolver, guard.allow)
-        results: list[ResolveResult] = []
-        for text in addresses:
-            ip = parse_address(text)
-            if ip is None:  # an allowed name may resolve to anything but garbage
-                raise AddressRefusedError(f"{host} resolved to {text!r}, which is not an address")
-            hop.approved.add(ip)
-            results.append(_result(host, ip, port))
-        return results
+        addresses = await self._guard.checked(host, port)
+        hop.approved.update(addresses)
+        return [_result(host, ip, port) for ip in addresses]
 
     async def close(self) -> None:
         return None

@@ -10,11 +10,10 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
+from types import TracebackType
 
 #: spacing is stretched by a random 0..JITTER share so requests do not fall in lockstep
 JITTER = 0.5
@@ -24,12 +23,46 @@ _MAX_IDLE_GATES = 4096
 _MAX_RETRY_AFTER = 24 * 3600
 
 
-@dataclass
+@dataclass(slots=True)
 class _Gate:
     slots: asyncio.Semaphore
     next_start: float = 0.0
     users: int = 0
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+class _Slot:
+    """One use of a host's gate; a class, not a generator-based context manager, because
+    every request of the process enters one and that costs a third as much."""
+
+    __slots__ = ("_gate", "_limiter")
+
+    def __init__(self, limiter: HostLimiter, gate: _Gate) -> None:
+        self._limiter = limiter
+        self._gate = gate
+
+    async def __aenter__(self) -> None:
+        gate = self._gate
+        gate.users += 1
+        try:
+            await gate.slots.acquire()
+        except BaseException:
+            gate.users -= 1
+            raise
+        if self._limiter.delay > 0:
+            try:
+                await self._limiter._space(gate)
+            except BaseException:
+                self._release()
+                raise
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        self._release()
+
+    def _release(self) -> None:
+        self._gate.slots.release()
+        self._gate.users -= 1
 
 
 class HostLimiter:
@@ -41,21 +74,11 @@ class HostLimiter:
         self.jitter = jitter
         self._gates: dict[str, _Gate] = {}
 
-    @asynccontextmanager
-    async def slot(self, host: str) -> AsyncIterator[None]:
-        """Hold one of ``host``'s slots for the duration of the block."""
-        gate = self._gate(host.lower())
-        gate.users += 1
-        try:
-            async with gate.slots:
-                await self._space(gate)
-                yield
-        finally:
-            gate.users -= 1
+    def slot(self, host: str) -> _Slot:
+        """Hold one of ``host``'s slots for the duration of an ``async with`` block."""
+        return _Slot(self, self._gate(host.lower()))
 
     async def _space(self, gate: _Gate) -> None:
-        if self.delay <= 0:
-            return
         async with gate.lock:
             now = time.monotonic()
             start = max(now, gate.next_start)

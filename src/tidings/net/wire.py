@@ -10,7 +10,8 @@ them to it) and closed by ``Fetcher.aclose``:
   operator named (looked up by the guard's resolver), nothing else; the Fetcher
   checks each target host before a request goes this way.
 
-Both are configured the same way: no redirects followed (the Fetcher follows
+Both are configured the same way: the Fetcher's own headers (a request names only
+what it changes), no redirects followed (the Fetcher follows
 them hop by hop, re-checking each), no cookie jar, no environment proxies or
 netrc, no decompression (``net/body.py`` inflates under the byte cap), no
 timeouts of aiohttp's own (the Fetcher's budget covers the whole request).
@@ -25,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import aiohttp
@@ -71,9 +72,11 @@ class Sessions:
     """The direct and the proxied session of one Fetcher."""
 
     def __init__(self, guard: Guard, *, proxy: URL | None, tls: ssl.SSLContext | None,
-                 per_host: int, keepalive: float = KEEPALIVE) -> None:
+                 headers: Mapping[str, str], per_host: int,
+                 keepalive: float = KEEPALIVE) -> None:
         self._guard = guard
         self.proxy = proxy
+        self._headers = dict(headers)
         self._tls: ssl.SSLContext | bool = tls if tls is not None else True
         self._per_host = per_host
         self._keepalive = keepalive
@@ -84,8 +87,8 @@ class Sessions:
         """Sessions made the same way (guard, proxy, TLS, per-host cap) with connections
         of their own, kept idle ``keepalive`` seconds."""
         tls = self._tls if isinstance(self._tls, ssl.SSLContext) else None
-        return Sessions(self._guard, proxy=self.proxy, tls=tls, per_host=self._per_host,
-                        keepalive=keepalive)
+        return Sessions(self._guard, proxy=self.proxy, tls=tls, headers=self._headers,
+                        per_host=self._per_host, keepalive=keepalive)
 
     def direct(self) -> aiohttp.ClientSession:
         if self._direct is None:
@@ -121,6 +124,7 @@ class Sessions:
         )
         return aiohttp.ClientSession(
             connector=connector,
+            headers=self._headers,
             cookie_jar=aiohttp.DummyCookieJar(),
             auto_decompress=False,
             trust_env=False,
@@ -133,11 +137,21 @@ class Sessions:
 def flat_headers(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
     """Lower-cased names, repeated headers joined by ", "."""
     flat: dict[str, str] = {}
+    names = _NAMES
     for name_b, value_b in raw:
-        name = name_b.decode("latin-1").lower()
+        name = names.get(name_b)
+        if name is None:
+            name = name_b.decode("latin-1").lower()
+            if len(names) < _MAX_NAMES:
+                names[name_b] = name
         value = value_b.decode("latin-1")
         flat[name] = f"{flat[name]}, {value}" if name in flat else value
     return flat
+
+
+#: header names as sent and lower-cased: servers send the same few dozen spellings
+_NAMES: dict[bytes, str] = {}
+_MAX_NAMES = 1024
 
 
 def finish(response: aiohttp.ClientResponse) -> None:

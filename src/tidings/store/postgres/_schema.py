@@ -313,8 +313,17 @@ CREATE TABLE websub (
 );
 """
 
+# Search documents name their hour (issue 21): newest-first search reads the newest
+# hours, days, months first (_search.time_windows); documents indexed before get it here.
+# (the lexeme as _search.TIME_LEXEME_SQL writes it)
+_SEARCH_HOURS = """
+UPDATE item_search SET doc = doc || array_to_tsvector(ARRAY['~' || to_char(to_timestamp(
+    (sort_time - ((sort_time % 3600000000) + 3600000000) % 3600000000) / 1000000)
+    AT TIME ZONE 'UTC', 'YYYYMMDDHH24')]);
+"""
+
 MIGRATIONS: tuple[str, ...] = (_BASE, _CRAWL_FRONTIER, _STORY_CLUSTERS, _LEASE_HOLDERS,
-                               _COMPAT_APIS)
+                               _COMPAT_APIS, _SEARCH_HOURS)
 
 #: the advisory lock key under which migrations run (any constant; "tidings" in ASCII)
 _LOCK = 0x7469_6469_6E67_73

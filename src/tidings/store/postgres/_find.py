@@ -72,10 +72,10 @@ class SearchMixin(Access):
             where.append("(m.sort_time, m.item_id) < (?, ?)")
             params.extend((to_us(q.before[0]), q.before[1]))
         clause = "".join(f" AND {w}" for w in where)
-        return conn.execute(
+        return conn.execute_unprepared(
             f"SELECT {_HIT_COLUMNS}, 0.0, 0 FROM item_search m {_JOIN} "  # noqa: S608
             f"WHERE m.doc @@ ?::tsquery{clause} "
-            "ORDER BY m.sort_time DESC, m.item_id DESC LIMIT ?",
+            "ORDER BY m.sort_time + 0 DESC, m.item_id DESC LIMIT ?",
             (expr, *params, max(0, q.limit))).fetchall()
 
     @staticmethod
@@ -87,9 +87,9 @@ class SearchMixin(Access):
         window = "m.doc @@ ?::tsquery" + (" AND m.sort_time >= ?" if q.since else "")
         wparams: list[Any] = [expr, *([to_us(q.since)] if q.since else [])]
         clause = f" WHERE {' AND '.join(where)}" if where else ""
-        return conn.execute(
+        return conn.execute_unprepared(
             f"WITH w AS (SELECT m.item_id, m.sort_time, m.doc FROM item_search m "  # noqa: S608
-            f"WHERE {window} ORDER BY m.sort_time DESC, m.item_id DESC LIMIT {RANK_WINDOW}), "
+            f"WHERE {window} ORDER BY m.sort_time + 0 DESC, m.item_id DESC LIMIT {RANK_WINDOW}), "
             f"r AS (SELECT w.item_id, w.sort_time, ts_rank(?, w.doc, ?::tsquery) AS score, "
             f"count(*) OVER () AS n FROM w) SELECT {_HIT_COLUMNS}, r.score, r.n FROM r "
             f"JOIN items i ON i.id = r.item_id LEFT JOIN sources s ON s.id = i.source_id"

@@ -66,7 +66,10 @@ class SearchMixin(Access):
     @staticmethod
     def _newest(conn: Conn, q: SearchQuery, expr: str) -> list[Any]:
         """Matched by the unweighted query (a GIN index stores no weights, so a
-        weighted one rechecks every candidate against its document)."""
+        weighted one rechecks every candidate against its document), ordered by
+        ``sort_time + 0`` so that the planner never walks the sort index for it
+        (reading every document when the words are rarer than it guessed): the
+        span's GIN bitmap is what bounds the work."""
         where, params = _filters(q)
         if q.before is not None:
             where.append("(m.sort_time, m.item_id) < (?, ?)")

@@ -152,7 +152,8 @@ def rounds(args: argparse.Namespace) -> None:
 def archive(args: argparse.Namespace) -> None:
     """Upserts and search in a copy of the kept ``--items`` archive (pg_archive.py)."""
     corpus = Corpus(random.Random(1))
-    name = template(SERVER, args.items, args.sources_archive, args.rebuild_archive)
+    name = template(SERVER, args.items, args.sources_archive, args.rebuild_archive,
+                    args.archive_base)
     with copy_of(SERVER, name) as url, PostgresStorage(url) as storage:
         rates: list[float] = []
         done, spent, window, end = args.items, 0.0, 0, args.items + args.new_items
@@ -295,6 +296,9 @@ def main() -> None:
     ap.add_argument("--rebuild-archive", action="store_true",
                     help="build the kept archive template again")
     ap.add_argument("--sources-archive", type=int, default=1000)
+    ap.add_argument("--archive-base", type=int, default=None,
+                    help="a new archive computes this many items' text and search "
+                         "documents and copies them for the rest (pg_archive.py)")
     ap.add_argument("--sources", type=int, default=100_000)
     ap.add_argument("--skip-rounds", action="store_true")
     ap.add_argument("--skip-archive", action="store_true")

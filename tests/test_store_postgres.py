@@ -27,7 +27,8 @@ from tidings.store.access import ApiToken, WebSession
 from tidings.store.base import Discovery, Revision, SearchQuery, UpsertBatch
 from tidings.store.compat import WebSubLease
 from tidings.store.postgres import PostgresStorage
-from tidings.store.postgres._schema import MIGRATIONS
+from tidings.store.postgres._schema import _SEARCH_HOURS, MIGRATIONS
+from tidings.store.postgres._search import TIME_LEXEME_SQL, time_lexeme
 from tidings.store.sqlite import SqliteStorage
 from tidings.store.stories import StoryLink
 
@@ -171,6 +172,38 @@ def test_migrations_run_once_even_when_opened_at_once(url: str) -> None:
         conn.execute("INSERT INTO tidings_schema (version) VALUES (%s)", (len(MIGRATIONS) + 1,))
     with pytest.raises(StorageError, match="newer than this tidings"):
         PostgresStorage(url, pool_size=1)
+
+
+@pytest.mark.parametrize("us", [0, -1, -3_600_000_000, -3_600_000_001, 1_709_294_399_999_999,
+                                1_709_294_400_000_000, 253_402_300_799_999_999])
+def test_the_hour_lexeme_is_the_same_in_sql(url: str, us: int) -> None:
+    with psycopg.connect(url) as conn:
+        sql = TIME_LEXEME_SQL.replace("%", "%%").format(col="%(us)s::bigint")
+        row = conn.execute(f"SELECT {sql}".encode(), {"us": us}).fetchone()
+    assert row == (time_lexeme(us),)
+
+
+def test_documents_indexed_before_the_hour_lexemes_get_them(url: str) -> None:
+    with PostgresStorage(url) as storage:
+        storage.add_source(source("feed"))
+        storage.apply_upserts(UpsertBatch(creates=[
+            new(key, title="tidal", published_at=at(minutes))
+            for key, minutes in (("older", 0), ("newest", 24 * 60))]))
+        while storage.index_pending():
+            pass
+    with psycopg.connect(url, autocommit=True) as conn:  # as the migration finds it
+        conn.execute("UPDATE item_search SET doc = ts_delete(doc, ARRAY(SELECT lexeme "
+                     "FROM unnest(doc) WHERE lexeme LIKE '~%')) "
+                     "WHERE sort_time = (SELECT max(sort_time) FROM item_search)")
+    with PostgresStorage(url) as storage:
+        first = storage.search(SearchQuery(terms=("tidal",), limit=1))
+        assert [storage.get_item(h.item.id).key for h in first] == ["older"]  # the newest missed
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DELETE FROM tidings_schema WHERE version >= %s",
+                     (MIGRATIONS.index(_SEARCH_HOURS) + 1,))
+    with PostgresStorage(url) as storage:
+        first = storage.search(SearchQuery(terms=("tidal",), limit=1))
+        assert [storage.get_item(h.item.id).key for h in first] == ["newest"]
 
 
 @pytest.mark.parametrize("bad", [

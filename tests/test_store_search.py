@@ -148,6 +148,38 @@ def test_newest_first_over_years_in_pages(storage: Storage) -> None:
     assert pages == order
 
 
+#: hours back from the newest item (2024-03-01 12:00 UTC): on both sides of the edges
+#: of PostgreSQL's spans (the UTC hours from 09:00, the days from 02-29, the months
+#: from 02-01), and one in the future
+_SPREAD_HOURS = (-2, 0, 0.5, 2.9, 3.1, 5, 11.9, 12.1, 35.9, 36.1, 300, 707.9, 708.1, 1000,
+                 10_000)
+
+
+@pytest.mark.parametrize("future", [False, True])
+def test_newest_first_across_hours_days_and_months(storage: Storage, future: bool) -> None:
+    storage.add_source(source("feed"))
+    spread = [h for h in _SPREAD_HOURS if future or h >= 0]
+    storage.apply_upserts(UpsertBatch(creates=[
+        new(f"h{n}", title=f"Report {n}", body="<p>tidal 潮汐</p>",
+            published_at=at(-hours * 60)) for n, hours in enumerate(spread)]))
+    while storage.index_pending():
+        pass
+    order = [f"h{n}" for n, _ in sorted(enumerate(spread), key=lambda p: p[1])]
+    for text in ("tidal", "潮汐", "潮"):
+        for limit in range(1, len(order) + 2):
+            assert keys(storage, text, limit=limit) == order[:limit]
+        ranked = storage.search(SearchQuery(terms=(text,), ranked=True))
+        assert [storage.get_item(h.item.id).key for h in ranked] == order
+        pages: list[str] = []
+        query = SearchQuery(terms=(text,), limit=2)
+        while hits := storage.search(query):
+            pages += [storage.get_item(h.item.id).key for h in hits]
+            last = hits[-1].item
+            assert last.published_at is not None
+            query = SearchQuery(terms=(text,), limit=2, before=(last.published_at, last.id))
+        assert pages == order
+
+
 def test_revision_and_deletion_update_the_index(indexed: Storage) -> None:
     item = indexed.get_item_by_key("zh3")
     indexed.apply_upserts(UpsertBatch(revisions=[

@@ -50,6 +50,14 @@ class Conn:
     def execute(self, sql: str, params: Sequence[Any] = ()) -> psycopg.Cursor[Any]:
         return self.raw.execute(_pg(sql), tuple(params))
 
+    def execute_unprepared(self, sql: str, params: Sequence[Any] = ()) -> psycopg.Cursor[Any]:
+        """``execute`` planned for its values every time, never prepared: after five
+        custom plans PostgreSQL may switch a prepared statement to its generic plan,
+        which cannot see how common the words of a ``tsquery`` parameter are (a
+        search then walked the sort index reading every document: 7 s a query at
+        1,000,000 items, docs/benchmarks.md)."""
+        return self.raw.execute(_pg(sql), tuple(params), prepare=False)
+
     def execute_binary(self, sql: str, params: Sequence[Any]) -> psycopg.Cursor[Any]:
         """``execute`` with the values sent in binary: arrays of long text (a batch as
         one array per column) are dumped ~30x faster than as array literals, which

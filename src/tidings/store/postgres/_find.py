@@ -7,7 +7,7 @@ from typing import Any
 from tidings.model import SearchHit
 from tidings.store.base import ItemQuery, SearchQuery
 from tidings.store.postgres._db import Access, Conn
-from tidings.store.postgres._search import RANK_WEIGHTS, exclusion_query, tsquery
+from tidings.store.postgres._search import RANK_WEIGHTS, exclusion_query, time_windows, tsquery
 from tidings.store.sqlite._db import to_us
 from tidings.store.sqlite._find import _HIT_COLUMNS, RANK_WINDOW
 from tidings.store.sqlite._reading import brief_from_row, timeline_filters
@@ -28,46 +28,73 @@ class SearchMixin(Access):
         weighted = tsquery(query.terms, query.title_terms, query.excluded, weighted=True)
         with self._read() as conn:
             rows = (self._filtered(conn, query) if expr is None or weighted is None
-                    else self._ranked(conn, query, expr, weighted) if query.ranked
-                    else self._newest(conn, query, weighted))
+                    else self._windows(conn, query, expr, weighted))
         pattern = highlighter((*query.terms, *query.title_terms))
         hits = []
         for row in rows:
             item = brief_from_row(row)
-            cut = html_snippet(row[-2], pattern) or snippet(item.title, pattern)
-            hits.append(SearchHit(item=item, snippet=cut, rank=float(row[-1])))
+            cut = html_snippet(row[-3], pattern) or snippet(item.title, pattern)
+            hits.append(SearchHit(item=item, snippet=cut, rank=float(row[-2])))
         return hits
+
+    def _windows(self, conn: Conn, q: SearchQuery, expr: str, weighted: str) -> list[Any]:
+        """The search in growing spans of time back from the newest indexed item (or
+        ``before``): the newest hours, days, months, then all. A span holds
+        every item from its start on, so once its newest matches fill the page (or
+        the ranked window) they are the newest of all; the GIN index intersects the
+        query with the span's hour lexemes, so a common word costs the matches of
+        its last hours, not all its matches (docs/benchmarks.md, issue 21)."""
+        row = conn.row("SELECT max(sort_time) FROM item_search")
+        if row[0] is None or q.limit <= 0:
+            return []
+        newest = int(row[0])
+        if q.before is not None and not q.ranked:  # the ranked window ignores ``before``
+            newest = min(newest, to_us(q.before[0]))
+        rows: list[Any] = []
+        for span in [*time_windows(newest), None]:
+            spanned = expr if span is None else f"({expr}) & ({span})"
+            if q.ranked:
+                rows = self._ranked(conn, q, spanned, weighted)
+                if rows and rows[0][-1] >= RANK_WINDOW:
+                    break
+            else:
+                rows = self._newest(conn, q, spanned)
+                if len(rows) >= q.limit:
+                    break
+        return rows
 
     @staticmethod
     def _newest(conn: Conn, q: SearchQuery, expr: str) -> list[Any]:
-        """Matched by the weighted query (the same items): measured at 100,000 items,
-        its estimates lead the planner to walk ``(sort_time, item_id)`` backwards for
-        common words, where the unweighted one sorts every match (docs/benchmarks.md,
-        issue 21)."""
+        """Matched by the unweighted query (a GIN index stores no weights, so a
+        weighted one rechecks every candidate against its document), ordered by
+        ``sort_time + 0`` so that the planner never walks the sort index for it
+        (reading every document when the words are rarer than it guessed): the
+        span's GIN bitmap is what bounds the work."""
         where, params = _filters(q)
         if q.before is not None:
             where.append("(m.sort_time, m.item_id) < (?, ?)")
             params.extend((to_us(q.before[0]), q.before[1]))
         clause = "".join(f" AND {w}" for w in where)
-        return conn.execute(
-            f"SELECT {_HIT_COLUMNS}, 0.0 FROM item_search m {_JOIN} "  # noqa: S608
+        return conn.execute_unprepared(
+            f"SELECT {_HIT_COLUMNS}, 0.0, 0 FROM item_search m {_JOIN} "  # noqa: S608
             f"WHERE m.doc @@ ?::tsquery{clause} "
-            "ORDER BY m.sort_time DESC, m.item_id DESC LIMIT ?",
+            "ORDER BY m.sort_time + 0 DESC, m.item_id DESC LIMIT ?",
             (expr, *params, max(0, q.limit))).fetchall()
 
     @staticmethod
     def _ranked(conn: Conn, q: SearchQuery, expr: str, scored: str) -> list[Any]:
         """The newest RANK_WINDOW matches ordered by relevance (as SQLite does); found
-        by ``expr``, scored by ``scored`` (the same query with weights)."""
+        by ``expr``, scored by ``scored`` (the same query with weights); the last
+        column is how many matches the window holds."""
         where, params = _filters(q)
         window = "m.doc @@ ?::tsquery" + (" AND m.sort_time >= ?" if q.since else "")
         wparams: list[Any] = [expr, *([to_us(q.since)] if q.since else [])]
         clause = f" WHERE {' AND '.join(where)}" if where else ""
-        return conn.execute(
+        return conn.execute_unprepared(
             f"WITH w AS (SELECT m.item_id, m.sort_time, m.doc FROM item_search m "  # noqa: S608
-            f"WHERE {window} ORDER BY m.sort_time DESC, m.item_id DESC LIMIT {RANK_WINDOW}), "
-            f"r AS (SELECT w.item_id, w.sort_time, ts_rank(?, w.doc, ?::tsquery) AS score "
-            f"FROM w) SELECT {_HIT_COLUMNS}, r.score FROM r "
+            f"WHERE {window} ORDER BY m.sort_time + 0 DESC, m.item_id DESC LIMIT {RANK_WINDOW}), "
+            f"r AS (SELECT w.item_id, w.sort_time, ts_rank(?, w.doc, ?::tsquery) AS score, "
+            f"count(*) OVER () AS n FROM w) SELECT {_HIT_COLUMNS}, r.score, r.n FROM r "
             f"JOIN items i ON i.id = r.item_id LEFT JOIN sources s ON s.id = i.source_id"
             f"{clause} ORDER BY r.score DESC, r.sort_time DESC, r.item_id DESC LIMIT ?",
             (*wparams, RANK_WEIGHTS, scored, *params, max(0, q.limit))).fetchall()
@@ -85,6 +112,6 @@ class SearchMixin(Access):
             params.append(excluded)
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         return conn.execute(
-            f"SELECT {_HIT_COLUMNS}, 0.0 FROM items i LEFT JOIN sources s "  # noqa: S608
+            f"SELECT {_HIT_COLUMNS}, 0.0, 0 FROM items i LEFT JOIN sources s "  # noqa: S608
             f"ON s.id = i.source_id {clause} ORDER BY i.sort_time DESC, i.id DESC LIMIT ?",
             (*params, max(0, q.limit))).fetchall()

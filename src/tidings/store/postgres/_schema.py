@@ -313,6 +313,15 @@ CREATE TABLE websub (
 );
 """
 
+# Search documents name their hour (issue 21): newest-first search reads the newest
+# hours, days, months first (_search.time_windows); documents indexed before get it here.
+# (the lexeme as _search.TIME_LEXEME_SQL writes it)
+_SEARCH_HOURS = """
+UPDATE item_search SET doc = doc || array_to_tsvector(ARRAY['~' || to_char(to_timestamp(
+    (sort_time - ((sort_time % 3600000000) + 3600000000) % 3600000000) / 1000000)
+    AT TIME ZONE 'UTC', 'YYYYMMDDHH24')]);
+"""
+
 # Item bodies (~2 KB and more: TOASTed) compressed with lz4 instead of pglz: storing a
 # new item's body cost more server time than its ten index entries; lz4 compresses
 # several times faster at a slightly lower ratio (docs/benchmarks.md, "New items
@@ -331,7 +340,7 @@ END $$;
 """
 
 MIGRATIONS: tuple[str, ...] = (_BASE, _CRAWL_FRONTIER, _STORY_CLUSTERS, _LEASE_HOLDERS,
-                               _COMPAT_APIS, _LZ4_BODIES)
+                               _COMPAT_APIS, _SEARCH_HOURS, _LZ4_BODIES)
 
 #: the advisory lock key under which migrations run (any constant; "tidings" in ASCII)
 _LOCK = 0x7469_6469_6E67_73

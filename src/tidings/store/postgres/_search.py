@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
 
 from tidings.store.postgres._db import Access, insert_values
 from tidings.store.textindex import document, term_parts
@@ -31,6 +32,12 @@ _MAX_LEXEME = 500  # characters; PostgreSQL refuses lexemes of 2 KB
 _GAP = 2
 #: weights in ts_rank's order {D, C, B, A}: title columns count ten times the body's
 RANK_WEIGHTS = "{0.1, 0.1, 1.0, 1.0}"
+_HOUR_US = 3_600_000_000
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+#: ``time_lexeme`` in SQL, of the expression ``{col}`` (the hour migration and the benchmark
+#: archive's copies of documents write it)
+TIME_LEXEME_SQL = ("'~' || to_char(to_timestamp(({col} - (({col} % 3600000000) + 3600000000) "
+                   "% 3600000000) / 1000000) AT TIME ZONE 'UTC', 'YYYYMMDDHH24')")
 
 
 def fold(text: str) -> str:
@@ -50,8 +57,40 @@ def _quote(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def tsvector(title: str, body: str | None, summary: str) -> str:
-    """The ``tsvector`` literal of an item (see the module docstring)."""
+def _hour(us: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=us - us % _HOUR_US)
+
+
+def _stamp(d: datetime, length: int) -> str:
+    """``~YYYYMMDDHH`` cut to ``length`` characters (month, day or hour)."""
+    return f"~{d.year:04d}{d.month:02d}{d.day:02d}{d.hour:02d}"[:length]
+
+
+def time_lexeme(sort_time: int) -> str:
+    """The hour of ``sort_time`` (UTC) as a lexeme no word can be (words are letters
+    and digits): newest-first search asks for matches of the last hours, days,
+    months first (``time_windows``), and the GIN index intersects them."""
+    return _stamp(_hour(sort_time), 11)
+
+
+def time_windows(newest: int) -> list[str]:
+    """``tsquery`` parts of growing spans of time up to the hour of ``newest``: the
+    last 4 hours, the last 2 days, the last 2 months (UTC). Each covers every item
+    from its start on, so the newest matches in a span that holds enough of them
+    are the newest of all."""
+    hour = _hour(newest)
+    hours = [_stamp(hour - timedelta(hours=n), 11) for n in range(4)]
+    days = [_stamp(hour - timedelta(days=n), 9) for n in range(2)]
+    first = hour.replace(day=1)
+    months = [_stamp(first, 7), _stamp((first - timedelta(days=1)), 7)]
+    return [" | ".join(_quote(h) for h in hours),
+            " | ".join(f"{_quote(d)}:*" for d in days),
+            " | ".join(f"{_quote(m)}:*" for m in months)]
+
+
+def tsvector(title: str, body: str | None, summary: str, sort_time: int) -> str:
+    """The ``tsvector`` literal of an item (see the module docstring), with the
+    lexeme of its hour (``time_lexeme``)."""
     title_words, body_words, title_chars, body_chars = document(title, body, summary)
     entries: dict[str, list[str]] = {}
     pos = 0
@@ -64,7 +103,8 @@ def tsvector(title: str, body: str | None, summary: str) -> str:
                                                 or not spots[-1].endswith(weight)):
                 spots.append(f"{min(pos, _MAX_POS)}{weight}")
         pos += _GAP
-    return " ".join(f"{_quote(w)}:{','.join(spots)}" for w, spots in entries.items())
+    return " ".join([*(f"{_quote(w)}:{','.join(spots)}" for w, spots in entries.items()),
+                     _quote(time_lexeme(sort_time))])
 
 
 def _part(text: str, chars: bool, prefix: bool, in_title: bool, weighted: bool) -> str | None:
@@ -127,7 +167,7 @@ class SearchIndexMixin(Access):
                 return 0
             insert_values(
                 conn, "INSERT INTO item_search (item_id, sort_time, doc)",
-                [(r[0], r[1], tsvector(r[2], r[3], r[4])) for r in rows],
+                [(r[0], r[1], tsvector(r[2], r[3], r[4], r[1])) for r in rows],
                 "ON CONFLICT (item_id) DO UPDATE SET sort_time = excluded.sort_time, "
                 "doc = excluded.doc", chunk=500)
             conn.execute("UPDATE items SET search_dirty = 0 WHERE id = ANY(?)",

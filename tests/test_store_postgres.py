@@ -463,3 +463,34 @@ def test_bodies_are_compressed_with_lz4_and_read_back_whole(pg: PostgresStorage)
 def test_pooled_connections_commit_without_waiting_for_the_disk(pg: PostgresStorage) -> None:
     with pg._db.read() as conn:
         assert conn.row("SHOW synchronous_commit") == ("off",)
+
+
+def test_an_indexer_does_not_hold_up_a_discovery_of_the_items_it_indexes(
+        pg: PostgresStorage, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Indexing locks its batch against the other indexers only: a worker recording that
+    another source lists one of those items (its foreign key check) goes on meanwhile."""
+    import tidings.store.postgres._search as search
+
+    item_id = pg.apply_upserts(UpsertBatch(creates=[new("wire", title="tidal")]))["wire"]
+    inside, release = threading.Event(), threading.Event()
+    plain = search.tsvector
+
+    def held(*args: object) -> str:
+        inside.set()
+        release.wait(20)
+        return plain(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(search, "tsvector", held)
+    indexer = threading.Thread(target=pg.index_pending)
+    indexer.start()
+    try:
+        assert inside.wait(10)
+        discovery = threading.Thread(target=pg.apply_upserts, args=(UpsertBatch(discoveries=[
+            Discovery(SOURCES[1], at(5), item_id=item_id)]),))
+        discovery.start()
+        discovery.join(5)
+        assert not discovery.is_alive(), "the discovery waited for the indexer's batch"
+    finally:
+        release.set()
+        indexer.join(20)
+    assert pg.unindexed_count() == 0

@@ -12,7 +12,9 @@ words, D body characters) over one position space, with a gap between columns so
 that no phrase matches across two of them. PostgreSQL keeps positions up to
 16,383: words beyond that in a very long body are still found, but phrases there
 are not. Items with ``search_dirty = 1`` wait for ``index_pending``; concurrent
-indexers (one per worker) take disjoint batches (``FOR UPDATE SKIP LOCKED``).
+indexers (one per worker) take disjoint batches (``FOR NO KEY UPDATE SKIP LOCKED``:
+unlike ``FOR UPDATE`` it lets the foreign key check of a discovery of those items
+through, so a worker recording a wire reprint never waits for an indexer).
 """
 
 from __future__ import annotations
@@ -162,7 +164,7 @@ class SearchIndexMixin(Access):
         with self._write() as conn:
             rows = conn.execute(
                 "SELECT id, sort_time, title, body, summary FROM items WHERE search_dirty = 1 "
-                "ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED", (limit,)).fetchall()
+                "ORDER BY id LIMIT ? FOR NO KEY UPDATE SKIP LOCKED", (limit,)).fetchall()
             if not rows:
                 return 0
             insert_values(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -177,6 +178,35 @@ def test_newest_first_across_hours_days_and_months(storage: Storage, future: boo
             last = hits[-1].item
             assert last.published_at is not None
             query = SearchQuery(terms=(text,), limit=2, before=(last.published_at, last.id))
+        assert pages == order
+
+
+def test_items_dated_years_ahead_come_first_and_leave_the_rest_in_order(
+        storage: Storage) -> None:
+    """A feed's typo (a date years ahead) must not hide or reorder anything: the dated-ahead
+    item comes first, then the others newest first, on every page and in the ranked
+    window (PostgreSQL's spans end at the newest item not in the future)."""
+    storage.add_source(source("feed"))
+    now = datetime.now(UTC)
+    hours = (-24 * 365 * 5, -3, 0.5, 2, 30, 900)  # negative: ahead of now
+    storage.apply_upserts(UpsertBatch(creates=[
+        new(f"h{n}", title=f"Report {n}", body="<p>tidal 潮汐</p>",
+            published_at=now - timedelta(hours=h)) for n, h in enumerate(hours)]))
+    while storage.index_pending():
+        pass
+    order = [f"h{n}" for n, _ in sorted(enumerate(hours), key=lambda p: p[1])]
+    for text in ("tidal", "潮汐"):
+        for limit in range(1, len(order) + 1):
+            assert keys(storage, text, limit=limit) == order[:limit]
+        ranked = storage.search(SearchQuery(terms=(text,), ranked=True))
+        assert [storage.get_item(h.item.id).key for h in ranked] == order
+        pages: list[str] = []
+        query = SearchQuery(terms=(text,), limit=1)
+        while hits := storage.search(query):
+            pages += [storage.get_item(h.item.id).key for h in hits]
+            last = hits[-1].item
+            assert last.published_at is not None
+            query = SearchQuery(terms=(text,), limit=1, before=(last.published_at, last.id))
         assert pages == order
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from tidings.model import SearchHit
@@ -14,6 +16,28 @@ from tidings.store.sqlite._reading import brief_from_row, timeline_filters
 from tidings.store.textindex import highlighter, html_snippet, snippet
 
 _JOIN = "JOIN items i ON i.id = m.item_id LEFT JOIN sources s ON s.id = i.source_id"
+
+
+@dataclass(frozen=True, slots=True)
+class _Match:
+    """Which documents a span matches: ``spanned`` (the query and the span's hours), and
+    with ``after`` set, also those dated after it that match ``plain`` (the query)."""
+
+    spanned: str
+    after: int | None
+    plain: str
+
+    @property
+    def sql(self) -> str:
+        if self.after is None:
+            return "m.doc @@ ?::tsquery"
+        return "(m.doc @@ ?::tsquery OR (m.sort_time > ? AND m.doc @@ ?::tsquery))"
+
+    @property
+    def params(self) -> tuple[Any, ...]:
+        if self.after is None:
+            return (self.spanned,)
+        return (self.spanned, self.after, self.plain)
 
 
 def _filters(q: SearchQuery) -> tuple[list[str], list[Any]]:
@@ -43,28 +67,37 @@ class SearchMixin(Access):
         every item from its start on, so once its newest matches fill the page (or
         the ranked window) they are the newest of all; the GIN index intersects the
         query with the span's hour lexemes, so a common word costs the matches of
-        its last hours, not all its matches (docs/benchmarks.md, issue 21)."""
-        row = conn.row("SELECT max(sort_time) FROM item_search")
-        if row[0] is None or q.limit <= 0:
+        its last hours, not all its matches (docs/benchmarks.md, issue 21).
+
+        Items dated in the future (a feed's typo: 2099) would move every span there
+        and leave them empty; the spans end at the newest item not in the future
+        instead, and the few items after it join each span through the sort index."""
+        top, present = conn.row(
+            "SELECT (SELECT max(sort_time) FROM item_search), "
+            "(SELECT max(sort_time) FROM item_search WHERE sort_time <= ?)",
+            (to_us(datetime.now(UTC)),))
+        if top is None or q.limit <= 0:
             return []
-        newest = int(row[0])
+        newest = int(top if present is None else present)
+        after = None if present is None or present == top else newest
         if q.before is not None and not q.ranked:  # the ranked window ignores ``before``
             newest = min(newest, to_us(q.before[0]))
         rows: list[Any] = []
         for span in [*time_windows(newest), None]:
-            spanned = expr if span is None else f"({expr}) & ({span})"
+            match = _Match(expr if span is None else f"({expr}) & ({span})",
+                           None if span is None else after, expr)
             if q.ranked:
-                rows = self._ranked(conn, q, spanned, weighted)
+                rows = self._ranked(conn, q, match, weighted)
                 if rows and rows[0][-1] >= RANK_WINDOW:
                     break
             else:
-                rows = self._newest(conn, q, spanned)
+                rows = self._newest(conn, q, match)
                 if len(rows) >= q.limit:
                     break
         return rows
 
     @staticmethod
-    def _newest(conn: Conn, q: SearchQuery, expr: str) -> list[Any]:
+    def _newest(conn: Conn, q: SearchQuery, match: _Match) -> list[Any]:
         """Matched by the unweighted query (a GIN index stores no weights, so a
         weighted one rechecks every candidate against its document), ordered by
         ``sort_time + 0`` so that the planner never walks the sort index for it
@@ -77,18 +110,18 @@ class SearchMixin(Access):
         clause = "".join(f" AND {w}" for w in where)
         return conn.execute_unprepared(
             f"SELECT {_HIT_COLUMNS}, 0.0, 0 FROM item_search m {_JOIN} "  # noqa: S608
-            f"WHERE m.doc @@ ?::tsquery{clause} "
+            f"WHERE {match.sql}{clause} "
             "ORDER BY m.sort_time + 0 DESC, m.item_id DESC LIMIT ?",
-            (expr, *params, max(0, q.limit))).fetchall()
+            (*match.params, *params, max(0, q.limit))).fetchall()
 
     @staticmethod
-    def _ranked(conn: Conn, q: SearchQuery, expr: str, scored: str) -> list[Any]:
+    def _ranked(conn: Conn, q: SearchQuery, match: _Match, scored: str) -> list[Any]:
         """The newest RANK_WINDOW matches ordered by relevance (as SQLite does); found
-        by ``expr``, scored by ``scored`` (the same query with weights); the last
+        by ``match``, scored by ``scored`` (the same query with weights); the last
         column is how many matches the window holds."""
         where, params = _filters(q)
-        window = "m.doc @@ ?::tsquery" + (" AND m.sort_time >= ?" if q.since else "")
-        wparams: list[Any] = [expr, *([to_us(q.since)] if q.since else [])]
+        window = match.sql + (" AND m.sort_time >= ?" if q.since else "")
+        wparams: list[Any] = [*match.params, *([to_us(q.since)] if q.since else [])]
         clause = f" WHERE {' AND '.join(where)}" if where else ""
         return conn.execute_unprepared(
             f"WITH w AS (SELECT m.item_id, m.sort_time, m.doc FROM item_search m "  # noqa: S608

@@ -49,9 +49,10 @@ import os
 import socket
 import statistics
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import ClassVar
 
 import aiohttp
 import httpx
@@ -71,7 +72,11 @@ _REPLY = (
 
 
 class _KeepAliveServer(asyncio.Protocol):
-    """A minimal HTTP/1.1 server (GET only, keep-alive) so the server costs little CPU."""
+    """A minimal HTTP/1.1 server (GET only, keep-alive) so the server costs little CPU:
+    ``replies`` by path, ``default`` for any other path."""
+
+    replies: ClassVar[Mapping[bytes, bytes]] = {}
+    default = _REPLY
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -81,14 +86,16 @@ class _KeepAliveServer(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         self.buffer += data
         while b"\r\n\r\n" in self.buffer:
-            _, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
-            self.transport.write(_REPLY)
+            head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
+            path = head.split(b" ", 2)[1] if self.replies else b""
+            self.transport.write(self.replies.get(path, self.default))
 
 
-def _serve(port_out: multiprocessing.SimpleQueue[int]) -> None:
+def _serve(port_out: multiprocessing.SimpleQueue[int],
+           protocol: type[_KeepAliveServer] = _KeepAliveServer) -> None:
     async def main() -> None:
         loop = asyncio.get_running_loop()
-        server = await loop.create_server(_KeepAliveServer, "127.0.0.1", 0, backlog=1024)
+        server = await loop.create_server(protocol, "127.0.0.1", 0, backlog=1024)
         port_out.put(server.sockets[0].getsockname()[1])
         await asyncio.Event().wait()
 
@@ -279,30 +286,11 @@ _REPLIES = {
 }
 
 
-class _PagesServer(asyncio.Protocol):
-    """Keep-alive HTTP/1.1 serving the three pages of every site (the Host is ignored)."""
+class _PagesServer(_KeepAliveServer):
+    """The three pages of every site (the Host is ignored); any other path is a 404."""
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-        self.buffer = b""
-
-    def data_received(self, data: bytes) -> None:
-        self.buffer += data
-        while b"\r\n\r\n" in self.buffer:
-            head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
-            path = head.split(b" ", 2)[1]
-            self.transport.write(_REPLIES.get(path, _REPLIES[b"/robots.txt"]))
-
-
-def _serve_pages(port_out: multiprocessing.SimpleQueue[int]) -> None:
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        server = await loop.create_server(_PagesServer, "127.0.0.1", 0, backlog=1024)
-        port_out.put(server.sockets[0].getsockname()[1])
-        await asyncio.Event().wait()
-
-    asyncio.run(main())
+    replies = _REPLIES
+    default = _REPLIES[b"/robots.txt"]
 
 
 class _Loopback:
@@ -414,7 +402,7 @@ async def _run_sites(port: int, settings: Settings, args: argparse.Namespace) ->
 def _main_sites(args: argparse.Namespace) -> None:
     ctx = multiprocessing.get_context("spawn")
     port_queue: multiprocessing.SimpleQueue[int] = ctx.SimpleQueue()
-    server = ctx.Process(target=_serve_pages, args=(port_queue,), daemon=True)
+    server = ctx.Process(target=_serve, args=(port_queue, _PagesServer), daemon=True)
     server.start()
     try:
         port = port_queue.get()

@@ -156,29 +156,36 @@ _SPREAD_HOURS = (-2, 0, 0.5, 2.9, 3.1, 5, 11.9, 12.1, 35.9, 36.1, 300, 707.9, 70
                  10_000)
 
 
-@pytest.mark.parametrize("future", [False, True])
-def test_newest_first_across_hours_days_and_months(storage: Storage, future: bool) -> None:
+def _in_time_order_everywhere(storage: Storage, times: list[datetime], texts: tuple[str, ...],
+                              page: int) -> None:
+    """Items dated ``times`` are found newest first for every page size, in the ranked
+    window, and paged through with ``before`` ``page`` at a time."""
     storage.add_source(source("feed"))
-    spread = [h for h in _SPREAD_HOURS if future or h >= 0]
     storage.apply_upserts(UpsertBatch(creates=[
-        new(f"h{n}", title=f"Report {n}", body="<p>tidal 潮汐</p>",
-            published_at=at(-hours * 60)) for n, hours in enumerate(spread)]))
+        new(f"h{n}", title=f"Report {n}", body="<p>tidal 潮汐</p>", published_at=when)
+        for n, when in enumerate(times)]))
     while storage.index_pending():
         pass
-    order = [f"h{n}" for n, _ in sorted(enumerate(spread), key=lambda p: p[1])]
-    for text in ("tidal", "潮汐", "潮"):
+    order = [f"h{n}" for n, _ in sorted(enumerate(times), key=lambda p: p[1], reverse=True)]
+    for text in texts:
         for limit in range(1, len(order) + 2):
             assert keys(storage, text, limit=limit) == order[:limit]
         ranked = storage.search(SearchQuery(terms=(text,), ranked=True))
         assert [storage.get_item(h.item.id).key for h in ranked] == order
         pages: list[str] = []
-        query = SearchQuery(terms=(text,), limit=2)
+        query = SearchQuery(terms=(text,), limit=page)
         while hits := storage.search(query):
             pages += [storage.get_item(h.item.id).key for h in hits]
             last = hits[-1].item
             assert last.published_at is not None
-            query = SearchQuery(terms=(text,), limit=2, before=(last.published_at, last.id))
+            query = SearchQuery(terms=(text,), limit=page, before=(last.published_at, last.id))
         assert pages == order
+
+
+@pytest.mark.parametrize("future", [False, True])
+def test_newest_first_across_hours_days_and_months(storage: Storage, future: bool) -> None:
+    _in_time_order_everywhere(storage, [at(-hours * 60) for hours in _SPREAD_HOURS
+                                        if future or hours >= 0], ("tidal", "潮汐", "潮"), 2)
 
 
 def test_items_dated_years_ahead_come_first_and_leave_the_rest_in_order(
@@ -186,28 +193,10 @@ def test_items_dated_years_ahead_come_first_and_leave_the_rest_in_order(
     """A feed's typo (a date years ahead) must not hide or reorder anything: the dated-ahead
     item comes first, then the others newest first, on every page and in the ranked
     window (PostgreSQL's spans end at the newest item not in the future)."""
-    storage.add_source(source("feed"))
     now = datetime.now(UTC)
     hours = (-24 * 365 * 5, -3, 0.5, 2, 30, 900)  # negative: ahead of now
-    storage.apply_upserts(UpsertBatch(creates=[
-        new(f"h{n}", title=f"Report {n}", body="<p>tidal 潮汐</p>",
-            published_at=now - timedelta(hours=h)) for n, h in enumerate(hours)]))
-    while storage.index_pending():
-        pass
-    order = [f"h{n}" for n, _ in sorted(enumerate(hours), key=lambda p: p[1])]
-    for text in ("tidal", "潮汐"):
-        for limit in range(1, len(order) + 1):
-            assert keys(storage, text, limit=limit) == order[:limit]
-        ranked = storage.search(SearchQuery(terms=(text,), ranked=True))
-        assert [storage.get_item(h.item.id).key for h in ranked] == order
-        pages: list[str] = []
-        query = SearchQuery(terms=(text,), limit=1)
-        while hits := storage.search(query):
-            pages += [storage.get_item(h.item.id).key for h in hits]
-            last = hits[-1].item
-            assert last.published_at is not None
-            query = SearchQuery(terms=(text,), limit=1, before=(last.published_at, last.id))
-        assert pages == order
+    _in_time_order_everywhere(storage, [now - timedelta(hours=h) for h in hours],
+                              ("tidal", "潮汐"), 1)
 
 
 def test_revision_and_deletion_update_the_index(indexed: Storage) -> None:

@@ -19,7 +19,6 @@ from pathlib import Path
 from tidings.store.base import UpsertBatch
 from tidings.store.postgres._access import AccessMixin
 from tidings.store.postgres._compat import CompatMixin
-from tidings.store.postgres._crawl import CrawlMixin
 from tidings.store.postgres._db import Conn, Database, Transaction, connect
 from tidings.store.postgres._find import SearchMixin
 from tidings.store.postgres._items import ItemsWriteMixin
@@ -40,6 +39,7 @@ from tidings.store.postgres._sources import SourcesMixin
 from tidings.store.postgres._spend import SpendMixin
 from tidings.store.postgres._stats import StatsMixin
 from tidings.store.postgres._stories import StoriesMixin
+from tidings.store.sql.crawl import CrawlMixin
 
 __all__ = ["PostgresStorage", "PostgresUnit", "QueueStatus", "SessionLock", "ensure_queue_schema",
            "is_postgres_url", "queue_connector", "queue_status"]

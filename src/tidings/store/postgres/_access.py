@@ -7,8 +7,8 @@ from datetime import datetime
 from tidings.errors import ConfigError, NotFoundError
 from tidings.store.access import ApiToken, User, WebSession
 from tidings.store.postgres._db import Access, Conn
+from tidings.store.sql._base import opt_us, to_us
 from tidings.store.sqlite._access import _SESSION, _TOKEN, _USER, _session, _token, _user
-from tidings.store.sqlite._db import opt_us, to_us
 
 
 def _check_user(conn: Conn, user_id: int) -> None:

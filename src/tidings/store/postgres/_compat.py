@@ -10,6 +10,7 @@ from tidings.store.access import ApiToken
 from tidings.store.base import ItemQuery
 from tidings.store.compat import SavedSearch, StreamEntry, UnreadCount, WebSubLease
 from tidings.store.postgres._db import Access
+from tidings.store.sql._base import opt_us, to_us
 from tidings.store.sqlite._access import _token
 from tidings.store.sqlite._compat import (
     _LEASE,
@@ -22,7 +23,6 @@ from tidings.store.sqlite._compat import (
     unread_from_rows,
     unread_statement,
 )
-from tidings.store.sqlite._db import opt_us, to_us
 from tidings.store.sqlite._reading import timeline_filters, timeline_statement
 
 #: ``sqlite._compat``'s stream columns: the text quoted as JSON by the server

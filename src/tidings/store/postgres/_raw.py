@@ -13,7 +13,7 @@ from typing import Any
 
 from tidings.model import RawResponse
 from tidings.store.postgres._db import Access
-from tidings.store.sqlite._db import from_us, to_us
+from tidings.store.sql._base import from_us, to_us
 from tidings.store.sqlite._raw import _BATCH, _COLUMNS, _decode, pack
 
 

@@ -30,7 +30,6 @@ from tidings.store.postgres._queue import (
     queue_connector,
     queue_status,
 )
-from tidings.store.postgres._raw import RawMixin
 from tidings.store.postgres._reading import ItemsReadMixin
 from tidings.store.postgres._runs import RunsMixin
 from tidings.store.postgres._schema import migrate
@@ -40,6 +39,7 @@ from tidings.store.postgres._spend import SpendMixin
 from tidings.store.postgres._stats import StatsMixin
 from tidings.store.postgres._stories import StoriesMixin
 from tidings.store.sql.crawl import CrawlMixin
+from tidings.store.sql.raw import RawMixin
 
 __all__ = ["PostgresStorage", "PostgresUnit", "QueueStatus", "SessionLock", "ensure_queue_schema",
            "is_postgres_url", "queue_connector", "queue_status"]

@@ -17,7 +17,6 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from tidings.store.base import UpsertBatch
-from tidings.store.postgres._access import AccessMixin
 from tidings.store.postgres._compat import CompatMixin
 from tidings.store.postgres._db import Conn, Database, Transaction, connect
 from tidings.store.postgres._find import SearchMixin
@@ -38,6 +37,7 @@ from tidings.store.postgres._sources import SourcesMixin
 from tidings.store.postgres._spend import SpendMixin
 from tidings.store.postgres._stats import StatsMixin
 from tidings.store.postgres._stories import StoriesMixin
+from tidings.store.sql.access import AccessMixin
 from tidings.store.sql.crawl import CrawlMixin
 from tidings.store.sql.raw import RawMixin
 

@@ -11,7 +11,7 @@ from tidings.store.base import ItemQuery
 from tidings.store.compat import SavedSearch, StreamEntry, UnreadCount, WebSubLease
 from tidings.store.postgres._db import Access
 from tidings.store.sql._base import opt_us, to_us
-from tidings.store.sqlite._access import _token
+from tidings.store.sql.access import _token
 from tidings.store.sqlite._compat import (
     _LEASE,
     _SEARCH,

@@ -153,11 +153,12 @@ class CrawlMixin(Connected):
     def create_crawl(self, seeds: Sequence[tuple[str, str]], max_depth: int, max_sites: int,
                      max_pages: int, now: datetime) -> int:
         with self._write() as conn:
-            (crawl_id,) = conn.execute(
+            # fetchall: on SQLite a RETURNING statement left unfinished holds the transaction
+            ((crawl_id,),) = conn.execute(
                 "INSERT INTO crawls (seeds, max_depth, max_sites, max_pages, state, created_at) "
                 "VALUES (?, ?, ?, ?, 'running', ?) RETURNING id",
                 (json.dumps([url for _, url in seeds]), max_depth, max_sites, max_pages,
-                 to_us(now))).fetchone()
+                 to_us(now))).fetchall()
             conn.executemany(
                 "INSERT INTO crawl_sites (crawl_id, site, url, depth, state) "
                 "VALUES (?, ?, ?, 0, 'queued') ON CONFLICT DO NOTHING",
@@ -169,8 +170,8 @@ class CrawlMixin(Connected):
     def claim_crawl_site(self, crawl_id: int) -> CrawlSite | None:
         claim = _CLAIM_SITE.format(skip_locked=self.dialect.skip_locked)
         with self._write() as conn:
-            row = conn.execute(claim, (crawl_id, crawl_id)).fetchone()
-        return None if row is None else _site(row)
+            rows = conn.execute(claim, (crawl_id, crawl_id)).fetchall()
+        return _site(rows[0]) if rows else None
 
     def requeue_crawl_visits(self, crawl_id: int) -> int:
         with self._write() as conn:

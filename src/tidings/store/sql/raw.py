@@ -64,13 +64,14 @@ class RawMixin(Connected):
         packed = pack(body)
         encoding, blob = ("zstd", packed) if len(packed) < len(body) else ("identity", body)
         with self._write() as conn:
-            (raw_id,) = conn.execute(
+            # fetchall: on SQLite a RETURNING statement left unfinished holds the transaction
+            ((raw_id,),) = conn.execute(
                 "INSERT INTO raw_responses (url, final_url, status, headers, fetched_at, "
                 "source_id, item_key, encoding, size, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "RETURNING id",
                 (raw.url, raw.final_url, raw.status, json.dumps(dict(raw.headers)),
                  to_us(raw.fetched_at), raw.source_id, raw.item_key, encoding, len(body),
-                 blob)).fetchone()
+                 blob)).fetchall()
             return int(raw_id)
 
     def iter_raw(

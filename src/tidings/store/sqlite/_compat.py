@@ -12,7 +12,7 @@ from tidings.model import Visibility
 from tidings.store.access import ApiToken
 from tidings.store.base import ItemQuery
 from tidings.store.compat import SavedSearch, StreamEntry, UnreadCount, WebSubLease
-from tidings.store.sqlite._access import _token
+from tidings.store.sql.access import _token
 from tidings.store.sqlite._db import Access, from_us, opt_dt, opt_us, to_us
 from tidings.store.sqlite._reading import select_timeline, timeline_filters, timeline_statement
 

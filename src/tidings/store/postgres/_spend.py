@@ -9,7 +9,7 @@ from typing import Any
 from tidings.model import PaidCall, Spend
 from tidings.store.postgres._db import Access
 from tidings.store.sql._base import to_us
-from tidings.store.sqlite._spend import _COLUMNS, _call, spend_after
+from tidings.store.sql.spend import _COLUMNS, _call, spend_after
 
 
 class SpendMixin(Access):

@@ -12,6 +12,8 @@ from typing import Any, ClassVar, Protocol
 from tidings.errors import ConfigError
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+#: one day in the microseconds times are stored in
+DAY_US = 86_400_000_000
 
 
 class SqlCursor(Protocol):

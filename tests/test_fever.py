@@ -56,7 +56,7 @@ def served(settings: Settings) -> Iterator[tuple[Tidings, Fever, ServerThread]]:
     add_items(tid, [Spec("Hidden thing", source_id="hidden")])
     store_password(tid, "a long password")
     token_id, value, digest = auth.new_token()  # as the settings page makes one
-    run(lambda: tid.access.add_api_token(token_id, "reeder", digest))
+    run(lambda: tid.tokens.add(token_id, "reeder", digest))
     run(lambda: tid.compat.remember_fever_key(token_id, value))
     server = serve_web(tid, settings)
     yield tid, Fever(server, value), server
@@ -71,8 +71,8 @@ def test_auth_by_md5_key_only(served: tuple[Tidings, Fever, ServerThread]) -> No
     for data in ({"api_key": wrong}, {}, {"api_key": "x" * 500}):
         answer = httpx.post(server.url + "/api/fever?api", data=data)
         assert answer.status_code == 401 and answer.json()["auth"] == 0
-    token = tid.access.api_tokens()[0]
-    run(lambda: tid.access.revoke_api_token(token.id))
+    token = tid.tokens.all()[0]
+    run(lambda: tid.tokens.revoke(token.id))
     assert httpx.post(server.url + "/api/fever?api", data={"api_key": fever.key}
                       ).status_code == 401
 

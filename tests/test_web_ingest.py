@@ -54,7 +54,7 @@ def test_tokens_short_placeholder_unknown_or_missing_are_refused(
         served: tuple[Tidings, ServerThread, str]) -> None:
     tid, server, token = served
     placeholder = "x" * 24
-    run(lambda: tid.access.add_api_token("p1", "placeholder", auth.digest(placeholder)))
+    run(lambda: tid.tokens.add("p1", "placeholder", auth.digest(placeholder)))
     body = {"source_id": "script", "items": [item(1)]}
     for bad in (None, "short-token", placeholder, "changeme", "tdg_" + "a1b2" * 8):
         answer = push(server, bad, body)

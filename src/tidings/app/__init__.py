@@ -8,9 +8,11 @@ never import the layers below.
 from typing import TYPE_CHECKING
 
 from tidings.app.catalog import slugify
+from tidings.app.core import utcnow
 from tidings.app.crawling import CrawlLimits, Crawls
-from tidings.app.facade import Tidings, utcnow
+from tidings.app.facade import Tidings
 from tidings.app.ingest import MAX_ITEMS, IngestReport, ItemResult, PushedItem
+from tidings.app.passwords import MIN_PASSWORD, check_password, hash_password
 from tidings.app.standalone import discover_feeds, extract_target
 from tidings.net.listen import listen_socket
 from tidings.pipeline.doctor import DoctorReport
@@ -36,6 +38,7 @@ if TYPE_CHECKING:  # article extraction loads on first use (see tidings.extract)
 
 __all__ = [
     "MAX_ITEMS",
+    "MIN_PASSWORD",
     "UNSET",
     "ApiToken",
     "ArchiveStats",
@@ -66,8 +69,10 @@ __all__ = [
     "Tidings",
     "User",
     "WebSession",
+    "check_password",
     "discover_feeds",
     "extract_target",
+    "hash_password",
     "listen_socket",
     "slugify",
     "utcnow",

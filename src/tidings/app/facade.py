@@ -16,19 +16,22 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 from itertools import islice
 from pathlib import Path
 from typing import Any, NoReturn
 
 from tidings.app import catalog, ingest
-from tidings.app.access import Access
 from tidings.app.accounts import AccountRef, account_ref, first_interval
 from tidings.app.compat import Compat
+from tidings.app.core import Clock, Core, utcnow
 from tidings.app.crawling import Crawls
+from tidings.app.folders import Folders
 from tidings.app.ingest import IngestReport, PushedItem
 from tidings.app.paging import sort_time
 from tidings.app.stories import Stories
+from tidings.app.tokens import Tokens
+from tidings.app.users import Users
 from tidings.app.websub import WebSub
 from tidings.errors import ConfigError, NoFeedError, NotFoundError, ReadOnlyError
 from tidings.model import (
@@ -51,7 +54,6 @@ from tidings.pipeline import history
 from tidings.pipeline.config import (
     cost_class_of,
     identity_mode_of,
-    parse_global_filters,
     validate_config,
 )
 from tidings.pipeline.doctor import DoctorReport, doctor
@@ -60,8 +62,8 @@ from tidings.pipeline.extraction import ExtractReport, extract_item, extract_pen
 from tidings.pipeline.history import HistoryReport
 from tidings.pipeline.reparse import ReparseReport, reparse
 from tidings.pipeline.round import RoundProgress, RoundReport, run_round
-from tidings.pipeline.spend import Ledger, Trouble, parse_providers
-from tidings.pipeline.timing import COST_CLAMPS, local_zone
+from tidings.pipeline.spend import Trouble
+from tidings.pipeline.timing import COST_CLAMPS
 from tidings.pipeline.upsert import UpsertOutcome, upsert_items
 from tidings.schedule import jobs, ops
 from tidings.schedule.ops import DiversityReport, HealthReport, SourceOverview
@@ -80,34 +82,28 @@ from tidings.store.base import (
     Unit,
 )
 from tidings.store.query_syntax import parse_search
-from tidings.store.writer import Writer
-
-Clock = Callable[[], datetime]
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 class Tidings:
     """One open archive: storage, its writer, the fetcher and the pipeline, for one process."""
 
     def __init__(self, settings: Settings, store: Storage, *, clock: Clock = utcnow) -> None:
+        self._core = core = Core(settings, store, clock)
         self.settings = settings
         self.clock = clock
-        self._filters = parse_global_filters(settings.filters)  # refused at once if bad
         self._store = store
-        self._writer = Writer(store)
-        self._fetcher: Fetcher | None = None
-        #: the web reader's users, sessions and API tokens (R-API-6)
-        self.access = Access(store, self._writer, clock)
+        self._writer = core.writer
+        self._filters = core.filters
+        self._ledger = core.ledger
+        #: the web reader's users, sessions and passwords, and their API tokens (R-API-6)
+        self.users = Users(core)
+        self.tokens = Tokens(core)
+        self.folders = Folders(core)
         self.stories = Stories(store, self._writer, clock)
         #: what feeds out and the client APIs need beyond the JSON API (R-API-2/3)
         self.compat = Compat(store, self._writer, clock)
         #: the WebSub subscriber (R-RSS-8)
         self.websub = WebSub(store, self._writer, self.pipeline_env, settings, clock)
-        self._ledger = Ledger(parse_providers(settings.providers), store, self._writer, clock,
-                              local_zone(settings.timezone))
 
     # ------------------------------------------------------------ lifecycle
     @classmethod
@@ -130,31 +126,23 @@ class Tidings:
     @property
     def fetcher(self) -> Fetcher:
         """The one guarded HTTP client of this process (shared politeness limits)."""
-        if self._fetcher is None:
-            self._fetcher = Fetcher(self.settings)
-        return self._fetcher
+        return self._core.fetcher
 
     def use_fetcher(self, fetcher: Fetcher) -> None:
         """Fetch through ``fetcher`` from now on (an embedder's, or a test's with its own
         resolver); ``aclose`` closes it. Call before the first fetch."""
-        self._fetcher = fetcher
+        self._core.use_fetcher(fetcher)
 
     def pipeline_env(self) -> PipelineEnv:
         """What the pipeline and the scheduler work with (storage to read, the writer)."""
-        return PipelineEnv(store=self._store, writer=self._writer, fetcher=self.fetcher,
-                           settings=self.settings, clock=self.clock, filters=self._filters,
-                           paid=self._ledger)
+        return self._core.env()
 
     async def aclose(self) -> None:
-        if self._fetcher is not None:
-            await self._fetcher.aclose()
-            self._fetcher = None
-        self.close()
+        await self._core.aclose()
 
     def close(self) -> None:
         """Finish queued writes and close storage (``aclose`` when a fetcher may be open)."""
-        self._writer.close()
-        self._store.close()
+        self._core.close()
 
     async def write(self, step: Callable[[Unit], Any]) -> Any:
         """Run one write step of the caller's own (tests, maintenance scripts)."""
@@ -166,9 +154,6 @@ class Tidings:
 
     def source(self, source_id: str) -> Source:
         return self._store.get_source(source_id)
-
-    def folders(self) -> list[str]:
-        return self._store.list_folders()
 
     async def create_source(
         self, url: str, *, kind: SourceKind = SourceKind.RSS, title: str = "",
@@ -277,14 +262,6 @@ class Tidings:
 
     async def remove_source(self, source_id: str) -> None:
         await self._writer(_delete_source, source_id)
-
-    async def rename_folder(self, old: str, new: str) -> int:
-        moved: int = await self._writer(_rename_folder, old, new)
-        return moved
-
-    async def delete_folder(self, name: str) -> int:
-        moved: int = await self._writer(_delete_folder, name)
-        return moved
 
     def runs(self, source_id: str | None = None, limit: int = 20) -> list[FetchRun]:
         return self._store.list_runs(source_id, limit)
@@ -620,14 +597,6 @@ def _update_source(unit: Unit, source_id: str, update: SourceUpdate) -> Source:
 
 def _delete_source(unit: Unit, source_id: str) -> None:
     unit.delete_source(source_id)
-
-
-def _rename_folder(unit: Unit, old: str, new: str) -> int:
-    return unit.rename_folder(old, new)
-
-
-def _delete_folder(unit: Unit, name: str) -> int:
-    return unit.delete_folder(name)
 
 
 def _delete_item(unit: Unit, item_id: int, now: datetime) -> None:

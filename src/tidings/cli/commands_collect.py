@@ -201,8 +201,6 @@ def serve_console() -> None:
 @handle_errors
 def set_password_command(ctx: Context, from_stdin: bool) -> None:
     """Set the web reader's admin password (logs every session out)."""
-    from tidings.web import set_password
-
     if from_stdin:
         password = sys.stdin.readline().rstrip("\n")
     elif not sys.stdin.isatty():
@@ -212,7 +210,7 @@ def set_password_command(ctx: Context, from_stdin: bool) -> None:
         password = click.prompt("New admin password", hide_input=True,
                                 confirmation_prompt=True)
     tidings = ctx.open()  # the password is stored in the archive
-    run_async(tidings, set_password(tidings, password))
+    run_async(tidings, tidings.users.set_password(password))
     click.echo(f"admin password set for {ctx.settings.data_dir}")
 
 

@@ -66,8 +66,8 @@ class Stream:
 async def feed_secret(request: Request) -> str:
     cached: str | None = getattr(request.app.state, "feed_secret", None)
     if cached is None:
-        access = web_state(request).tidings.access
-        cached = await access.secret(FEED_SECRET, secrets.token_hex(32))
+        users = web_state(request).tidings.users
+        cached = await users.secret(FEED_SECRET, secrets.token_hex(32))
         request.app.state.feed_secret = cached
     return cached
 
@@ -175,7 +175,7 @@ async def source_feed(request: Request, source_id: str, fmt: str, before: Cursor
 async def folder_feed(request: Request, name: str, fmt: str, before: Cursor = None,
                       limit: Limit = 50, key: Key = None) -> Response:
     tid = web_state(request).tidings
-    if name not in tid.folders():
+    if name not in tid.folders.names():
         raise NotFoundError(f"no folder {name!r}")
     ids = tuple(s.id for s in tid.sources()
                 if s.folder == name and s.visibility is Visibility.EDITORIAL)
@@ -217,7 +217,7 @@ async def _context(request: Request, **extra: Any) -> dict[str, Any]:
         return f"{path}.{fmt}" + (f"?key={feed_key(secret, path)}" if private else "")
 
     rows = [("Everything", "/feeds/all")]
-    rows += [(f"Folder: {f}", f"/feeds/folder/{quote(f, safe='')}") for f in tid.folders()]
+    rows += [(f"Folder: {f}", f"/feeds/folder/{quote(f, safe='')}") for f in tid.folders.names()]
     rows += [(s.title or s.id, f"/feeds/source/{quote(s.id, safe='')}") for s in tid.sources()
              if s.visibility is Visibility.EDITORIAL]
     searches = [(s, url(f"/feeds/search/{s.id}", "atom"), url(f"/feeds/search/{s.id}", "json"))

@@ -55,7 +55,7 @@ router = APIRouter(prefix=PREFIX, include_in_schema=False)
 def _token_from(value: str, request: Request) -> ApiToken:
     if not value or len(value) > 200:
         raise _unauthorized()
-    token = web_state(request).tidings.access.api_token(auth.digest(value))
+    token = web_state(request).tidings.tokens.find(auth.digest(value))
     if token is None:
         raise _unauthorized()
     return token
@@ -215,7 +215,7 @@ async def quickadd(request: Request, token: Client) -> Any:
 
 @router.get("/reader/api/0/tag/list")
 async def tag_list(request: Request, token: Client) -> Any:
-    folders = web_state(request).tidings.folders()
+    folders = web_state(request).tidings.folders.names()
     return {"tags": [{"id": gs.STARRED}] + [{"id": gs.LABEL + f, "type": "folder"}
                                            for f in folders]}
 

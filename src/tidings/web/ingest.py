@@ -126,7 +126,7 @@ def check_token(request: Request) -> None:
     if len(value) < MIN_TOKEN or is_placeholder(value):
         raise _unauthorized()
     digest = auth.digest(value)
-    token = web_state(request).tidings.access.api_token(digest)
+    token = web_state(request).tidings.tokens.find(digest)
     if token is None or not hmac.compare_digest(token.digest, digest):
         raise _unauthorized()
 

@@ -62,7 +62,7 @@ def _source_context(request: Request, source: Source) -> dict[str, Any]:
     warnings = sorted({w for r in runs[:5] for w in r.warnings})
     return {"title": source.title or source.id, "source": source, "runs": runs,
             "warnings": warnings, "stat": _stats(request, source), "kinds": EDITABLE_KINDS,
-            "visibilities": [v.value for v in Visibility], "folders": tid.folders(),
+            "visibilities": [v.value for v in Visibility], "folders": tid.folders.names(),
             "form": _form_values(source), "error": "", "websub": tid.websub.status(source)}
 
 

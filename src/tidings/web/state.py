@@ -26,12 +26,11 @@ from typing import TypeVar
 import anyio
 from jinja2 import Environment
 
-from tidings.app import ArchiveStats, Tidings
+from tidings.app import ArchiveStats, Tidings, check_password, hash_password
 from tidings.errors import TidingsError
 from tidings.model import SearchHit, Source
 from tidings.settings import Settings
 from tidings.web import auth
-from tidings.web.access import import_legacy, password_set
 from tidings.web.render import make_env
 
 T = TypeVar("T")
@@ -115,7 +114,7 @@ class WebState:
         self._sources = _Memo(ttl=FIGURES_TTL)
         self.login_failures: dict[str, deque[float]] = {}
         self._search_turns: anyio.CapacityLimiter | None = None  # made inside the loop
-        self._env_hash = auth.hash_password(settings.admin_password) \
+        self._env_hash = hash_password(settings.admin_password) \
             if settings.admin_password else ""
         # the mode is asked on every request; set-password in another process shows
         # within ACCESS_TTL (a session's logout or expiry is checked on every request)
@@ -129,20 +128,20 @@ class WebState:
         the secret CSRF tokens derive from (made by the first process to need it)."""
         if self.csrf_secret:
             return
-        await import_legacy(self.tidings)
-        self.csrf_secret = await self.tidings.access.secret(auth.CSRF_SECRET,
+        await self.tidings.users.import_legacy()
+        self.csrf_secret = await self.tidings.users.secret(auth.CSRF_SECRET,
                                                             secrets.token_urlsafe(32))
 
     @property
     def has_password(self) -> bool:
         return bool(self._env_hash) or self._password_set.get(
-            lambda: password_set(self.tidings))
+            self.tidings.users.password_set)
 
     def password_ok(self, password: str) -> bool:
         """Slow on purpose (a KDF): call it off the event loop."""
-        user = self.tidings.access.user()
+        user = self.tidings.users.user()
         hashes = [h for h in (self._env_hash, user.password_hash if user else "") if h]
-        return any(auth.check_password(h, password) for h in hashes)
+        return any(check_password(h, password) for h in hashes)
 
     def password_changed(self) -> None:
         self._password_set.clear()

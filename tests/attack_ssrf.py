@@ -178,14 +178,14 @@ def _forbidden_app(hits: Counter[str]) -> web.Application:
 
 async def _discover(c: Campaign) -> None:
     for form in FORMS:
-        await c.expect_refusal("discover", c.tidings.discover(c.target(form, "/")))
+        await c.expect_refusal("discover", c.tidings.sources.discover(c.target(form, "/")))
         await c.expect_refusal("discover (linked feed)",
-                               c.tidings.discover(f"{c.allowed}/page/{form}"))
+                               c.tidings.sources.discover(f"{c.allowed}/page/{form}"))
 
 
 async def _add(c: Campaign) -> None:
     for form in FORMS:
-        await c.expect_refusal("add", c.tidings.add_source(c.target(form)))
+        await c.expect_refusal("add", c.tidings.sources.add(c.target(form)))
 
 
 async def _opml_and_collect(c: Campaign) -> None:
@@ -204,7 +204,7 @@ async def _opml_and_collect(c: Campaign) -> None:
 async def _extraction(c: Campaign) -> None:
     """Items linking to the forbidden host (pages), and allowed articles whose images are
     on it (image localization)."""
-    await c.tidings.create_source(f"{c.allowed}/feed.xml", source_id="allowed")
+    await c.tidings.sources.create(f"{c.allowed}/feed.xml", source_id="allowed")
     await c.tidings.collect(["allowed"], extract=False)
     report = await c.tidings.extract_pending(limit=10_000)
     c.attempts["extraction"] += len(FORMS)
@@ -213,7 +213,7 @@ async def _extraction(c: Campaign) -> None:
 
 
 async def _doctor(c: Campaign) -> None:
-    for source in c.tidings.sources():
+    for source in c.tidings.sources.all():
         if f":{c.port}/opml/" in source.url:
             await c.expect_refusal("doctor", c.tidings.doctor(source.id))
 

@@ -22,6 +22,8 @@ from click.testing import CliRunner
 
 from farm import Farm, running_farm, serve_app
 from tidings.app import Tidings
+from tidings.app.reports import Reports
+from tidings.app.sources import Sources
 from tidings.cli import cli
 from tidings.cli.commands_items import _export_total
 from tidings.model import ItemData
@@ -287,10 +289,10 @@ def _archive_of_two_sources(data: Path) -> None:
     try:
         async def fill() -> None:
             for sid in ("a", "b"):
-                await tidings.create_source(f"https://{sid}.example/feed", source_id=sid)
+                await tidings.sources.create(f"https://{sid}.example/feed", source_id=sid)
             entries = {"a": [(1, 1), (2, 1), (3, 48)], "b": [(4, 1)]}
             for sid, rows in entries.items():
-                source = tidings.source(sid)
+                source = tidings.sources.get(sid)
                 batch = [ItemData(key=f"k{n}", title=f"t{n}", url=f"https://{sid}.example/{n}",
                                   published_at=now - timedelta(hours=age)) for n, age in rows]
                 await tidings.write(lambda unit, s=source, b=batch: upsert_items(unit, s, b, now))
@@ -309,8 +311,8 @@ def test_export_counts_only_for_a_bar_and_counts_what_it_exports(
         raise AssertionError("counted for a bar nobody sees")
 
     with monkeypatch.context() as patch:
-        patch.setattr(Tidings, "stats", no_count)
-        patch.setattr(Tidings, "source_stats", no_count)
+        patch.setattr(Reports, "stats", no_count)
+        patch.setattr(Sources, "stats", no_count)
         out = tmp_path / "a.jsonl"
         run(tmp_path, "export", "--source", "a", "--out", str(out))  # no terminal: no bar
         assert len(out.read_text("utf-8").splitlines()) == 3

@@ -102,7 +102,7 @@ def test_three_workers_one_killed_collect_everything_exactly_once(
     tidings = Tidings.open(settings, create=True)
     try:
         asyncio.run(tidings.import_opml(farm.opml()))
-        sources = [s.id for s in tidings.sources()]
+        sources = [s.id for s in tidings.sources.all()]
     finally:
         asyncio.run(tidings.aclose())
     assert len(sources) == 500

@@ -34,7 +34,7 @@ class Archive:
         return Tidings.open(self.settings)
 
     def item(self, t: Tidings, path: str) -> Item:
-        return next(i for i in t.items(ItemQuery(limit=100))
+        return next(i for i in t.items.query(ItemQuery(limit=100))
                     if i.url == self.site.base + path)
 
 
@@ -53,7 +53,7 @@ async def archive(settings: Settings) -> AsyncIterator[Archive]:
                                    Entry("Second story", "/a/2", recent(2)),
                                    Entry("Short story", "/a/3", recent(3))]
         t = Tidings.open(settings, create=True)
-        await t.create_source(url + "/feed.xml", source_id="gazette")
+        await t.sources.create(url + "/feed.xml", source_id="gazette")
         report = await t.collect()
         assert report.extraction is not None and report.extraction.ok == 2
         await t.aclose()
@@ -75,7 +75,7 @@ async def test_reparse_sends_no_request_and_applies_new_extract_settings(archive
         assert (unchanged.feeds, unchanged.pages, unchanged.revised) == (1, 3, 0)
         assert unchanged.errors == []
 
-        await t.update_source("gazette", SourceUpdate(config={"extract": {"remove_selectors":
+        await t.sources.update("gazette", SourceUpdate(config={"extract": {"remove_selectors":
                                                            [".editor-note"]}}))
         report = await t.reparse(source_id="gazette")
         assert archive.site.total == requests, "reparse sent a request"
@@ -102,10 +102,10 @@ async def test_an_archived_listing_is_parsed_again_without_creating_items(archiv
             url=archive.source_url, final_url=archive.source_url,
             fetched_at=datetime.now(UTC), status=200,
             headers={"content-type": "application/rss+xml"}, body=feed, source_id="gazette"))
-        count = len(t.items(ItemQuery(limit=100)))
+        count = len(t.items.query(ItemQuery(limit=100)))
         report = await t.reparse()
         assert report.feeds == 2 and report.revised == 1
-        assert len(t.items(ItemQuery(limit=100))) == count, "reparse created an item"
+        assert len(t.items.query(ItemQuery(limit=100))) == count, "reparse created an item"
         second = archive.item(t, "/a/2")
         assert second.title == "Second story, corrected"
         assert second.body == first.body and second.body_state is BodyState.OK
@@ -143,7 +143,7 @@ async def test_a_page_that_no_longer_yields_an_article_keeps_the_body(archive: A
     t = archive.open()
     try:
         body = archive.item(t, "/a/1").body
-        await t.update_source("gazette", SourceUpdate(
+        await t.sources.update("gazette", SourceUpdate(
             config={"extract": {"remove_selectors": ["p"]}}))
         report = await t.reparse()
         assert report.revised == 0
@@ -157,7 +157,7 @@ async def test_reparse_with_no_reachable_network(archive: Archive) -> None:
     offline = replace(archive.settings, allow_private_hosts=())
     t = Tidings.open(offline)
     try:
-        await t.update_source("gazette", SourceUpdate(
+        await t.sources.update("gazette", SourceUpdate(
             config={"extract": {"body_selector": "article"}}))
         report = await t.reparse()
         assert report.pages == 3 and report.errors == []

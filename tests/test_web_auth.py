@@ -178,7 +178,7 @@ def test_public_reading_is_read_only_and_hides_isolated_sources(
             assert "Mark all above as read" not in page.text and "Log in" in page.text
             api = c.get("/api/v1/items").json()["items"]
             assert [i["title"] for i in api] == ["Public story"]
-            secret = next(i for i in tid.items() if i.source_id == "hidden")
+            secret = next(i for i in tid.items.query() if i.source_id == "hidden")
             assert c.get(f"/item/{secret.id}").status_code == 404
             assert c.get(f"/api/v1/items/{secret.id}").status_code == 404
             assert c.get("/source/hidden").status_code == 404
@@ -188,7 +188,7 @@ def test_public_reading_is_read_only_and_hides_isolated_sources(
             assert write.status_code == 401
             assert c.post("/mark-read", data={"ids": "1", "csrf": csrf_of(page.text)}
                           ).status_code == 303  # to the login page, nothing changed
-            assert not any(i.read for i in tid.items())
+            assert not any(i.read for i in tid.items.query())
     finally:
         server.stop()
 

@@ -84,11 +84,11 @@ def test_pages_answer_while_a_write_holds_the_writer(
             assert response.status_code == 200, path
         assert not click.done(), "the write waits for the writer..."
         assert max(timings.values()) < 0.5, f"...but nobody else does: {timings}"
-        assert not tid.item(ids[0]).read
+        assert not tid.items.get(ids[0]).read
         gate.set()
         assert click.result(timeout=10).status_code == 303
         blocker.result(timeout=10)
-    assert tid.item(ids[0]).read
+    assert tid.items.get(ids[0]).read
 
 
 def test_a_session_due_for_its_touch_does_not_wait_for_the_writer(settings: Settings) -> None:

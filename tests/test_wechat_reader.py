@@ -27,14 +27,14 @@ class World:
 
     async def add(self, *accounts: str) -> None:
         for a in accounts:
-            await self.t.create_source(f"wechat:{a}", kind=SourceKind.WECHAT, source_id=a,
+            await self.t.sources.create(f"wechat:{a}", kind=SourceKind.WECHAT, source_id=a,
                                        config={"account": a})
 
     def calls(self, kind: str) -> int:
         return sum(1 for c in self.api.calls if c.path.endswith(kind))
 
     def items(self) -> dict[str, object]:
-        return {i.title: i for i in self.t.items(ItemQuery(limit=1000))}
+        return {i.title: i for i in self.t.items.query(ItemQuery(limit=1000))}
 
 
 @pytest.fixture
@@ -59,13 +59,13 @@ async def test_first_check_keeps_a_week_and_bodies_come_as_separate_calls(world:
     world.api.publish("aigc", "fresh", START - timedelta(days=2))
     report = await world.t.collect(extract=False)
     assert report.results["aigc"].created == 1
-    fresh = world.t.items(ItemQuery(limit=10))[0]
+    fresh = world.t.items.query(ItemQuery(limit=10))[0]
     assert fresh.title == "fresh" and fresh.body_state is BodyState.OK
     assert "全文：fresh" in (fresh.body or "")
     assert (world.calls("post_history"), world.calls("article_detail")) == (1, 1)
-    source = world.t.source("aigc")
+    source = world.t.sources.get("aigc")
     assert source.cursor["balance"] == pytest.approx(1000 - 0.14 - 0.03)
-    assert world.t.spend_today()["dajiala"].cost == pytest.approx(0.17), "the reported cost"
+    assert world.t.paid.today()["dajiala"].cost == pytest.approx(0.17), "the reported cost"
     assert not any("mp.weixin.qq.com" in c.path for c in world.api.calls)
 
 
@@ -84,8 +84,8 @@ async def test_one_list_call_per_account_per_window_even_for_a_manual_collect(
     world.api.publish("aigc", "two", world.clock.at - timedelta(minutes=1))
     await world.t.collect(["aigc"], extract=False)
     assert world.calls("post_history") == 2 and set(world.items()) == {"one", "two"}
-    assert world.t.paid_calls("dajiala")[0].purpose.startswith("body")
-    assert {c.purpose for c in world.t.paid_calls("dajiala")} >= {
+    assert world.t.paid.calls("dajiala")[0].purpose.startswith("body")
+    assert {c.purpose for c in world.t.paid.calls("dajiala")} >= {
         f"list:{window_of(START)}", f"list:{window_of(world.clock.at)}"}
 
 
@@ -121,7 +121,7 @@ async def test_a_body_that_fails_is_stored_without_and_retried_at_most_three_tim
     tries = [c for c in world.api.calls if c.path.endswith("article_detail")
              and "mid=1&" in c.detail]
     assert len(tries) == 3, "three tries, then the post stays without its body"
-    assert world.t.paid_troubles() == {}, "one post's 5xx is not the provider's trouble"
+    assert world.t.paid.troubles() == {}, "one post's 5xx is not the provider's trouble"
     assert stubborn.raw["body_tries"] == 1  # type: ignore[attr-defined]
 
 
@@ -132,19 +132,19 @@ async def test_a_new_account_starts_at_15_minutes_and_its_first_check_sets_its_i
     world.api.gone.add("gone")
     for n in range(12):
         world.api.publish("new", f"recent {n}", world.clock.at - timedelta(hours=9 * n + 1))
-    assert world.t.source("new").interval_min == 15, "the reconcile interval (R-WX-1)"
+    assert world.t.sources.get("new").interval_min == 15, "the reconcile interval (R-WX-1)"
     report = await world.t.collect(extract=False)
     assert report.results["new"].created == 8
     for sid in ("new", "quiet"):  # at most 8 new posts a run: never more than 8 / 7 a day
-        source = world.t.source(sid)
+        source = world.t.sources.get(sid)
         assert source.interval_min == 120, "the interval the daily job would compute"
         assert source.next_fetch_at == world.clock.at + timedelta(minutes=120)
-    assert world.t.source("gone").interval_min == 15, "no good check yet: its own cadence"
+    assert world.t.sources.get("gone").interval_min == 15, "no good check yet: its own cadence"
     world.clock.advance(120)
     world.api.publish("quiet", "news", world.clock.at - timedelta(minutes=1))
     again = await world.t.collect(extract=False)
     assert again.results["quiet"].created == 1
-    assert world.t.source("quiet").interval_min == 120, "later checks wait for 04:20"
+    assert world.t.sources.get("quiet").interval_min == 120, "later checks wait for 04:20"
 
 
 async def test_a_closed_account_fails_alone_and_says_why(world: World) -> None:
@@ -152,7 +152,7 @@ async def test_a_closed_account_fails_alone_and_says_why(world: World) -> None:
     world.api.gone.add("closed")
     report = await world.t.collect(extract=False)
     assert report.results["alive"].outcome is RunOutcome.OK
-    closed = world.t.source("closed")
+    closed = world.t.sources.get("closed")
     assert closed.fail_count == 1 and closed.health is Health.DEGRADED
     assert "cannot be read" in (closed.last_error or "") and "renamed" in (closed.last_error or "")
 
@@ -177,8 +177,8 @@ async def test_provider_trouble_is_one_budget_outcome_per_source_and_no_backoff(
     for sid in ("a", "b"):
         assert report.results[sid].outcome is RunOutcome.BUDGET
         assert reason in (report.results[sid].error or "")
-        assert world.t.source(sid).fail_count == 0
-    assert list(world.t.paid_troubles()) == ["dajiala"]
+        assert world.t.sources.get(sid).fail_count == 0
+    assert list(world.t.paid.troubles()) == ["dajiala"]
 
 
 async def test_at_most_two_calls_to_the_provider_at_once(world: World) -> None:

@@ -26,7 +26,7 @@ class World:
 
     async def add(self, *handles: str) -> None:
         for h in handles:
-            await self.t.create_source(f"https://x.com/{h}", kind=SourceKind.X, source_id=h,
+            await self.t.sources.create(f"https://x.com/{h}", kind=SourceKind.X, source_id=h,
                                        config={"handle": h})
 
     def searches(self) -> list[str]:
@@ -41,7 +41,7 @@ class World:
         self.clock.advance(30)
 
     def stored(self) -> list[str]:
-        return sorted(str(i.key) for i in self.t.items(ItemQuery(limit=10_000)))
+        return sorted(str(i.key) for i in self.t.items.query(ItemQuery(limit=10_000)))
 
 
 @pytest.fixture
@@ -95,12 +95,12 @@ async def test_first_checks_go_alone_then_24_accounts_share_one_search(world: Wo
     assert sorted(b.count("from:") for b in set(batched)) == [6, 24] and len(batched) == 3
     assert all(b.startswith("(from:acct") and "since_id:" in b for b in batched)
     assert second.created == 30 and len(world.stored()) == 60
-    src = world.t.source("acct05")
+    src = world.t.sources.get("acct05")
     assert int(src.cursor["since_id"]) >= q.snowflake(world.clock.at - timedelta(minutes=10))
-    item = next(i for i in world.t.items(ItemQuery(limit=100)) if i.title == "news of acct05")
+    item = next(i for i in world.t.items.query(ItemQuery(limit=100)) if i.title == "news of acct05")
     assert item.url.startswith("https://x.com/acct05/status/")
     assert item.raw["x"]["likes"] == 3 and item.raw["x"]["views"] == 40
-    assert not any(i.title == "boosted" for i in world.t.items(ItemQuery(limit=100)))
+    assert not any(i.title == "boosted" for i in world.t.items.query(ItemQuery(limit=100)))
     world.clock.advance(31)
     third = await world.t.collect(extract=False)
     # the watermark trails the last check by 10 minutes: tweets of 8:26 come again
@@ -117,11 +117,11 @@ async def test_a_long_backlog_is_paged_ten_at_a_time_and_resumed(world: World) -
              for n in range(250)]
     report = await world.t.collect(extract=False)
     assert report.results["busy"].pages == 10 and report.created == 200
-    segments = world.t.source("busy").cursor["segments"]
+    segments = world.t.sources.get("busy").cursor["segments"]
     assert len(segments) == 1 and "since_id:" in segments[0]["query"]
     world.clock.advance(30)
     await world.t.collect(extract=False)
-    assert world.t.source("busy").cursor["segments"] == []
+    assert world.t.sources.get("busy").cursor["segments"] == []
     keys = world.stored()
     assert len(keys) == len(set(keys)) == 252
     assert {f"x:{t.id}" for t in burst} <= set(keys)
@@ -137,7 +137,7 @@ async def test_an_expired_backlog_cursor_is_replaced_by_max_id(world: World) -> 
     counts = report.results["busy"]
     assert counts.outcome is RunOutcome.OK
     assert any("backlog cursor was refused (HTTP 422)" in w for w in counts.warnings)
-    assert world.t.source("busy").cursor["segments"] == []
+    assert world.t.sources.get("busy").cursor["segments"] == []
     assert len(world.stored()) == 231, "the search went on below what it had reached"
     assert any("max_id:" in s for s in world.searches())
 
@@ -157,7 +157,7 @@ async def test_an_article_link_gets_its_body_from_the_article_endpoint(world: Wo
     tweet = world.api.publish("writer", "my essay", world.clock.at - timedelta(minutes=2),
                               article=True)
     await world.t.collect(extract=False)
-    item = next(i for i in world.t.items(ItemQuery(limit=10)) if i.key == f"x:{tweet.id}")
+    item = next(i for i in world.t.items.query(ItemQuery(limit=10)) if i.key == f"x:{tweet.id}")
     assert item.body_state is BodyState.OK and "<strong>Body</strong>" in (item.body or "")
     assert item.title == "Article by writer", "a tweet that is only a link takes the title"
     assert [c.path for c in world.api.calls][-1] == f"/twitter/article/{tweet.id}"
@@ -170,13 +170,13 @@ async def test_an_article_that_fails_waits_pending_and_is_retried(world: World) 
                               article=True)
     world.api.article_fails = 1
     await world.t.collect(extract=False)
-    item = next(i for i in world.t.items(ItemQuery(limit=10)) if i.key == f"x:{tweet.id}")
+    item = next(i for i in world.t.items.query(ItemQuery(limit=10)) if i.key == f"x:{tweet.id}")
     assert item.body_state is BodyState.PENDING and item.raw["body_tries"] == 1
     world.clock.advance(30)
     await world.t.collect(extract=False)
-    item = next(i for i in world.t.items(ItemQuery(limit=10)) if i.key == f"x:{tweet.id}")
+    item = next(i for i in world.t.items.query(ItemQuery(limit=10)) if i.key == f"x:{tweet.id}")
     assert item.body_state is BodyState.OK
-    assert world.t.source("writer").cursor["bodies"] == []
+    assert world.t.sources.get("writer").cursor["bodies"] == []
 
 
 async def test_a_refused_key_is_the_providers_trouble_reported_once(
@@ -187,7 +187,7 @@ async def test_a_refused_key_is_the_providers_trouble_reported_once(
     report = await world.t.collect(extract=False)
     assert {c.outcome for c in report.results.values()} == {RunOutcome.BUDGET}
     for sid in ("a1", "a2", "a3"):
-        src = world.t.source(sid)
+        src = world.t.sources.get(sid)
         assert src.fail_count == 0 and src.health is Health.OK
     assert "API key …0001 refused (HTTP 401)" in report.results["a1"].error
     assert "sk-test-0001" not in report.results["a1"].error
@@ -196,10 +196,10 @@ async def test_a_refused_key_is_the_providers_trouble_reported_once(
     world.clock.advance(5)
     await world.t.collect(["a1", "a2", "a3"], extract=False)
     assert len(world.api.calls) == sent, "no call is sent while the key is known refused"
-    troubles = world.t.paid_troubles()
+    troubles = world.t.paid.troubles()
     assert list(troubles) == ["socialdata"]
     assert "…0001" in caplog.text and "sk-test-0001" not in caplog.text, "never logged whole"
-    assert all("sk-test-0001" not in call.status for call in world.t.paid_calls())
+    assert all("sk-test-0001" not in call.status for call in world.t.paid.calls())
 
 
 @pytest.mark.parametrize(("status", "retry_after", "reason"), [
@@ -217,9 +217,9 @@ async def test_provider_statuses_are_budget_outcomes_with_one_line_reasons(
     counts = report.results["a1"]
     assert counts.outcome is RunOutcome.BUDGET and reason in counts.error
     assert "\n" not in counts.error
-    assert world.t.source("a1").fail_count == 0
+    assert world.t.sources.get("a1").fail_count == 0
     if retry_after:
-        trouble = world.t.paid_troubles()["socialdata"]
+        trouble = world.t.paid.troubles()["socialdata"]
         assert trouble.until == world.clock.at + timedelta(seconds=int(retry_after))
 
 
@@ -229,7 +229,7 @@ async def test_garbage_and_a_dead_provider_lose_nothing(world: World) -> None:
     world.api.garbage = True
     report = await world.t.collect(extract=False)
     assert "not JSON" in report.results["a1"].error
-    assert world.t.source("a1").cursor.get("since_id") is None, "no watermark moved"
+    assert world.t.sources.get("a1").cursor.get("since_id") is None, "no watermark moved"
     world.api.garbage = False
     world.clock.advance(16)
     report = await world.t.collect(extract=False)
@@ -246,11 +246,11 @@ async def test_a_provider_down_for_a_while_is_logged_once_and_cleared_by_success
         world.clock.advance(6)
     troubles = [r for r in caplog.records if "paid API trouble" in r.getMessage()]
     assert len(troubles) == 1 and "provider failing (HTTP 503)" in troubles[0].getMessage()
-    assert world.t.source("a1").fail_count == 0
+    assert world.t.sources.get("a1").fail_count == 0
     world.api.down = False
     report = await world.t.collect(["a1"], extract=False)
     assert report.results["a1"].outcome is RunOutcome.OK
-    assert world.t.paid_troubles() == {}
+    assert world.t.paid.troubles() == {}
 
 
 async def test_an_account_with_no_tweets_at_its_first_check_says_why(world: World) -> None:

@@ -1,7 +1,7 @@
 """What every use case of one open archive shares: storage, its writer, the fetcher.
 
 ``Tidings`` (the lifecycle object) makes one :class:`Core` and hands it to each
-use case (``tidings.sources``, ``tidings.items``, ...); a use case reads through
+use case (``tidings.sources``, ``tidings.items.query``, ...); a use case reads through
 ``store`` and writes through ``writer``, never around them, so the process keeps
 one writer whichever use case a request goes through.
 """

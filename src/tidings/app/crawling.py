@@ -94,7 +94,7 @@ class Crawls:
                 problems.append(f"find {fid}: not in crawl {crawl_id}")
                 continue
             try:
-                source = await self._tidings.create_source(
+                source = await self._tidings.sources.create(
                     find.feed_url, title=find.site_title or find.feed_title,
                     site_url=find.site_url)
             except TidingsError as exc:

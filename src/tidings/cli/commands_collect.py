@@ -67,7 +67,7 @@ async def _collect(tidings: Tidings, source_ids: tuple[str, ...], show: bool,
         report = await tidings.collect(source_ids or None, progress=BarProgress(bar),
                                        extract=extract)
     started = time.perf_counter()
-    indexed = await tidings.index_pending()
+    indexed = await tidings.search.index_pending()
     return report, indexed, time.perf_counter() - started
 
 
@@ -88,7 +88,7 @@ def collect(ctx: Context, source_ids: tuple[str, ...], once: bool, every: bool,
                           "source, or name sources (`tidings serve` collects on a schedule)")
     tidings = ctx.open()
     if every:
-        source_ids = tuple(s.id for s in tidings.sources())
+        source_ids = tuple(s.id for s in tidings.sources.all())
     show = sys.stderr.isatty() and not as_json
     report, indexed, index_s = run_async(tidings, _collect(tidings, source_ids, show,
                                                            not no_extract))
@@ -122,12 +122,12 @@ def stats(ctx: Context, as_json: bool) -> None:
     """Counts: sources by health, items, and the last round's outcome."""
     tidings = ctx.open()
     try:
-        figures = tidings.stats()
-        spend = tidings.spend_today()
+        figures = tidings.reports.stats()
+        spend = tidings.paid.today()
         shown = Counter("new" if r.last_outcome is None else r.health.value
-                        for r in ([] if as_json else tidings.source_health()))
-        days = tidings.spend_by_day()
-        last = {p: tidings.paid_calls(p, limit=1) for p in {n for d in days.values() for n in d}}
+                        for r in ([] if as_json else tidings.sources.overview()))
+        days = tidings.paid.by_day()
+        last = {p: tidings.paid.calls(p, limit=1) for p in {n for d in days.values() for n in d}}
     finally:
         tidings.close()
     if as_json:

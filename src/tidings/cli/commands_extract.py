@@ -67,7 +67,8 @@ def reparse(ctx: Context, source_id: str | None, since: str | None, as_json: boo
     tidings = ctx.open()
 
     async def both() -> tuple[ReparseReport, int]:
-        return await tidings.reparse(source_id, parse_since(since)), await tidings.index_pending()
+        reparsed = await tidings.reparse(source_id, parse_since(since))
+        return reparsed, await tidings.search.index_pending()
 
     report, indexed = run_async(tidings, both())
     if as_json:

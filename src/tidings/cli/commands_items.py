@@ -86,8 +86,8 @@ def items(ctx: Context, source_id: str | None, since: str | None, cursor: str | 
     tidings = ctx.open()
     try:
         if source_id:
-            tidings.source(source_id)
-        found = tidings.items(ItemQuery(source_id=source_id, since=parse_since(since),
+            tidings.sources.get(source_id)
+        found = tidings.items.query(ItemQuery(source_id=source_id, since=parse_since(since),
                                         before=before, limit=limit))
     finally:
         tidings.close()
@@ -110,8 +110,8 @@ def _export_total(tidings: Tidings, source_id: str | None, since: datetime | Non
     if since is not None:
         return None
     if source_id:
-        return tidings.source_stats(source_id).items_total
-    return tidings.stats().items
+        return tidings.sources.stats(source_id).items_total
+    return tidings.reports.stats().items
 
 
 @cli.command()
@@ -128,14 +128,14 @@ def export(ctx: Context, source_id: str | None, since: str | None, out: Path | N
     tidings = ctx.open()
     try:
         if source_id:
-            tidings.source(source_id)
+            tidings.sources.get(source_id)
         query = ItemQuery(source_id=source_id, since=newer, limit=EXPORT_PAGE)
         with _output(out) as sink, Progress(transient=True, disable=not show) as bar:
             # counting costs queries: only for a bar someone sees
             total = _export_total(tidings, source_id, newer) if show else None
             task = bar.add_task("exporting", total=total)
             written = 0
-            while page := tidings.items(query):
+            while page := tidings.items.query(query):
                 for item in page:
                     sink.write(json.dumps(to_jsonable(_export_row(item)), ensure_ascii=False)
                                + "\n")
@@ -182,10 +182,10 @@ def search(ctx: Context, query: tuple[str, ...], ranked: bool, limit: int,
     tidings = ctx.open()
 
     async def find() -> tuple[list[SearchHit], list[Item]]:
-        await tidings.index_recent()
-        hits = tidings.search(" ".join(query), ranked=ranked, limit=limit)
+        await tidings.search.index_recent()
+        hits = tidings.search.find(" ".join(query), ranked=ranked, limit=limit)
         # hits are list rows; the JSON has every field of ``items --json`` (key, summary)
-        return hits, [tidings.item(h.item.id) for h in hits] if as_json else []
+        return hits, [tidings.items.get(h.item.id) for h in hits] if as_json else []
 
     hits, full = run_async(tidings, find())
     if as_json:
@@ -208,7 +208,7 @@ def delete_command(ctx: Context, item_ids: tuple[int, ...]) -> None:
     tidings = ctx.open()
 
     async def delete_all() -> list[Item]:
-        return [await tidings.delete_item(item_id) for item_id in item_ids]
+        return [await tidings.items.delete(item_id) for item_id in item_ids]
 
     for item in run_async(tidings, delete_all()):
         click.echo(f"deleted {item.id}: {item.title[:80] or item.url}")

@@ -105,7 +105,7 @@ def add(ctx: Context, url: str | None, kind: str | None, config_text: str | None
     config = changed(spec.config, sets, ())
     tidings = ctx.open()
     try:
-        source = run_async(tidings, tidings.add_source(
+        source = run_async(tidings, tidings.sources.add(
             url, kind=SourceKind(kind) if kind else None, title=title, source_id=source_id,
             config=config, folder=folder))
     except NoFeedError as exc:
@@ -113,7 +113,7 @@ def add(ctx: Context, url: str | None, kind: str | None, config_text: str | None
             raise
         config = offer_web_list(ctx.open(), url, exc, yes)
         tidings = ctx.open()  # each run_async closes the archive it ran on
-        source = run_async(tidings, tidings.create_source(
+        source = run_async(tidings, tidings.sources.create(
             url, kind=SourceKind.WEB_LIST, title=title, source_id=source_id, config=config,
             folder=folder))
     if as_json:
@@ -129,7 +129,7 @@ def add(ctx: Context, url: str | None, kind: str | None, config_text: str | None
 def remove(ctx: Context, source_id: str) -> None:
     """Remove a source (its items stay in the archive)."""
     tidings = ctx.open()
-    run_async(tidings, tidings.remove_source(source_id))
+    run_async(tidings, tidings.sources.remove(source_id))
     click.echo(f"removed {source_id}")
 
 
@@ -141,11 +141,11 @@ def sources(ctx: Context, as_json: bool) -> None:
     """List sources with their health, last run and next fetch."""
     tidings = ctx.open()
     try:
-        rows = tidings.source_health()
+        rows = tidings.sources.overview()
         # what the web's sparkline counts: items collected per day, history included
         # (new_item_counts leaves a first collection's history out, so it reads 0.0)
         collected = {} if as_json else {
-            r.id: tidings.source_stats(r.id).items_per_day for r in rows}
+            r.id: tidings.sources.stats(r.id).items_per_day for r in rows}
     finally:
         tidings.close()
     if as_json:

@@ -33,7 +33,7 @@ async def collect_one(request: Request, source_id: str) -> Response:
     require_admin(request)
     await form_with_csrf(request)
     st = web_state(request)
-    source = st.tidings.source(source_id)  # 404 for an unknown id
+    source = st.tidings.sources.get(source_id)  # 404 for an unknown id
     if source.kind is SourceKind.EXTERNAL:
         raise ConfigError(f"source {source_id!r} is external: its items are pushed, "
                           "there is nothing to collect")
@@ -49,7 +49,7 @@ async def collect_all(request: Request) -> Response:
     require_admin(request)
     await form_with_csrf(request)
     st = web_state(request)
-    ids = [s.id for s in st.tidings.sources()
+    ids = [s.id for s in st.tidings.sources.all()
            if s.kind is not SourceKind.EXTERNAL and not s.muted_reason]
     if ids:
         task = asyncio.create_task(_round(st, ids))

@@ -182,19 +182,19 @@ class WebState:
         at once only take turns at the GIL, with the loop among them waiting.
         Two at a time keep both cores busy (SQLite releases the GIL).
         """
-        await self.tidings.index_recent()  # what was collected a moment ago is found too
+        await self.tidings.search.index_recent()  # what was collected a moment ago is found too
         if self._search_turns is None:
             self._search_turns = anyio.CapacityLimiter(SEARCH_THREADS)
         return await anyio.to_thread.run_sync(
-            partial(self.tidings.search, text, ranked=ranked, limit=limit, before=before),
+            partial(self.tidings.search.find, text, ranked=ranked, limit=limit, before=before),
             limiter=self._search_turns)
 
     # -- shared figures
     def stats(self) -> ArchiveStats:
-        return self._stats.get(self.tidings.stats)
+        return self._stats.get(self.tidings.reports.stats)
 
     def sources(self) -> dict[str, Source]:
-        return self._sources.get(lambda: {s.id: s for s in self.tidings.sources()})
+        return self._sources.get(lambda: {s.id: s for s in self.tidings.sources.all()})
 
     def source(self, source_id: str) -> Source | None:
         """One source from the shared map, looking again if it is new."""

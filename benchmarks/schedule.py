@@ -76,7 +76,7 @@ async def farm_run(base: str, data: Path, minutes: float, speed: float) -> None:
     for i, url in enumerate(urls):
         await t.sources.create(url, kind=SourceKind.RSS, source_id=f"f{i:05d}")
     t0 = time.perf_counter()
-    warm = await t.collect(extract=False)
+    warm = await t.collection.round(extract=False)
     print(f"farm  warm-up round: {warm.sources} sources in {time.perf_counter() - t0:.1f} s real,"
           f" {warm.failed} failed")
     await t.aclose()

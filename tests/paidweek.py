@@ -152,7 +152,7 @@ async def _run_week(settings: Settings, plan: WeekPlan, naive: bool,
             t = await _events(t, plan, clock, x, wx, open_with)
             if clock.at.hour == 4 and 20 <= clock.at.minute < 20 + plan.tick_min and not naive:
                 await t.write(lambda unit: adapt_intervals(unit, clock.at))
-            report = await t.collect(extract=False)
+            report = await t.collection.round(extract=False)
             ok = sum(1 for sid, c in report.results.items()
                      if sid.startswith("x-") and c.outcome == "ok")
             result.x_theory += ok if tick == 0 else -(-ok // 24)

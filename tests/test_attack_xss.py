@@ -109,7 +109,7 @@ def test_a_collected_hostile_corpus_never_runs_script_on_any_page(settings: Sett
         async def collect() -> None:
             t = Tidings.open(settings, create=True)
             await t.sources.create(f"{base}/feed.xml", source_id="evil")
-            await t.collect()
+            await t.collection.round()
             await t.stories.cluster_pending()  # the story pages and Trending show them too
             await t.aclose()
 

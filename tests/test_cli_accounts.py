@@ -103,7 +103,7 @@ def test_stats_show_spend_per_provider_and_day(tmp_path: Path) -> None:
                                      "daily_cost": 5}}
             t = Tidings.open(replace(settings, providers=providers))
             await t.sources.add("wechat:acct")
-            await t.collect(extract=False)
+            await t.collection.round(extract=False)
             await t.aclose()
 
     asyncio.run(collect())

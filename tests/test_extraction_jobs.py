@@ -273,7 +273,7 @@ async def test_prune_keeps_the_page_of_the_current_body(settings: Settings, site
     item = world.item("/a/1")
     later = Tidings.open(settings, clock=lambda: datetime.now(UTC) + timedelta(days=91))
     try:
-        removed = await later.prune_raw()
+        removed = await later.collection.prune_raw()
         assert removed == 2, "the two feed responses went"
         assert later.reports.stats().raw_responses == 4, "the pages of /a/1 ... /a/4 stay"
         assert [p.status for p in later.review.raw_pages(item.id)] == [200]
@@ -282,7 +282,7 @@ async def test_prune_keeps_the_page_of_the_current_body(settings: Settings, site
     keep_all = Tidings.open(replace(settings, raw_retention_days=0),
                             clock=lambda: datetime.now(UTC) + timedelta(days=91))
     try:
-        assert await keep_all.prune_raw() == 0
+        assert await keep_all.collection.prune_raw() == 0
     finally:
         keep_all.close()
 

@@ -43,7 +43,7 @@ async def test_doctor_shows_each_stage_and_each_entrys_fate(world: tuple[Tidings
     assert t.items.query() == []  # ... nothing stored
     assert t.sources.get("healthy") == source
 
-    await t.collect(["healthy"])
+    await t.collection.round(["healthy"])
     again = await doctor(t.pipeline_env(), t.sources.get("healthy"))
     assert [e.verdict for e in again.entries] == ["unchanged", "filtered", "unchanged"]
     conditional = await doctor(t.pipeline_env(), t.sources.get("healthy"), conditional=True)

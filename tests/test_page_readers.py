@@ -97,7 +97,7 @@ async def test_request_options_and_the_github_token_stay_on_their_hosts(
         async with serve(site.app()) as base:
             await t.sources.create(f"{base}/releases", kind=SourceKind.JSON_LIST,
                                   source_id="rel", config=config)
-            report = await t.collect(extract=False)
+            report = await t.collection.round(extract=False)
         assert report.results["rel"].outcome is RunOutcome.OK
         assert report.results["rel"].created == 2
         sent = site.seen[0]
@@ -127,7 +127,7 @@ async def test_a_page_that_changed_fails_its_source_and_not_the_round(settings: 
             for sid, path in (("ok", "news"), ("changed", "redesigned"), ("huge", "huge")):
                 await t.sources.create(f"{base}/{path}", kind=SourceKind.WEB_LIST,
                                       source_id=sid, config=cards.config)
-            report = await t.collect(extract=False)
+            report = await t.collection.round(extract=False)
         outcomes = {sid: r.outcome for sid, r in report.results.items()}
         assert outcomes == {"ok": RunOutcome.OK, "changed": RunOutcome.FAILED,
                             "huge": RunOutcome.FAILED}
@@ -151,7 +151,7 @@ async def test_a_stored_config_that_no_longer_validates_fails_the_run(
                               source_id="old", config={"item": "article"})
         await t.write(lambda unit: unit.update_source(
             "old", SourceUpdate(config={"itme": "article"})))  # as an older version wrote it
-        report = await t.collect(extract=False)
+        report = await t.collection.round(extract=False)
         assert report.results["old"].outcome is RunOutcome.FAILED
         assert "unknown config key 'itme'" in (t.sources.get("old").last_error or "")
         assert "did you mean 'item'" in (t.sources.get("old").last_error or "")
@@ -203,7 +203,7 @@ async def test_markdown_pages_are_rendered_and_a_spent_budget_is_not_a_failure(
                               config={"mode": "markdown", "links_start_line": 3})
     assert {(s.cost_class, s.interval_min) for s in t.sources.all()} == {
         (CostClass.PAID_RENDER, 60)}, "a paid render is clamped to 60-120 minutes (R-SCHED-5)"
-    report = await t.collect(extract=False)
+    report = await t.collection.round(extract=False)
     outcomes = Counter(r.outcome for r in report.results.values())
     assert outcomes == {RunOutcome.OK: 2, RunOutcome.BUDGET: 1}
     assert len(renderer.asked) == 2, "the third render was never requested"
@@ -248,7 +248,7 @@ async def _fallback_world(settings: Settings, renderer: Renderer, provider: str,
         t = Tidings.open(replace(settings, providers=providers,
                                  extract_render_provider=provider), create=True)
         await t.sources.create(f"{base}/list", kind=SourceKind.WEB_LIST, source_id="lst")
-        await t.collect(extract=False)
+        await t.collection.round(extract=False)
         yield Fallback(t, site, renderer)
         await t.aclose()
 
@@ -267,7 +267,7 @@ async def test_extraction_falls_back_to_the_rendering_within_its_budget(
     settings: Settings,
 ) -> None:
     async for world in _fallback_world(settings, ArticleRenderer(), "jina", 2):
-        report = await world.tid.extract_pending()
+        report = await world.tid.collection.extract_pending()
         assert (report.ok, report.skipped) == (2, 1), report
         assert len(world.renderer.asked) == 2 and set(world.renderer.keys) == {"Bearer jk_1111"}
         items = world.tid.items.query(ItemQuery(limit=10))
@@ -284,7 +284,7 @@ async def test_extraction_falls_back_to_the_rendering_within_its_budget(
 
 async def test_without_the_setting_nothing_is_rendered(settings: Settings) -> None:
     async for world in _fallback_world(settings, ArticleRenderer(), "", 5):
-        report = await world.tid.extract_pending()
+        report = await world.tid.collection.extract_pending()
         assert report.unconfirmed == 3 and report.ok == 0
         assert world.renderer.asked == []
 
@@ -323,7 +323,7 @@ async def test_the_detail_rule_fills_dates_by_the_fallback_chain_within_its_budg
             await t.sources.create(f"{base}/list", kind=SourceKind.WEB_LIST, source_id="l",
                                   config={"detail": {"max_fetches": 4,
                                                      "title_authoritative": True}})
-            report = await t.collect(extract=False)
+            report = await t.collection.round(extract=False)
         assert report.results["l"].created == 5
         assert sorted(p for p in site.paths if p.startswith("/p/")) == [
             "/p/0", "/p/1", "/p/2", "/p/3"], "at most max_fetches detail pages"
@@ -352,7 +352,7 @@ async def test_an_authoritative_date_rule_lets_no_other_timestamp_stand_in(
             await t.sources.create(f"{base}/list", kind=SourceKind.WEB_LIST, source_id="l",
                                   config={"detail": {"date_selector": "article time",
                                                      "published_authoritative": True}})
-            await t.collect(extract=False)
+            await t.collection.round(extract=False)
         (item,) = t.items.query(ItemQuery(limit=10))
         assert item.published_at is None
     finally:

@@ -154,7 +154,7 @@ async def test_a_round_reads_three_accounts_per_call_and_keeps_runs_per_source(
 ) -> None:
     t, api = world
     await add_accounts(t, ["a1", "a2", "a3", "a4", "gone"])
-    report = await t.collect(extract=False)
+    report = await t.collection.round(extract=False)
     assert sorted(map(sorted, api.searches)) == [["a1", "a2", "a3"], ["a4", "gone"]]
     assert {sid: c.outcome for sid, c in report.results.items()} == {
         "a1": RunOutcome.OK, "a2": RunOutcome.OK, "a3": RunOutcome.OK, "a4": RunOutcome.OK,
@@ -176,7 +176,7 @@ async def test_a_budget_that_runs_out_mid_round_is_not_a_failure(
     t, api = world
     handles = [f"b{n}" for n in range(8)]  # three calls' worth; the budget allows two
     await add_accounts(t, handles)
-    report = await t.collect(extract=False)
+    report = await t.collection.round(extract=False)
     assert len(api.searches) == 2, "the third call was never made"
     served = sum(len(s) for s in api.searches)
     outcomes = Counter(c.outcome for c in report.results.values())
@@ -199,7 +199,7 @@ async def test_a_failed_paid_call_is_recorded_and_fails_its_sources(
     t, api = world
     api.status = 500
     await add_accounts(t, ["c1", "c2"])
-    report = await t.collect(extract=False)
+    report = await t.collection.round(extract=False)
     assert {c.outcome for c in report.results.values()} == {RunOutcome.FAILED}
     assert all("HTTP 500" in (c.error or "") for c in report.results.values())
     (call,) = t.pipeline_env().store.paid_calls("fake")
@@ -244,7 +244,7 @@ async def test_a_batched_source_whose_pages_hang_fails_in_the_run_time(
 
     monkeypatch.setattr(batch, "detail_step", hanging_pages)
     monkeypatch.setattr(batch, "RUN_TIMEOUT_S", 2.0)
-    report = await asyncio.wait_for(t.collect(extract=False), 20)
+    report = await asyncio.wait_for(t.collection.round(extract=False), 20)
     assert {c.outcome for c in report.results.values()} == {RunOutcome.FAILED}
     assert all("took longer than" in (c.error or "") for c in report.results.values())
     assert all(t.sources.get(sid).fail_count == 1 for sid in ("e1", "e2"))

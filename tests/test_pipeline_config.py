@@ -140,7 +140,7 @@ async def test_a_bad_config_is_refused_when_saved_everywhere(tidings: Tidings) -
     assert tidings.sources.get(source.id).config == {}
     opml = (b'<opml version="2.0"><body><outline text="AI"><outline type="rss" text="x" '
             b'xmlUrl="https://b.example/rss"/></outline></body></opml>')
-    added, _ = await tidings.import_opml(opml)
+    added, _ = await tidings.transfer.import_opml(opml)
     assert added[0].folder == "AI" and added[0].config == {}
 
 
@@ -157,7 +157,7 @@ async def test_a_stored_config_that_no_longer_validates_fails_its_runs(
         source = await tidings.sources.create(f"{base}/feed")
         await tidings.write(lambda unit: unit.update_source(
             source.id, SourceUpdate(config={"user_agent": "ok", "selector": "div"})))
-        report = await tidings.collect([source.id], extract=False)
+        report = await tidings.collection.round([source.id], extract=False)
     counts = report.results[source.id]
     assert counts.outcome is RunOutcome.FAILED
     assert counts.error is not None and "unknown config key 'selector'" in counts.error
@@ -169,8 +169,8 @@ async def test_external_sources_are_created_and_never_collected(tidings: Tidings
                                       config={"filters": {"max_age_days": 7}})
     assert (ext.id, ext.url, ext.kind) == ("scripts", "external:scripts", SourceKind.EXTERNAL)
     with pytest.raises(ConfigError, match="is external"):
-        await tidings.collect([ext.id])
-    report = await tidings.collect(extract=False)  # a round over everything due
+        await tidings.collection.round([ext.id])
+    report = await tidings.collection.round(extract=False)  # a round over everything due
     assert ext.id not in report.results
     with pytest.raises(ConfigError, match="without spaces"):
         await tidings.sources.create("two words", kind=SourceKind.EXTERNAL)
@@ -196,7 +196,7 @@ async def test_global_filters_from_the_settings_file_apply_to_every_source(
             base_holder["base"] = base
             source = await t.sources.create(f"{base}/feed", config={"filters": {
                 "block": [{"field": "title", "pattern": "Benchmarks"}]}})
-            report = await t.collect([source.id], extract=False)
+            report = await t.collection.round([source.id], extract=False)
         assert report.results[source.id].filtered == 2
         assert [i.title for i in t.items.query()] == ["Model released"]
     finally:
@@ -231,7 +231,7 @@ async def test_the_detail_rule_fills_entries_from_their_pages(tidings: Tidings) 
     async with serve(app) as base:
         source = await tidings.sources.create(f"{base}/feed", config={"detail": {
             "title_selector": "h1.t", "date_selector": ".d", "title_authoritative": True}})
-        await tidings.collect([source.id], extract=False)
+        await tidings.collection.round([source.id], extract=False)
         items = {i.url: i for i in tidings.items.query(ItemQuery(limit=10))}
         assert sorted(fetched) == ["/p/0", "/p/1"]
         first = items[f"{base}/p/0"]
@@ -241,7 +241,7 @@ async def test_the_detail_rule_fills_entries_from_their_pages(tidings: Tidings) 
         listing["titles"] = ["link one, renamed", "link two"]
         await tidings.sources.update(source.id, SourceUpdate(
             next_fetch_at=NOW - timedelta(minutes=1)))
-        again = await tidings.collect([source.id], extract=False)
+        again = await tidings.collection.round([source.id], extract=False)
         assert sorted(fetched) == ["/p/0", "/p/1"], "stored URLs are not fetched again"
         assert again.results[source.id].revised == 0
         kept = next(i for i in tidings.items.query(ItemQuery(limit=10)) if i.url == f"{base}/p/0")
@@ -267,7 +267,7 @@ async def test_detail_fetches_are_bounded_per_run(tidings: Tidings) -> None:
     async with serve(app) as base:
         source = await tidings.sources.create(f"{base}/feed",
                                              config={"detail": {"max_fetches": 2}})
-        report = await tidings.collect([source.id], extract=False)
+        report = await tidings.collection.round([source.id], extract=False)
     assert len(fetched) == 2
     assert report.results[source.id].created == 6, "a failed page keeps the listed entry"
     errors = [i.raw["detail"]["error"] for i in tidings.items.query() if "detail" in i.raw]

@@ -37,10 +37,10 @@ async def test_round_stores_exactly_the_unique_items_then_only_new_ones(
     settings: Settings, farm: Farm,
 ) -> None:
     t = Tidings.open(settings, create=True)
-    added, _ = await t.import_opml(farm.opml())
+    added, _ = await t.transfer.import_opml(farm.opml())
     assert len(added) == 200
 
-    report = await t.collect()
+    report = await t.collection.round()
     stored = paths(t)
     assert len(stored) == len(set(stored)), "duplicates stored"
     assert set(stored) == farm.unique_paths()
@@ -52,7 +52,7 @@ async def test_round_stores_exactly_the_unique_items_then_only_new_ones(
     for source in t.sources.all():  # make every source due again
         await t.sources.update(source.id,
                               SourceUpdate(next_fetch_at=datetime(2000, 1, 1, tzinfo=UTC)))
-    report2 = await t.collect()
+    report2 = await t.collection.round()
     stored2 = paths(t)
     assert len(stored2) == len(set(stored2))
     assert set(stored2) - set(stored) == new
@@ -67,8 +67,8 @@ async def test_failures_are_recorded_with_a_reason_and_backoff(
     settings: Settings, farm: Farm,
 ) -> None:
     t = Tidings.open(settings, create=True)
-    await t.import_opml(farm.opml())
-    await t.collect()
+    await t.transfer.import_opml(farm.opml())
+    await t.collection.round()
     by_url = {s.url.rsplit("/", 1)[1]: s for s in t.sources.all()}
     broken = {f"{s.index}.xml": s.kind for s in farm.specs if s.kind not in ("ok", "slow")}
     for name, kind in broken.items():
@@ -92,8 +92,8 @@ async def test_reprints_are_one_item_owned_by_the_first_lister(
     settings: Settings, farm: Farm,
 ) -> None:
     t = Tidings.open(settings, create=True)
-    await t.import_opml(farm.opml())
-    report = await t.collect()
+    await t.transfer.import_opml(farm.opml())
+    report = await t.collection.round()
     wire = [i for i in all_items(t) if "/wire/" in (i.url or "")]
     assert len(wire) == len({i.url for i in wire}) == 10
     assert all("?" not in (i.url or "") for i in wire), "tracking parameters kept"
@@ -108,7 +108,7 @@ async def test_a_run_whose_batch_cannot_be_stored_is_failed_whole(
     source cannot be written, nothing of that run but its raw response (kept for
     replay) and the failed run row remains, and the rest of the round is stored."""
     t = Tidings.open(settings, create=True)
-    await t.import_opml(farm.opml())
+    await t.transfer.import_opml(farm.opml())
     victim = next(s for s in t.sources.all() if s.url.endswith("/0.xml"))
     real_apply = SqliteUnit.apply_upserts
 
@@ -118,7 +118,7 @@ async def test_a_run_whose_batch_cannot_be_stored_is_failed_whole(
         return real_apply(unit, batch)
 
     monkeypatch.setattr(SqliteUnit, "apply_upserts", apply)
-    report = await t.collect()
+    report = await t.collection.round()
     assert report.results[victim.id].outcome is RunOutcome.FAILED
     assert "disk I/O error" in (report.results[victim.id].error or "")
     source = t.sources.get(victim.id)
@@ -138,9 +138,9 @@ async def test_a_round_admits_a_bounded_number_of_one_hosts_sources(
     """A run's time limit counts from its admission: hundreds of sources of one host
     admitted at once would spend it waiting for the host's two request slots."""
     t = Tidings.open(settings, create=True)
-    await t.import_opml(farm.opml())
+    await t.transfer.import_opml(farm.opml())
     assert {urlsplit(s.url).hostname for s in t.sources.all()} == {"127.0.0.1"}
-    await t.collect()
+    await t.collection.round()
     runs = t.sources.runs(limit=1000)
     assert len(runs) == 200
     edges = sorted([(r.started_at, 1) for r in runs] +

@@ -29,7 +29,7 @@ async def _collect(settings: Settings, app: web.Application) -> Tidings:
     t = Tidings.open(settings, create=True)
     async with serve(app) as base:
         await t.sources.create(f"{base}/feed", source_id="f")
-        await t.collect()
+        await t.collection.round()
     return t
 
 

@@ -94,7 +94,7 @@ def test_an_extracted_articles_image_renders_in_chromium(settings: Settings) -> 
         async def collect() -> None:
             t = Tidings.open(settings, create=True)
             await t.sources.create(base + "/feed.xml", source_id="gazette")
-            await t.collect()
+            await t.collection.round()
             await t.aclose()
 
         asyncio.run(collect())

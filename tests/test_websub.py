@@ -116,7 +116,7 @@ async def test_subscribe_verify_push_renew_and_fall_back(settings: Settings, hub
     web = httpx.Client(base_url=server.url)
     try:
         source = await tid.sources.create(hub.topic, title="Pub")
-        await tid.collect([source.id], extract=False)
+        await tid.collection.round([source.id], extract=False)
         assert tid.sources.get(source.id).cursor["websub_hub"] == hub.hub_url
         assert await tid.websub.maintain() == {source.id: "requested"}
         sent = hub.requests[-1]
@@ -183,7 +183,7 @@ async def test_a_lapsed_lease_or_a_dead_hub_means_polling(settings: Settings, hu
     tid = open_with(settings, clock)
     try:
         source = await tid.sources.create(hub.topic, title="Pub")
-        await tid.collect([source.id], extract=False)
+        await tid.collection.round([source.id], extract=False)
         await tid.websub.maintain()
         lease = tid.websub.lease(source.id)
         assert lease is not None
@@ -204,7 +204,7 @@ async def test_without_public_url_nothing_subscribes_and_the_page_says_so(
     tid = open_with(settings, Clock())
     try:
         source = await tid.sources.create(hub.topic, title="Pub")
-        await tid.collect([source.id], extract=False)
+        await tid.collection.round([source.id], extract=False)
         assert await tid.websub.maintain() == {}
         assert hub.requests == []
         status = tid.websub.status(tid.sources.get(source.id)) or ""

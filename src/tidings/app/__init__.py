@@ -7,11 +7,12 @@ never import the layers below.
 
 from typing import TYPE_CHECKING
 
-from tidings.app.catalog import slugify
+from tidings.app.backups import check_backup, restore_backup
 from tidings.app.core import utcnow
 from tidings.app.crawling import CrawlLimits, Crawls
 from tidings.app.facade import Tidings
 from tidings.app.ingest import MAX_ITEMS, IngestReport, ItemResult, PushedItem
+from tidings.app.naming import slugify
 from tidings.app.passwords import MIN_PASSWORD, check_password, hash_password
 from tidings.app.standalone import discover_feeds, extract_target
 from tidings.net.listen import listen_socket
@@ -69,11 +70,13 @@ __all__ = [
     "Tidings",
     "User",
     "WebSession",
+    "check_backup",
     "check_password",
     "discover_feeds",
     "extract_target",
     "hash_password",
     "listen_socket",
+    "restore_backup",
     "slugify",
     "utcnow",
 ]

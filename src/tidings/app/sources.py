@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from tidings.app import catalog
+from tidings.app import naming
 from tidings.app.accounts import AccountRef, account_ref, first_interval
 from tidings.app.core import Core
 from tidings.errors import ConfigError, NoFeedError
@@ -53,14 +53,14 @@ class Sources:
         listing of every source per new one.
         """
         if kind is SourceKind.EXTERNAL:
-            url = catalog.external_url(url)
+            url = naming.external_url(url)
         if self._store.find_source_by_url(url) is not None:
             raise ConfigError(f"{url}: already a source")
         clean = validate_config(kind, config or {})
         if taken is None:
             taken = {s.id for s in self._store.list_sources()}
-        sid = (catalog.check_source_id(source_id) if source_id
-               else catalog.slugify(catalog.source_slug(title, url), taken))
+        sid = (naming.check_source_id(source_id) if source_id
+               else naming.slugify(naming.source_slug(title, url), taken))
         if sid in taken:
             raise ConfigError(f"source id {sid!r} is already taken")
         now = self._core.clock()

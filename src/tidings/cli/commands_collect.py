@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from tidings.app import RoundReport, Tidings
+from tidings.app import RoundReport, Tidings, check_backup, restore_backup
 from tidings.cli import (
     EXIT_ERROR,
     Context,
@@ -64,7 +64,7 @@ async def _collect(tidings: Tidings, source_ids: tuple[str, ...], show: bool,
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
     with Progress(*columns, transient=True, disable=not show) as bar:
-        report = await tidings.collect(source_ids or None, progress=BarProgress(bar),
+        report = await tidings.collection.round(source_ids or None, progress=BarProgress(bar),
                                        extract=extract)
     started = time.perf_counter()
     indexed = await tidings.search.index_pending()
@@ -161,7 +161,7 @@ def backup(ctx: Context) -> None:
     """Write a consistent copy of the archive, named by time (restore: `tidings restore`)."""
     tidings = ctx.open()
     try:
-        path = tidings.backup()
+        path = tidings.backups.make()
     finally:
         tidings.close()
     click.echo(f"backup written to {path}")
@@ -223,12 +223,12 @@ def restore(ctx: Context, backup_file: Path, check_only: bool) -> None:
     """Check a backup and put it in place of the archive (stop `tidings serve` first).
 
     The archive it replaces is kept next to it (``tidings.sqlite3.before-restore-…``)."""
-    items = Tidings.check_backup(ctx.settings, backup_file)
+    items = check_backup(ctx.settings, backup_file)
     if check_only:
         click.echo(f"{backup_file}: a whole archive of {plural(items, 'item')}; "
                    "restore it with `tidings restore` without --check")
         return
-    kept = Tidings.restore(ctx.settings, backup_file, datetime.now(UTC))
+    kept = restore_backup(ctx.settings, backup_file, datetime.now(UTC))
     click.echo(f"restored {backup_file} ({plural(items, 'item')}) into "
                f"{ctx.settings.database_path}"
                + (f"; the previous archive is kept as {kept}" if kept else ""))

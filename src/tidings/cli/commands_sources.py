@@ -47,7 +47,7 @@ def init(ctx: Context, empty: bool, defaults: bool) -> None:
         tidings.close()
         added = []
     else:
-        added = run_async(tidings, tidings.add_default_sources())
+        added = run_async(tidings, tidings.transfer.add_defaults())
     verb = "archive has" if existed else "archive ready in"
     click.echo(f"{verb} {settings.data_dir} ({plural(len(added), 'source')} added)")
 
@@ -56,7 +56,7 @@ def offer_web_list(tidings: Tidings, url: str, no_feed: NoFeedError,
                    yes: bool) -> dict[str, Any]:
     """The ``web_list`` route for a page without a feed: selectors proposed for its
     repeated link block, their preview, and the person's yes (or ``--yes``)."""
-    found = run_async(tidings, tidings.propose_web_list(url))
+    found = run_async(tidings, tidings.probes.propose_web_list(url))
     if found is None:
         raise ConfigError(f"{no_feed.message}; no repeated list of links on it either "
                           "(write web_list rules: `tidings preview web_list URL --config …`)")
@@ -210,7 +210,7 @@ def import_opml(ctx: Context, file: Path) -> None:
     try:
         with Progress(transient=True, disable=not sys.stderr.isatty()) as bar:
             task = bar.add_task("importing", total=None)
-            added, present = run_async(tidings, tidings.import_opml(
+            added, present = run_async(tidings, tidings.transfer.import_opml(
                 read_regular_file(file, OPML_MAX_BYTES), str(file), notes=notes,
                 progress=lambda n, total: bar.update(task, completed=n, total=total)))
     finally:
@@ -229,7 +229,7 @@ def export_opml(ctx: Context, file: Path | None) -> None:
     """Write the subscriptions as OPML (to FILE, or to standard output)."""
     tidings = ctx.open()
     try:
-        text = tidings.export_opml()
+        text = tidings.transfer.export_opml()
     finally:
         tidings.close()
     if file is None:
@@ -252,7 +252,7 @@ def export_opml(ctx: Context, file: Path | None) -> None:
 def doctor(ctx: Context, source_id: str, conditional: bool, as_json: bool) -> None:
     """Fetch one source now and show every stage, storing nothing."""
     tidings = ctx.open()
-    report = run_async(tidings, tidings.doctor(source_id, conditional=conditional))
+    report = run_async(tidings, tidings.probes.doctor(source_id, conditional=conditional))
     if as_json:
         print_json(report.as_json())
     else:

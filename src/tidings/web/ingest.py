@@ -195,7 +195,7 @@ async def ingest_items(request: Request) -> Any:
                          content_html=i.content_html, author=i.author,
                          published_at=i.published_at, tags=tuple(i.tags), backfill=i.backfill)
               for i in body.items]
-    report = await web_state(request).tidings.ingest(body.source_id, pushed)
+    report = await web_state(request).tidings.ingest.push(body.source_id, pushed)
     web_state(request).changed()
     return _out(report)
 

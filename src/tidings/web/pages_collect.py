@@ -37,7 +37,7 @@ async def collect_one(request: Request, source_id: str) -> Response:
     if source.kind is SourceKind.EXTERNAL:
         raise ConfigError(f"source {source_id!r} is external: its items are pushed, "
                           "there is nothing to collect")
-    report = await st.tidings.collect([source_id], extract=False)
+    report = await st.tidings.collection.round([source_id], extract=False)
     st.changed()
     counts = report.results.get(source_id)
     outcome = counts.outcome.value if counts else "muted" if source.muted_reason else "busy"
@@ -61,7 +61,7 @@ async def collect_all(request: Request) -> Response:
 async def _round(st: WebState, ids: list[str]) -> None:
     tidings: Tidings = st.tidings
     try:
-        report = await tidings.collect(ids, extract=False)
+        report = await tidings.collection.round(ids, extract=False)
     except Exception:  # a background round must not vanish silently
         log.exception("collecting all sources from the web reader failed")
         return

@@ -29,7 +29,7 @@ async def _preview(request: Request, kind: SourceKind, url: str,
         return None, "url: must start with http:// or https://"
     try:
         config = _parse_config(raw_config)
-        return await web_state(request).tidings.preview(kind, url, config), ""
+        return await web_state(request).tidings.probes.preview(kind, url, config), ""
     except TidingsError as exc:
         return None, str(exc)
 

@@ -200,7 +200,7 @@ async def _proposal(request: Request, url: str) -> dict[str, Any]:
     """The add form filled with web_list rules for the page's repeated list of links,
     and their preview (nothing when the page has no such list)."""
     try:
-        found = await web_state(request).tidings.propose_web_list(url)
+        found = await web_state(request).tidings.probes.propose_web_list(url)
     except TidingsError:
         return {}
     if found is None:

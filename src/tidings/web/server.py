@@ -365,7 +365,7 @@ async def _run(server: Any, tidings: Tidings, sock: Any) -> None:
     and the process restarts itself (R-OPS-4).
     """
     stop = asyncio.Event()
-    scheduler = asyncio.create_task(tidings.serve_scheduler(signals=False, stop=stop))
+    scheduler = asyncio.create_task(tidings.collection.serve(signals=False, stop=stop))
     web = asyncio.create_task(server.serve(sockets=[sock]))
     hubs = asyncio.create_task(websub.keep_subscribed(tidings, stop))
     await asyncio.wait({scheduler, web}, return_when=asyncio.FIRST_COMPLETED)

@@ -22,7 +22,6 @@ from tidings.pipeline.reparse import ReparseReport
 from tidings.pipeline.round import RoundProgress, RoundReport
 from tidings.schedule.ops import DiversityReport, HealthReport, SourceOverview
 from tidings.schedule.runner import StopReason
-from tidings.store.access import ApiToken, User, WebSession
 from tidings.store.base import (
     UNSET,
     ArchiveStats,
@@ -33,6 +32,7 @@ from tidings.store.base import (
 )
 from tidings.store.compat import StreamEntry
 from tidings.store.crawl import Crawl, CrawlCounts, CrawlFinding, CrawlSite
+from tidings.store.users import ApiToken, User, WebSession
 
 if TYPE_CHECKING:  # article extraction loads on first use (see tidings.extract)
     from tidings.extract import Extraction

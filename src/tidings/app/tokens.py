@@ -10,8 +10,8 @@ from dataclasses import replace
 
 from tidings.app.core import Core
 from tidings.app.users import ADMIN, user_for
-from tidings.store.access import ApiToken
 from tidings.store.base import Unit
+from tidings.store.users import ApiToken
 
 
 class Tokens:

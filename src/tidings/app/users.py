@@ -18,8 +18,8 @@ from tidings.app.core import Core
 from tidings.app.legacy import LEGACY_FILE, LegacyTokens, read_legacy, rename_legacy
 from tidings.app.passwords import hash_password
 from tidings.errors import NotFoundError
-from tidings.store.access import ApiToken, User, WebSession
 from tidings.store.base import Unit
+from tidings.store.users import ApiToken, User, WebSession
 
 #: the one user of today's web reader
 ADMIN = "admin"

@@ -2,7 +2,7 @@
 
 Assembled from per-domain mixins exactly as ``tidings.store.sqlite`` is, module
 for module (``_sources``, ``_runs``, ``_items``, ``_reading``, ``_search``,
-``_find``, ``_raw``, ``_stats``, ``_ops``, ``_access``, ``_spend``, ``_stories``,
+``_find``, ``_raw``, ``_stats``, ``_ops``, ``_users``, ``_spend``, ``_stories``,
 ``_crawl``, ``_compat``), so that a store method added to one backend has an obvious
 place in the other. The same
 mixins make :class:`PostgresStorage`, where every call is a transaction on a
@@ -17,7 +17,6 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from tidings.store.base import UpsertBatch
-from tidings.store.postgres._access import AccessMixin
 from tidings.store.postgres._compat import CompatMixin
 from tidings.store.postgres._crawl import CrawlMixin
 from tidings.store.postgres._db import Conn, Database, Transaction, connect
@@ -40,6 +39,7 @@ from tidings.store.postgres._sources import SourcesMixin
 from tidings.store.postgres._spend import SpendMixin
 from tidings.store.postgres._stats import StatsMixin
 from tidings.store.postgres._stories import StoriesMixin
+from tidings.store.postgres._users import UsersMixin
 
 __all__ = ["PostgresStorage", "PostgresUnit", "QueueStatus", "SessionLock", "ensure_queue_schema",
            "is_postgres_url", "queue_connector", "queue_status"]
@@ -50,7 +50,7 @@ def is_postgres_url(url: str) -> bool:
 
 class _Everything(
     SourcesMixin, RunsMixin, ItemsWriteMixin, ItemsReadMixin, SearchIndexMixin, SearchMixin,
-    RawMixin, StatsMixin, OpsMixin, AccessMixin, SpendMixin, StoriesMixin, CrawlMixin, CompatMixin,
+    RawMixin, StatsMixin, OpsMixin, UsersMixin, SpendMixin, StoriesMixin, CrawlMixin, CompatMixin,
 ):
     """Every read and write, on whatever connection the subclass provides."""
 

@@ -6,11 +6,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from tidings.errors import ConfigError, NotFoundError
-from tidings.store.access import ApiToken
 from tidings.store.base import ItemQuery
 from tidings.store.compat import SavedSearch, StreamEntry, UnreadCount, WebSubLease
 from tidings.store.postgres._db import Access
-from tidings.store.sqlite._access import _token
 from tidings.store.sqlite._compat import (
     _LEASE,
     _SEARCH,
@@ -24,6 +22,8 @@ from tidings.store.sqlite._compat import (
 )
 from tidings.store.sqlite._db import opt_us, to_us
 from tidings.store.sqlite._reading import timeline_filters, timeline_statement
+from tidings.store.sqlite._users import _token
+from tidings.store.users import ApiToken
 
 #: ``sqlite._compat``'s stream columns: the text quoted as JSON by the server
 #: (``to_json``; a missing text is JSON ``null`` as SQLite's ``json_quote`` gives)

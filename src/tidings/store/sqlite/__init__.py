@@ -16,7 +16,6 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from tidings.errors import ReadOnlyError, StorageError
-from tidings.store.sqlite._access import AccessMixin
 from tidings.store.sqlite._compat import CompatMixin
 from tidings.store.sqlite._crawl import CrawlMixin
 from tidings.store.sqlite._db import Database, Transaction, connect, is_read_only
@@ -32,6 +31,7 @@ from tidings.store.sqlite._sources import SourcesMixin
 from tidings.store.sqlite._spend import SpendMixin
 from tidings.store.sqlite._stats import StatsMixin
 from tidings.store.sqlite._stories import StoriesMixin
+from tidings.store.sqlite._users import UsersMixin
 
 __all__ = ["SqliteStorage", "SqliteUnit"]
 
@@ -70,7 +70,7 @@ def _check_current(path: Path) -> None:
 
 class _Everything(
     SourcesMixin, RunsMixin, ItemsWriteMixin, ItemsReadMixin, SearchIndexMixin, SearchMixin,
-    RawMixin, StatsMixin, OpsMixin, AccessMixin, SpendMixin, CrawlMixin, StoriesMixin, CompatMixin,
+    RawMixin, StatsMixin, OpsMixin, UsersMixin, SpendMixin, CrawlMixin, StoriesMixin, CompatMixin,
 ):
     """Every read and write, on whatever connection the subclass provides."""
 

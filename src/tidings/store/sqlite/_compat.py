@@ -9,12 +9,12 @@ from typing import Any
 
 from tidings.errors import ConfigError, NotFoundError
 from tidings.model import Visibility
-from tidings.store.access import ApiToken
 from tidings.store.base import ItemQuery
 from tidings.store.compat import SavedSearch, StreamEntry, UnreadCount, WebSubLease
-from tidings.store.sqlite._access import _token
 from tidings.store.sqlite._db import Access, from_us, opt_dt, opt_us, to_us
 from tidings.store.sqlite._reading import select_timeline, timeline_filters, timeline_statement
+from tidings.store.sqlite._users import _token
+from tidings.store.users import ApiToken
 
 _SEARCH = "id, name, query, created_at"
 _INSERT_SEARCH = ("INSERT INTO saved_searches (name, query, created_at) VALUES (?, ?, ?) "

@@ -32,6 +32,8 @@ from tidings.store.sqlite import SqliteStorage
 from tidings.store.stories import StoryLink
 from tidings.store.users import ApiToken, WebSession
 
+pytestmark = pytest.mark.postgres
+
 SOURCES = [f"s{n}" for n in range(20)]
 
 

@@ -1,8 +1,10 @@
-"""The public facade (layer 5½): the only part of tidings that cli and web use.
+"""The use cases (layer 5½): the only part of tidings that cli and web use.
 
-``Tidings`` is one open archive; ``discover_feeds`` and ``extract_target`` work
-without one. Types the outer layers need are re-exported here, so that they
-never import the layers below.
+``Tidings`` is one open archive, its use cases its attributes (``tidings.sources``,
+``tidings.items``, ...: one module each, see ``facade.py``); ``discover_feeds``,
+``extract_target``, ``check_backup`` and ``restore_backup`` work without one.
+Types the outer layers need are re-exported here, so that they never import the
+layers below.
 """
 
 from typing import TYPE_CHECKING
@@ -11,6 +13,7 @@ from tidings.app.backups import check_backup, restore_backup
 from tidings.app.core import utcnow
 from tidings.app.crawling import CrawlLimits, Crawls
 from tidings.app.facade import Tidings
+from tidings.app.folders import Folder
 from tidings.app.ingest import MAX_ITEMS, IngestReport, ItemResult, PushedItem
 from tidings.app.naming import slugify
 from tidings.app.passwords import MIN_PASSWORD, check_password, hash_password
@@ -53,6 +56,7 @@ __all__ = [
     "DoctorReport",
     "ExtractReport",
     "Extraction",
+    "Folder",
     "HealthReport",
     "IngestReport",
     "ItemQuery",

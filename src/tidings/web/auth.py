@@ -1,8 +1,8 @@
 """Who may do what in the web reader (R-API-6): the secrets and the checks.
 
 The records (the admin user, logged-in sessions, API tokens) live in storage,
-reached through the users and tokens use cases, so that a logout or a new password applies at once
-in every process sharing the archive. This module makes and checks what they
+reached through the users and tokens use cases, so that a logout or a new
+password applies at once in every process sharing the archive. This module makes and checks what they
 are built on, and stores nothing itself:
 
 * a session cookie is a random value; storage keeps only its SHA-256 (the

@@ -82,7 +82,7 @@ async def world(settings: Settings, site: Site) -> AsyncIterator[World]:
     t = Tidings.open(settings, create=True)
     await t.sources.create(site.base + "/feed.xml", source_id="gazette")
     await t.sources.create(site.base + "/summary.xml", source_id="brief",
-                          config={"summary_only": True})
+                           config={"summary_only": True})
     # x.com & co resolve to our server, so a request to them would be seen and counted
     fetcher = Fetcher(settings, resolver=MapResolver({"blocked.test": "10.1.2.3"}))
     env = replace(t.pipeline_env(), fetcher=fetcher)

@@ -96,7 +96,7 @@ async def test_request_options_and_the_github_token_stay_on_their_hosts(
     try:
         async with serve(site.app()) as base:
             await t.sources.create(f"{base}/releases", kind=SourceKind.JSON_LIST,
-                                  source_id="rel", config=config)
+                                   source_id="rel", config=config)
             report = await t.collection.round(extract=False)
         assert report.results["rel"].outcome is RunOutcome.OK
         assert report.results["rel"].created == 2
@@ -126,7 +126,7 @@ async def test_a_page_that_changed_fails_its_source_and_not_the_round(settings: 
         async with serve(site.app()) as base:
             for sid, path in (("ok", "news"), ("changed", "redesigned"), ("huge", "huge")):
                 await t.sources.create(f"{base}/{path}", kind=SourceKind.WEB_LIST,
-                                      source_id=sid, config=cards.config)
+                                       source_id=sid, config=cards.config)
             report = await t.collection.round(extract=False)
         outcomes = {sid: r.outcome for sid, r in report.results.items()}
         assert outcomes == {"ok": RunOutcome.OK, "changed": RunOutcome.FAILED,
@@ -148,7 +148,7 @@ async def test_a_stored_config_that_no_longer_validates_fails_the_run(
     t = Tidings.open(settings, create=True)
     try:
         await t.sources.create("http://127.0.0.1:9/x", kind=SourceKind.WEB_LIST,
-                              source_id="old", config={"item": "article"})
+                               source_id="old", config={"item": "article"})
         await t.write(lambda unit: unit.update_source(
             "old", SourceUpdate(config={"itme": "article"})))  # as an older version wrote it
         report = await t.collection.round(extract=False)
@@ -199,8 +199,8 @@ async def test_markdown_pages_are_rendered_and_a_spent_budget_is_not_a_failure(
     t, renderer = rendering
     for n in range(3):
         await t.sources.create(f"https://lab{n}.example/news", kind=SourceKind.WEB_LIST,
-                              source_id=f"lab{n}",
-                              config={"mode": "markdown", "links_start_line": 3})
+                               source_id=f"lab{n}",
+                               config={"mode": "markdown", "links_start_line": 3})
     assert {(s.cost_class, s.interval_min) for s in t.sources.all()} == {
         (CostClass.PAID_RENDER, 60)}, "a paid render is clamped to 60-120 minutes (R-SCHED-5)"
     report = await t.collection.round(extract=False)
@@ -321,8 +321,8 @@ async def test_the_detail_rule_fills_dates_by_the_fallback_chain_within_its_budg
     try:
         async with serve(site.app()) as base:
             await t.sources.create(f"{base}/list", kind=SourceKind.WEB_LIST, source_id="l",
-                                  config={"detail": {"max_fetches": 4,
-                                                     "title_authoritative": True}})
+                                   config={"detail": {"max_fetches": 4,
+                                                      "title_authoritative": True}})
             report = await t.collection.round(extract=False)
         assert report.results["l"].created == 5
         assert sorted(p for p in site.paths if p.startswith("/p/")) == [
@@ -350,8 +350,8 @@ async def test_an_authoritative_date_rule_lets_no_other_timestamp_stand_in(
     try:
         async with serve(site.app()) as base:
             await t.sources.create(f"{base}/list", kind=SourceKind.WEB_LIST, source_id="l",
-                                  config={"detail": {"date_selector": "article time",
-                                                     "published_authoritative": True}})
+                                   config={"detail": {"date_selector": "article time",
+                                                      "published_authoritative": True}})
             await t.collection.round(extract=False)
         (item,) = t.items.query(ItemQuery(limit=10))
         assert item.published_at is None

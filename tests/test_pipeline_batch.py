@@ -146,7 +146,7 @@ async def world(settings: Settings) -> AsyncIterator[tuple[Tidings, Api]]:
 async def add_accounts(t: Tidings, handles: Sequence[str]) -> None:
     for handle in handles:
         await t.sources.create(f"https://x.example/{handle}", kind=SourceKind.X,
-                              source_id=handle, config={"handle": handle})
+                               source_id=handle, config={"handle": handle})
 
 
 async def test_a_round_reads_three_accounts_per_call_and_keeps_runs_per_source(
@@ -233,7 +233,7 @@ async def test_a_batched_source_whose_pages_hang_fails_in_the_run_time(
     t, _ = world
     for handle in ("e1", "e2"):
         await t.sources.create(f"https://x.example/{handle}", kind=SourceKind.X,
-                              source_id=handle, config={"handle": handle, "detail": {}})
+                               source_id=handle, config={"handle": handle, "detail": {}})
 
     def hanging_pages(*args: object) -> Callable[[list[ItemData]], Awaitable[list[ItemData]]]:
         async def never(batch: list[ItemData]) -> list[ItemData]:

@@ -166,7 +166,7 @@ async def test_a_stored_config_that_no_longer_validates_fails_its_runs(
 
 async def test_external_sources_are_created_and_never_collected(tidings: Tidings) -> None:
     ext = await tidings.sources.create("scripts", kind=SourceKind.EXTERNAL,
-                                      config={"filters": {"max_age_days": 7}})
+                                       config={"filters": {"max_age_days": 7}})
     assert (ext.id, ext.url, ext.kind) == ("scripts", "external:scripts", SourceKind.EXTERNAL)
     with pytest.raises(ConfigError, match="is external"):
         await tidings.collection.round([ext.id])
@@ -266,7 +266,7 @@ async def test_detail_fetches_are_bounded_per_run(tidings: Tidings) -> None:
     app.router.add_get("/p/{n}", page)
     async with serve(app) as base:
         source = await tidings.sources.create(f"{base}/feed",
-                                             config={"detail": {"max_fetches": 2}})
+                                              config={"detail": {"max_fetches": 2}})
         report = await tidings.collection.round([source.id], extract=False)
     assert len(fetched) == 2
     assert report.results[source.id].created == 6, "a failed page keeps the listed entry"

@@ -51,7 +51,7 @@ async def test_round_stores_exactly_the_unique_items_then_only_new_ones(
     before_304 = farm.statuses.get(304, 0)
     for source in t.sources.all():  # make every source due again
         await t.sources.update(source.id,
-                              SourceUpdate(next_fetch_at=datetime(2000, 1, 1, tzinfo=UTC)))
+                               SourceUpdate(next_fetch_at=datetime(2000, 1, 1, tzinfo=UTC)))
     report2 = await t.collection.round()
     stored2 = paths(t)
     assert len(stored2) == len(set(stored2))

@@ -140,7 +140,7 @@ def test_pushed_to_unknown_source_stays_isolated_until_promoted(
             assert "Hidden gem" not in anon.get(path).text, path
             assert "secret-finds" not in anon.get(path).text or path.startswith("/source/"), path
     run(lambda: tid.sources.update("secret-finds",
-                                  SourceUpdate(visibility=Visibility.EDITORIAL)))
+                                   SourceUpdate(visibility=Visibility.EDITORIAL)))
     wait_until(lambda: "Hidden gem" in httpx.get(server.url + "/api/v1/items").text, 10)
     assert "Hidden gem" in httpx.get(server.url + "/api/v1/items").text
 

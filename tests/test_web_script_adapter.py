@@ -67,7 +67,7 @@ async def test_the_list_is_read_from_the_lazily_loaded_chunk(
 ) -> None:
     t, files = spa
     await t.sources.create(files["base"] + "/", kind=SourceKind.WEB_LIST, source_id="mimo",
-                          config=CONFIG)
+                           config=CONFIG)
     report = await t.collection.round(extract=False)
     assert report.results["mimo"].outcome is RunOutcome.OK, report.results["mimo"].error
     items = sorted(t.items.query(ItemQuery(limit=10)), key=lambda i: i.title)
@@ -84,7 +84,7 @@ async def test_a_bundle_without_the_marker_fails_and_never_reads_the_menu(
     t, files = spa
     files["/assets/Home-9c81d2.js"] = HOME.replace('sectionTitle:"Blog"', 'sectionTitle:"News"')
     await t.sources.create(files["base"] + "/", kind=SourceKind.WEB_LIST, source_id="mimo",
-                          config=CONFIG)
+                           config=CONFIG)
     report = await t.collection.round(extract=False)
     assert report.results["mimo"].outcome is RunOutcome.FAILED
     assert "marker 'sectionTitle:\"Blog\"' in none of the 4 scripts read" in (

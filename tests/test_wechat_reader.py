@@ -28,7 +28,7 @@ class World:
     async def add(self, *accounts: str) -> None:
         for a in accounts:
             await self.t.sources.create(f"wechat:{a}", kind=SourceKind.WECHAT, source_id=a,
-                                       config={"account": a})
+                                        config={"account": a})
 
     def calls(self, kind: str) -> int:
         return sum(1 for c in self.api.calls if c.path.endswith(kind))

@@ -27,7 +27,7 @@ class World:
     async def add(self, *handles: str) -> None:
         for h in handles:
             await self.t.sources.create(f"https://x.com/{h}", kind=SourceKind.X, source_id=h,
-                                       config={"handle": h})
+                                        config={"handle": h})
 
     def searches(self) -> list[str]:
         return [c.detail for c in self.api.calls if c.path == "/twitter/search"]

@@ -65,7 +65,7 @@ async def _collect(tidings: Tidings, source_ids: tuple[str, ...], show: bool,
                TimeElapsedColumn())
     with Progress(*columns, transient=True, disable=not show) as bar:
         report = await tidings.collection.round(source_ids or None, progress=BarProgress(bar),
-                                       extract=extract)
+                                                extract=extract)
     started = time.perf_counter()
     indexed = await tidings.search.index_pending()
     return report, indexed, time.perf_counter() - started

@@ -103,7 +103,7 @@ def demo(ctx: Context, site_port: int, port: int | None, no_serve: bool) -> None
         async def prepare() -> tuple[list[Source], Any]:
             added = await add_demo_sources(tidings, base)
             report = await tidings.collection.round([s.id for s in tidings.sources.all()
-                                            if s.url.startswith(base)])
+                                                     if s.url.startswith(base)])
             await tidings.search.index_pending()
             return added, report
 

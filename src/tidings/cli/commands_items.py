@@ -88,7 +88,7 @@ def items(ctx: Context, source_id: str | None, since: str | None, cursor: str | 
         if source_id:
             tidings.sources.get(source_id)
         found = tidings.items.query(ItemQuery(source_id=source_id, since=parse_since(since),
-                                        before=before, limit=limit))
+                                              before=before, limit=limit))
     finally:
         tidings.close()
     if as_json:

@@ -41,7 +41,7 @@ async def add_source(request: Request, who: Writer, new: NewSource) -> Any:
     """Add a source of a given kind with its config, checked before it is saved."""
     st = web_state(request)
     source = await st.tidings.sources.create(new.url, kind=new.kind, title=new.title,
-                                            config=new.config)
+                                             config=new.config)
     st.changed()
     return _source_out(source)
 

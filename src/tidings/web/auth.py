@@ -2,8 +2,8 @@
 
 The records (the admin user, logged-in sessions, API tokens) live in storage,
 reached through the users and tokens use cases, so that a logout or a new
-password applies at once in every process sharing the archive. This module makes and checks what they
-are built on, and stores nothing itself:
+password applies at once in every process sharing the archive. This module
+makes and checks what they are built on, and stores nothing itself:
 
 * a session cookie is a random value; storage keeps only its SHA-256 (the
   session's id), so a copy of the database logs nobody in. A visitor who is not

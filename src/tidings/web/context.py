@@ -112,7 +112,7 @@ async def log_in(request: Request, response: Response) -> None:
     cookie = auth.new_cookie()
     agent = request.headers.get("user-agent", "")[:USER_AGENT_CHARS]
     await st.tidings.users.start_session(auth.digest(cookie), auth.SESSION_LIFETIME,
-                                          user_agent=agent, ip=client_address(request))
+                                         user_agent=agent, ip=client_address(request))
     set_session_cookie(request, response, cookie)
 
 

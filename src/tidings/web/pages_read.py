@@ -93,7 +93,7 @@ async def today(request: Request) -> Response:
     since = datetime.now(UTC) - timedelta(hours=TODAY_HOURS)
     who = require_reader(request)
     newest = web_state(request).tidings.items.briefs(ItemQuery(limit=1,
-                                                         editorial_only=not who.admin))
+                                                               editorial_only=not who.admin))
     # an empty Today explains itself: a first collection is mostly history (R-DEDUP-5)
     return _list_page(request, "today", "Today",
                       ItemQuery(since=since, include_backfill=False),

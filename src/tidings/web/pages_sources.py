@@ -38,7 +38,7 @@ async def sources(request: Request) -> Response:
 
     def context() -> dict[str, Any]:
         listed = sorted(st.tidings.sources.all(), key=lambda s: (s.health != "failing",
-                                                             s.health != "degraded", s.id))
+                                                                 s.health != "degraded", s.id))
         rows = [(s, _stats(request, s), shown_health(s)) for s in listed]
         counts: dict[str, int] = {}
         for _, _, health in rows:

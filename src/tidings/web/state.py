@@ -130,7 +130,7 @@ class WebState:
             return
         await self.tidings.users.import_legacy()
         self.csrf_secret = await self.tidings.users.secret(auth.CSRF_SECRET,
-                                                            secrets.token_urlsafe(32))
+                                                           secrets.token_urlsafe(32))
 
     @property
     def has_password(self) -> bool:

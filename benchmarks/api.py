@@ -104,7 +104,7 @@ def make_token(data: Path) -> str:
 
     tid = Tidings.open(load_settings(data, env={}), create=True)
     token_id, value, digest = auth.new_token()
-    asyncio.run(tid.access.add_api_token(token_id, "bench", digest))
+    asyncio.run(tid.tokens.add(token_id, "bench", digest))
     tid.close()
     return value
 

@@ -65,7 +65,7 @@ async def tidings_round(base: str, ids: list[str]) -> tuple[float, str]:
         "allow_private_hosts": "127.0.0.1", "per_host_delay": 0,
         "per_host_concurrency": WORKERS, "extract_concurrency": WORKERS})
     t = Tidings.open(settings, create=True)
-    source = await t.create_source(base + "/feed.xml", source_id="bench")
+    source = await t.sources.create(base + "/feed.xml", source_id="bench")
     now = datetime.now(UTC)
     await t.write(lambda unit: upsert_items(unit, source, [
         ItemData(title=f"page {i}", url=f"{base}/p/{i}", summary="teaser") for i in ids], now))

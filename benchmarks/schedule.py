@@ -74,9 +74,9 @@ async def farm_run(base: str, data: Path, minutes: float, speed: float) -> None:
     urls = httpx.get(f"{base}/feeds.txt", timeout=30).text.split()
     t = Tidings.open(settings, create=True)
     for i, url in enumerate(urls):
-        await t.create_source(url, kind=SourceKind.RSS, source_id=f"f{i:05d}")
+        await t.sources.create(url, kind=SourceKind.RSS, source_id=f"f{i:05d}")
     t0 = time.perf_counter()
-    warm = await t.collect(extract=False)
+    warm = await t.collection.round(extract=False)
     print(f"farm  warm-up round: {warm.sources} sources in {time.perf_counter() - t0:.1f} s real,"
           f" {warm.failed} failed")
     await t.aclose()
@@ -86,9 +86,9 @@ async def farm_run(base: str, data: Path, minutes: float, speed: float) -> None:
     began = datetime.now(UTC) + timedelta(seconds=1)  # simulated time starts after the warm-up
     sources = []
     t = Tidings.open(settings)
-    for i, s in enumerate(t.sources()):  # steady state: next fetches spread over one interval
+    for i, s in enumerate(t.sources.all()):  # steady state: next fetches spread over one interval
         offset = timedelta(minutes=s.interval_min * i / len(urls))
-        sources.append(await t.update_source(s.id, SourceUpdate(next_fetch_at=began + offset)))
+        sources.append(await t.sources.update(s.id, SourceUpdate(next_fetch_at=began + offset)))
     await t.aclose()
     clock = AcceleratedClock(began, speed)
     t = Tidings.open(settings, clock=clock.now)
@@ -98,7 +98,7 @@ async def farm_run(base: str, data: Path, minutes: float, speed: float) -> None:
     await asyncio.sleep(minutes * 60 / speed)
     runner.stop()
     await task
-    runs = [r for r in t.runs(limit=100_000) if r.started_at >= began]
+    runs = [r for r in t.sources.runs(limit=100_000) if r.started_at >= began]
     due = {s.id: s.next_fetch_at for s in sources}
     late = sorted((r.started_at - (due[r.source_id] or began)).total_seconds() for r in runs)
     n304 = sum(r.outcome is RunOutcome.NOT_MODIFIED for r in runs)

@@ -149,7 +149,7 @@ def prepare(data: Path, items: int) -> None:
     started = time.monotonic()
     tid = Tidings.open(load_settings(data, env={}))  # applies missing migrations
     try:
-        if indexed := asyncio.run(tid.index_pending()):
+        if indexed := asyncio.run(tid.search.index_pending()):
             print(f"archive migrated; {indexed} items indexed again in "
                   f"{time.monotonic() - started:.0f}s", flush=True)
     finally:

@@ -178,14 +178,14 @@ def _forbidden_app(hits: Counter[str]) -> web.Application:
 
 async def _discover(c: Campaign) -> None:
     for form in FORMS:
-        await c.expect_refusal("discover", c.tidings.discover(c.target(form, "/")))
+        await c.expect_refusal("discover", c.tidings.sources.discover(c.target(form, "/")))
         await c.expect_refusal("discover (linked feed)",
-                               c.tidings.discover(f"{c.allowed}/page/{form}"))
+                               c.tidings.sources.discover(f"{c.allowed}/page/{form}"))
 
 
 async def _add(c: Campaign) -> None:
     for form in FORMS:
-        await c.expect_refusal("add", c.tidings.add_source(c.target(form)))
+        await c.expect_refusal("add", c.tidings.sources.add(c.target(form)))
 
 
 async def _opml_and_collect(c: Campaign) -> None:
@@ -194,8 +194,8 @@ async def _opml_and_collect(c: Campaign) -> None:
                  for form in FORMS]
     body = "".join(f'<outline type="rss" text="x" xmlUrl="{u.replace("&", "&amp;")}"/>'
                    for u in outlines)
-    await c.tidings.import_opml(f"<opml><body>{body}</body></opml>".encode())
-    report = await c.tidings.collect(extract=False)
+    await c.tidings.transfer.import_opml(f"<opml><body>{body}</body></opml>".encode())
+    report = await c.tidings.collection.round(extract=False)
     c.attempts["OPML import + collect"] += len(FORMS)
     c.attempts["collect: redirects 301/302/303/307/308"] += len(REDIRECTS) * len(FORMS)
     assert report.failed >= len(outlines) - 1, report.results  # 1: the one allowed by name
@@ -204,18 +204,18 @@ async def _opml_and_collect(c: Campaign) -> None:
 async def _extraction(c: Campaign) -> None:
     """Items linking to the forbidden host (pages), and allowed articles whose images are
     on it (image localization)."""
-    await c.tidings.create_source(f"{c.allowed}/feed.xml", source_id="allowed")
-    await c.tidings.collect(["allowed"], extract=False)
-    report = await c.tidings.extract_pending(limit=10_000)
+    await c.tidings.sources.create(f"{c.allowed}/feed.xml", source_id="allowed")
+    await c.tidings.collection.round(["allowed"], extract=False)
+    report = await c.tidings.collection.extract_pending(limit=10_000)
     c.attempts["extraction"] += len(FORMS)
     c.attempts["image localization"] += 2 * len(FORMS)
     assert report.tried >= len(FORMS) and report.ok >= len(FORMS), report  # pages came
 
 
 async def _doctor(c: Campaign) -> None:
-    for source in c.tidings.sources():
+    for source in c.tidings.sources.all():
         if f":{c.port}/opml/" in source.url:
-            await c.expect_refusal("doctor", c.tidings.doctor(source.id))
+            await c.expect_refusal("doctor", c.tidings.probes.doctor(source.id))
 
 
 async def _webhooks(c: Campaign) -> None:
@@ -248,7 +248,7 @@ async def _preview(c: Campaign) -> None:
                              (SourceKind.JSON_LIST, {"items_path": "items", "url": "url"})):
             c.attempts["preview"] += 1
             with contextlib.suppress(TidingsError):
-                report = await c.tidings.preview(kind, c.target(form, "/list"), config)
+                report = await c.tidings.probes.preview(kind, c.target(form, "/list"), config)
                 assert report.error, report  # refused, so the run fails with a reason
 
 

@@ -149,7 +149,7 @@ def _search(tid: Tidings) -> Callable[[], None]:
     @given(_joined(_SEARCH_BITS))
     def run(text: str) -> None:
         try:
-            tid.search(text)
+            tid.search.find(text)
         except ConfigError:
             pass
         except StorageError as exc:  # the database's own error: a finding

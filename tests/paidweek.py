@@ -152,7 +152,7 @@ async def _run_week(settings: Settings, plan: WeekPlan, naive: bool,
             t = await _events(t, plan, clock, x, wx, open_with)
             if clock.at.hour == 4 and 20 <= clock.at.minute < 20 + plan.tick_min and not naive:
                 await t.write(lambda unit: adapt_intervals(unit, clock.at))
-            report = await t.collect(extract=False)
+            report = await t.collection.round(extract=False)
             ok = sum(1 for sid, c in report.results.items()
                      if sid.startswith("x-") and c.outcome == "ok")
             result.x_theory += ok if tick == 0 else -(-ok // 24)
@@ -168,7 +168,7 @@ async def _follow(t: Tidings, plan: WeekPlan) -> None:
     """Every account added the way a person adds hundreds (``tidings import-accounts``)."""
     lines = [f"x:@acct{n:04d}" for n in range(plan.x_accounts)]
     lines += [f"wechat:gh_{n:04d}" for n in range(plan.wx_accounts)]
-    added, present = await t.import_accounts(read_accounts(lines))
+    added, present = await t.sources.import_accounts(read_accounts(lines))
     assert len(added) == len(lines) and not present
 
 
@@ -198,7 +198,7 @@ async def _events(t: Tidings, plan: WeekPlan, clock: FakeClock, x: FakeSocialDat
 def _collect_result(result: WeekResult, t: Tidings, x: FakeSocialData, wx: FakeDajiala,
                     plan: WeekPlan) -> None:
     end = MONDAY + timedelta(days=plan.days) - timedelta(hours=3)
-    result.stored = [str(i.key) for i in t.items(ItemQuery(limit=10_000_000))]
+    result.stored = [str(i.key) for i in t.items.query(ItemQuery(limit=10_000_000))]
     result.published = {f"x:{tw.id}" for tw in x.tweets
                         if tw.at <= end and not tw.reply and not tw.retweet}
     result.published |= {_wx_key(p.url) for p in wx.posts if p.at <= end}
@@ -210,7 +210,7 @@ def _collect_result(result: WeekResult, t: Tidings, x: FakeSocialData, wx: FakeD
     result.wx_calls = len(wx.calls)
     result.wx_lists = [(c.detail, int(c.at.timestamp()) // 600) for c in wx.calls
                        if c.path.endswith("post_history") and c.status == 200]
-    days = t.spend_by_day(plan.days + 1)
+    days = t.paid.by_day(plan.days + 1)
     result.spend_by_day = {day: {p: (s.calls, s.cost) for p, s in used.items()}
                            for day, used in days.items()}
     result.cost = sum(s.cost for used in days.values() for s in used.values())

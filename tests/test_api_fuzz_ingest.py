@@ -41,7 +41,7 @@ def test_ingest_and_json_api_never_answer_5xx(tmp_path: Path) -> None:
     calls = {"ingest": 0, "other": 0}
 
     def count() -> int:
-        return len(tid.items(ItemQuery(limit=100_000)))
+        return len(tid.items.query(ItemQuery(limit=100_000)))
 
     for found in schema.get_all_operations():
         operation = found.ok()
@@ -98,9 +98,9 @@ def test_control_characters_in_a_search_are_refused(tmp_path: Path) -> None:
     tid = open_archive(load_settings(tmp_path / "data", env={}))
     add_source(tid, "alpha", "Alpha")
     add_items(tid, [Spec("Needle in hay")])
-    run(tid.index_pending)
-    assert [h.item.title for h in tid.search("needle")] == ["Needle in hay"]
+    run(tid.search.index_pending)
+    assert [h.item.title for h in tid.search.find("needle")] == ["Needle in hay"]
     for query in ("needle\x00", "\x00\x1f'a"):
         with pytest.raises(ConfigError, match="control characters are not allowed"):
-            tid.search(query)
+            tid.search.find(query)
     tid.close()

@@ -88,7 +88,7 @@ def _publisher(payloads: list[str], hits: Counter[str]) -> web.Application:
 
 
 def _pages(tid: Tidings, payloads: list[str]) -> list[str]:
-    items = tid.items(ItemQuery(limit=500))
+    items = tid.items.query(ItemQuery(limit=500))
     hostile = next(i for i in items if i.url and i.url.endswith("/article"))
     return ["/", "/all", "/unread", "/source/evil", "/sources", "/sources/evil", "/review",
             "/search?q=alert", "/search?q=script+onerror", f"/author?name={quote(payloads[1])}",
@@ -108,8 +108,8 @@ def test_a_collected_hostile_corpus_never_runs_script_on_any_page(settings: Sett
 
         async def collect() -> None:
             t = Tidings.open(settings, create=True)
-            await t.create_source(f"{base}/feed.xml", source_id="evil")
-            await t.collect()
+            await t.sources.create(f"{base}/feed.xml", source_id="evil")
+            await t.collection.round()
             await t.stories.cluster_pending()  # the story pages and Trending show them too
             await t.aclose()
 

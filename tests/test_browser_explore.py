@@ -103,7 +103,7 @@ def test_explore_crawls_and_adds_the_ticked_feeds(tmp_path: Path, blogs: dict[st
             wide.locator(".find input[type=checkbox]").nth(2).check()
             wide.click("text=Add ticked feeds")
             wide.wait_for_selector("text=Added 2 sources")
-            assert sorted(s.url for s in tid.sources()) == sorted(
+            assert sorted(s.url for s in tid.sources.all()) == sorted(
                 [blogs["a"] + "/feed.xml", blogs["d"] + "/feed.xml"])
             assert wide.locator(".find .tag.ok").count() == 2
 

@@ -199,22 +199,22 @@ def test_read_through_a_list_with_the_keyboard(site: Site, browser: BrowserConte
     assert "cursor" in (rows.nth(1).get_attribute("class") or "")
     second = int(rows.nth(1).get_attribute("data-id") or 0)
     page.keyboard.press("m")  # mark read without opening
-    wait_for(lambda: site.tid.item(second).read)
+    wait_for(lambda: site.tid.items.get(second).read)
     assert "unread" not in (rows.nth(1).get_attribute("class") or "")
     page.keyboard.press("j")
     third = int(rows.nth(2).get_attribute("data-id") or 0)
     page.keyboard.press("o")
     page.wait_for_url(f"**/item/{third}")
-    wait_for(lambda: site.tid.item(third).read)  # mark-as-read on open
+    wait_for(lambda: site.tid.items.get(third).read)  # mark-as-read on open
     page.keyboard.press("s")
-    wait_for(lambda: site.tid.item(third).starred)
+    wait_for(lambda: site.tid.items.get(third).starred)
     assert page.locator("#btn-star").get_attribute("aria-pressed") == "true"
     page.keyboard.press("u")
     page.wait_for_url(site.server.url + "/")
     assert "cursor" in (page.locator("#items .row[data-id]").nth(2).get_attribute("class") or "")
     page.keyboard.press("A")  # everything above the cursor, and it, is read
     first = int(rows.nth(0).get_attribute("data-id") or 0)
-    wait_for(lambda: site.tid.item(first).read)
+    wait_for(lambda: site.tid.items.get(first).read)
     page.keyboard.press("?")
     assert page.locator("#help").is_visible()
     page.keyboard.press("Escape")
@@ -378,7 +378,7 @@ def test_offline_reading_and_queued_changes(playwright_: Any, tmp_path: Path) ->
         assert page.evaluate("!!navigator.serviceWorker.controller")
         for item_id in (first, second):
             page.goto(f"{server.url}/item/{item_id}")
-            wait_for(lambda i=item_id: tid.item(i).read)  # type: ignore[misc]
+            wait_for(lambda i=item_id: tid.items.get(i).read)  # type: ignore[misc]
         page.goto(server.url + "/")
         wait_for(lambda: page.evaluate(
             "caches.open('tidings-articles-v1').then(c => c.keys()).then(k => k.length)") == 2)
@@ -394,10 +394,10 @@ def test_offline_reading_and_queued_changes(playwright_: Any, tmp_path: Path) ->
         page.goto(f"{server.url}/item/{never}")
         assert "Offline" in page.locator("h1").inner_text()  # not kept: the offline page
         assert "Offline article one" in page.locator("#offline-list").inner_text()
-        assert not tid.item(first).starred
+        assert not tid.items.get(first).starred
         server.start()
         ctx.set_offline(False)  # the "online" event replays the queue
-        wait_for(lambda: tid.item(first).starred and not tid.item(first).read, timeout=20)
+        wait_for(lambda: tid.items.get(first).starred and not tid.items.get(first).read, timeout=20)
         wait_for(lambda: page.evaluate("localStorage['tidings-queue']") == "[]")
         assert not watch.dialogs
     finally:

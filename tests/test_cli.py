@@ -22,8 +22,8 @@ from click.testing import CliRunner
 
 from farm import Farm, running_farm, serve_app
 from tidings.app import Tidings
+from tidings.app.transfer import Transfer
 from tidings.cli import cli
-from tidings.cli.commands_items import _export_total
 from tidings.model import ItemData
 from tidings.pipeline.upsert import upsert_items
 from tidings.settings import load_settings
@@ -246,7 +246,7 @@ def test_items_page_past_any_limit_and_export_streams_everything(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """`items --before` continues where a page ended; `export` writes every item once."""
-    monkeypatch.setattr("tidings.cli.commands_items.EXPORT_PAGE", 7)  # many pages
+    monkeypatch.setattr("tidings.app.transfer.EXPORT_PAGE", 7)  # many pages
     with running_farm(Farm(feeds=6)) as farm:
         opml = tmp_path / "farm.opml"
         opml.write_bytes(farm.opml())
@@ -287,10 +287,10 @@ def _archive_of_two_sources(data: Path) -> None:
     try:
         async def fill() -> None:
             for sid in ("a", "b"):
-                await tidings.create_source(f"https://{sid}.example/feed", source_id=sid)
+                await tidings.sources.create(f"https://{sid}.example/feed", source_id=sid)
             entries = {"a": [(1, 1), (2, 1), (3, 48)], "b": [(4, 1)]}
             for sid, rows in entries.items():
-                source = tidings.source(sid)
+                source = tidings.sources.get(sid)
                 batch = [ItemData(key=f"k{n}", title=f"t{n}", url=f"https://{sid}.example/{n}",
                                   published_at=now - timedelta(hours=age)) for n, age in rows]
                 await tidings.write(lambda unit, s=source, b=batch: upsert_items(unit, s, b, now))
@@ -309,15 +309,15 @@ def test_export_counts_only_for_a_bar_and_counts_what_it_exports(
         raise AssertionError("counted for a bar nobody sees")
 
     with monkeypatch.context() as patch:
-        patch.setattr(Tidings, "stats", no_count)
-        patch.setattr(Tidings, "source_stats", no_count)
+        patch.setattr(Transfer, "export_total", no_count)
         out = tmp_path / "a.jsonl"
         run(tmp_path, "export", "--source", "a", "--out", str(out))  # no terminal: no bar
         assert len(out.read_text("utf-8").splitlines()) == 3
     tidings = Tidings.open(load_settings(tmp_path, env={}))
     try:
-        assert _export_total(tidings, None, None) == 4
-        assert _export_total(tidings, "a", None) == 3, "the source's items, not the archive's"
-        assert _export_total(tidings, "a", datetime.now(UTC) - timedelta(days=1)) is None
+        total = tidings.transfer.export_total
+        assert total(None, None) == 4
+        assert total("a", None) == 3, "the source's items, not the archive's"
+        assert total("a", datetime.now(UTC) - timedelta(days=1)) is None
     finally:
         tidings.close()

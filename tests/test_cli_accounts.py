@@ -76,7 +76,7 @@ def test_add_import_accounts_and_opml(tmp_path: Path) -> None:
     settings = load_settings(tmp_path, env={})
     t = Tidings.open(settings)
     try:
-        sam, qbit = t.source("x-sama"), t.source("wx-qbitai")
+        sam, qbit = t.sources.get("x-sama"), t.sources.get("wx-qbitai")
     finally:
         t.close()
     assert (sam.kind, sam.folder, sam.config["handle"]) == (SourceKind.X, "AI", "sama")
@@ -102,8 +102,8 @@ def test_stats_show_spend_per_provider_and_day(tmp_path: Path) -> None:
             providers = {"dajiala": {"base_url": base, "api_key": "sk-test-0001",
                                      "daily_cost": 5}}
             t = Tidings.open(replace(settings, providers=providers))
-            await t.add_source("wechat:acct")
-            await t.collect(extract=False)
+            await t.sources.add("wechat:acct")
+            await t.collection.round(extract=False)
             await t.aclose()
 
     asyncio.run(collect())

@@ -109,8 +109,8 @@ def test_collect_extracts_unless_told_not_to(tmp_path: Path, site: Site) -> None
     settings = load_settings(tmp_path, env={})
     t = Tidings.open(settings)
     try:
-        source = t.sources()[0]
-        asyncio.run(t.update_source(
+        source = t.sources.all()[0]
+        asyncio.run(t.sources.update(
             source.id, SourceUpdate(config={"extract": {"body_selector": "h1"}})))
     finally:
         t.close()

@@ -26,6 +26,20 @@ def test_folders_are_set_listed_renamed_and_deleted(tmp_path: Path) -> None:
     assert "no folders" in run(tmp_path, "folders")
 
 
+def test_folders_differing_only_in_case_are_counted_apart(tmp_path: Path) -> None:
+    """Storage keeps "News" and "news" as two folders (renamed and deleted apart):
+    their counts are theirs too, not the sum of both."""
+    run(tmp_path, "init", "--empty")
+    run(tmp_path, "add", "--kind", "external", "one", "--folder", "News")
+    run(tmp_path, "add", "--kind", "external", "two", "--folder", "news")
+    run(tmp_path, "add", "--kind", "external", "three", "--folder", "news")
+    listed = json.loads(run(tmp_path, "folders", "--json"))
+    assert sorted((f["name"], f["sources"]) for f in listed) == [("News", 1), ("news", 2)]
+    assert "(2 sources)" in run(tmp_path, "folders", "rename", "news", "Later")
+    listed = json.loads(run(tmp_path, "folders", "--json"))
+    assert sorted((f["name"], f["sources"]) for f in listed) == [("Later", 2), ("News", 1)]
+
+
 def test_opml_round_trip_keeps_folders_set_on_the_command_line(tmp_path: Path) -> None:
     run(tmp_path, "init", "--empty")
     opml = tmp_path / "in.opml"

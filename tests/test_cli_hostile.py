@@ -13,11 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from test_web_sessions import write_legacy
+from tidings.app import hash_password
+from tidings.app.legacy import IMPORTED_SUFFIX, LEGACY_FILE
 from tidings.cli import cli
 from tidings.cli.infiles import OPML_MAX_BYTES, read_regular_file
 from tidings.errors import ConfigError
-from tidings.web import auth
-from tidings.web.access import IMPORTED_SUFFIX, LEGACY_FILE
 
 ENV = {"TIDINGS_ALLOW_PRIVATE_HOSTS": "127.0.0.1"}
 
@@ -64,7 +64,7 @@ def test_backup_where_it_cannot_write_is_one_line(tmp_path: Path) -> None:
 
 def test_set_password_where_the_old_file_cannot_be_renamed_is_one_line(tmp_path: Path) -> None:
     assert _run(tmp_path, "init", "--empty")[0] == 0
-    write_legacy(tmp_path, auth.hash_password("old password 1"), "tdg_" + "k" * 40)
+    write_legacy(tmp_path, hash_password("old password 1"), "tdg_" + "k" * 40)
     blocker = tmp_path / (LEGACY_FILE + IMPORTED_SUFFIX)
     (blocker / "inside").mkdir(parents=True)  # a non-empty folder: the rename fails
     _one_line_error(*_run(tmp_path, "set-password", "--stdin", stdin="new password 1\n"),

@@ -102,8 +102,8 @@ def test_three_workers_one_killed_collect_everything_exactly_once(
     settings = load_settings(tmp / "data", env=_env(url, tmp / "data"))
     tidings = Tidings.open(settings, create=True)
     try:
-        asyncio.run(tidings.import_opml(farm.opml()))
-        sources = [s.id for s in tidings.sources()]
+        asyncio.run(tidings.transfer.import_opml(farm.opml()))
+        sources = [s.id for s in tidings.sources.all()]
     finally:
         asyncio.run(tidings.aclose())
     assert len(sources) == 500
@@ -330,7 +330,7 @@ def test_two_workers_place_wire_reprints_from_several_feeds_in_one_story(
         settings = load_settings(tmp_path / "data", env=_env(url, tmp_path / "data"))
         tidings = Tidings.open(settings, create=True)
         try:
-            asyncio.run(tidings.import_opml(farm.opml()))
+            asyncio.run(tidings.transfer.import_opml(farm.opml()))
         finally:
             asyncio.run(tidings.aclose())
         env = _env(url, tmp_path / "data")

@@ -69,20 +69,20 @@ class World:
 
     def item(self, path_or_url: str) -> Item:
         url = path_or_url if "://" in path_or_url else self.site.base + path_or_url
-        return next(i for i in self.tidings.items(ItemQuery(limit=1000)) if i.url == url)
+        return next(i for i in self.tidings.items.query(ItemQuery(limit=1000)) if i.url == url)
 
     async def make_due(self) -> None:
-        for source in self.tidings.sources():
-            await self.tidings.update_source(
+        for source in self.tidings.sources.all():
+            await self.tidings.sources.update(
                 source.id, SourceUpdate(next_fetch_at=datetime(2000, 1, 1, tzinfo=UTC)))
 
 
 @pytest.fixture
 async def world(settings: Settings, site: Site) -> AsyncIterator[World]:
     t = Tidings.open(settings, create=True)
-    await t.create_source(site.base + "/feed.xml", source_id="gazette")
-    await t.create_source(site.base + "/summary.xml", source_id="brief",
-                          config={"summary_only": True})
+    await t.sources.create(site.base + "/feed.xml", source_id="gazette")
+    await t.sources.create(site.base + "/summary.xml", source_id="brief",
+                           config={"summary_only": True})
     # x.com & co resolve to our server, so a request to them would be seen and counted
     fetcher = Fetcher(settings, resolver=MapResolver({"blocked.test": "10.1.2.3"}))
     env = replace(t.pipeline_env(), fetcher=fetcher)
@@ -110,7 +110,7 @@ async def test_a_round_extracts_pending_bodies_as_new_versions(world: World,
     media = (settings.data_dir / "media").rglob("*.*")
     assert sorted(p.suffix for p in media) == [".gif", ".png"]
     assert world.site.requests["/a/1"] == 1 and world.site.requests["/img/1.png"] == 1
-    pages = world.tidings.raw_pages(item.id)
+    pages = world.tidings.review.raw_pages(item.id)
     assert len(pages) == 1 and pages[0].status == 200 and b"Gates open" in pages[0].body
     assert pages[0].item_key == item.key and pages[0].source_id == "gazette"
 
@@ -139,9 +139,9 @@ async def test_failures_become_unconfirmed_with_their_reason(world: World) -> No
     assert "no article found" in short.raw["extract_error"]
     assert "10.1.2.3" in blocked.raw["extract_error"] or "blocked" in \
         blocked.raw["extract_error"].lower()
-    page = world.tidings.raw_page(missing.id)
+    page = world.tidings.review.raw_page(missing.id)
     assert page is not None and page.status == 404, "the error page is archived too"
-    assert world.tidings.raw_page(blocked.id) is None, "nothing came back to archive"
+    assert world.tidings.review.raw_page(blocked.id) is None, "nothing came back to archive"
     assert world.site.hosts["blocked.test"] == 0
 
 
@@ -153,7 +153,7 @@ async def test_api_hosts_are_never_fetched_and_stay_pending(world: World) -> Non
                 f"http://mp.weixin.qq.com:{port}/s/3"):
         item = world.item(url)
         assert item.body_state is BodyState.PENDING
-        assert world.tidings.raw_page(item.id) is None
+        assert world.tidings.review.raw_page(item.id) is None
     assert world.site.hosts["x.com"] == 0
     assert world.site.hosts["mobile.twitter.com"] == 0
     assert world.site.hosts["mp.weixin.qq.com"] == 0
@@ -165,7 +165,7 @@ async def test_summary_only_sources_are_not_fetched_nor_reviewed(world: World) -
     assert item.body_state is BodyState.UNCONFIRMED and item.raw.get("summary_only")
     assert item.body is None and item.summary
     assert world.site.requests["/b/1"] == 0
-    reviewed = {i.url for i in world.tidings.review_items()}
+    reviewed = {i.url for i in world.tidings.review.items()}
     base = world.site.base
     port = urlsplit(base).port
     assert reviewed == {base + "/a/2", base + "/a/3", f"http://blocked.test:{port}/b"}
@@ -174,14 +174,14 @@ async def test_summary_only_sources_are_not_fetched_nor_reviewed(world: World) -
 async def test_pending_items_of_a_source_made_summary_only_later(world: World) -> None:
     await run_round(world.env, extract=False)
     assert world.item("/a/1").body_state is BodyState.PENDING
-    await world.tidings.update_source("gazette", SourceUpdate(config={"summary_only": True}))
-    sources = {s.id: s for s in world.tidings.sources()}
+    await world.tidings.sources.update("gazette", SourceUpdate(config={"summary_only": True}))
+    sources = {s.id: s for s in world.tidings.sources.all()}
     assert sources["gazette"].config["summary_only"] is True
     report = await extract_pending(world.env)
     assert report.tried == 0 and world.site.requests["/a/1"] == 0
     item = world.item("/a/1")
     assert item.body_state is BodyState.UNCONFIRMED and item.raw["summary_only"] is True
-    assert world.item("/a/2") not in world.tidings.review_items()
+    assert world.item("/a/2") not in world.tidings.review.items()
 
 
 async def test_a_relisted_teaser_keeps_the_extracted_body(world: World) -> None:
@@ -217,7 +217,7 @@ async def test_extraction_is_bounded_per_round(world: World, settings: Settings)
     env = replace(world.env, settings=replace(settings, extract_per_round=2))
     report = await run_round(env)
     assert report.extraction is not None and report.extraction.tried == 2
-    pending = world.tidings.items(ItemQuery(body_state=BodyState.PENDING, limit=100))
+    pending = world.tidings.items.query(ItemQuery(body_state=BodyState.PENDING, limit=100))
     assert len(pending) == 3 + 3, "three more to try, three API hosts left alone"
     follow = await extract_pending(env)
     assert follow.tried == 2
@@ -235,15 +235,15 @@ async def test_retry_from_the_review_list(world: World) -> None:
     await run_round(world.env)
     missing = world.item("/a/2")
     world.site.page("/a/2", article_page(2, title="Missing story"))
-    item = await world.tidings.retry_extraction(missing.id)
+    item = await world.tidings.review.retry(missing.id)
     assert item.body_state is BodyState.OK and "Report number 2" in (item.body or "")
     assert "extract_error" not in item.raw
-    assert missing.id not in {i.id for i in world.tidings.review_items()}
-    assert [p.status for p in world.tidings.raw_pages(missing.id)] == [200, 404]
+    assert missing.id not in {i.id for i in world.tidings.review.items()}
+    assert [p.status for p in world.tidings.review.raw_pages(missing.id)] == [200, 404]
 
 
 async def test_a_source_selector_is_used(world: World) -> None:
-    await world.tidings.update_source("gazette", SourceUpdate(config={
+    await world.tidings.sources.update("gazette", SourceUpdate(config={
         "extract": {"body_selector": "article", "remove_selectors": [".editor-note"]}}))
     await run_round(world.env)
     item = world.item("/a/1")
@@ -260,9 +260,9 @@ async def test_bad_extract_config_is_refused_in_one_line(settings: Settings,
     t = Tidings.open(settings, create=True)
     try:
         with pytest.raises(ConfigError) as info:
-            await t.create_source("http://127.0.0.1:9/feed.xml", config={"extract": extract})
+            await t.sources.create("http://127.0.0.1:9/feed.xml", config={"extract": extract})
         assert "\n" not in str(info.value) and "extract" in str(info.value)
-        assert t.sources() == []
+        assert t.sources.all() == []
     finally:
         t.close()
 
@@ -273,16 +273,16 @@ async def test_prune_keeps_the_page_of_the_current_body(settings: Settings, site
     item = world.item("/a/1")
     later = Tidings.open(settings, clock=lambda: datetime.now(UTC) + timedelta(days=91))
     try:
-        removed = await later.prune_raw()
+        removed = await later.collection.prune_raw()
         assert removed == 2, "the two feed responses went"
-        assert later.stats().raw_responses == 4, "the pages of /a/1 ... /a/4 stay"
-        assert [p.status for p in later.raw_pages(item.id)] == [200]
+        assert later.reports.stats().raw_responses == 4, "the pages of /a/1 ... /a/4 stay"
+        assert [p.status for p in later.review.raw_pages(item.id)] == [200]
     finally:
         later.close()
     keep_all = Tidings.open(replace(settings, raw_retention_days=0),
                             clock=lambda: datetime.now(UTC) + timedelta(days=91))
     try:
-        assert await keep_all.prune_raw() == 0
+        assert await keep_all.collection.prune_raw() == 0
     finally:
         keep_all.close()
 
@@ -292,7 +292,7 @@ async def test_an_entry_that_is_one_part_of_a_shared_page_is_not_given_the_page(
 ) -> None:
     """Its URL keeps a fragment because entries share the page (identity): the whole
     page would be the wrong body, so it is recorded unconfirmed without a fetch."""
-    source = world.tidings.source("gazette")
+    source = world.tidings.sources.get("gazette")
     url = world.site.base + "/a/1#part-2"
     await world.tidings.write(lambda unit: upsert_items(unit, source, [
         ItemData(key=f"url:{url}", title="Part two", url=url, summary="a teaser")],
@@ -308,7 +308,7 @@ async def test_each_item_validates_its_source_config_once(
     world: World, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Validation compiles every CSS selector of the config: once per item is enough."""
-    await world.tidings.update_source("gazette", SourceUpdate(config={
+    await world.tidings.sources.update("gazette", SourceUpdate(config={
         "extract": {"body_selector": "article", "remove_selectors": [".editor-note"]}}))
     await run_round(world.env, extract=False)
     validated: list[object] = []
@@ -319,7 +319,7 @@ async def test_each_item_validates_its_source_config_once(
         return real(*args)
 
     monkeypatch.setattr(extraction, "parse_config", counting)
-    report = await extract_item(world.env, world.item("/a/1"), world.tidings.source("gazette"))
+    report = await extract_item(world.env, world.item("/a/1"), world.tidings.sources.get("gazette"))
     assert report.ok == 1 and len(validated) == 1
 
 
@@ -329,7 +329,7 @@ async def test_a_stored_config_that_no_longer_validates_fails_the_item_unfetched
     await run_round(world.env, extract=False)
     await world.tidings.write(lambda unit: unit.update_source(
         "gazette", SourceUpdate(config={"selector": "article"})))
-    report = await extract_item(world.env, world.item("/a/1"), world.tidings.source("gazette"))
+    report = await extract_item(world.env, world.item("/a/1"), world.tidings.sources.get("gazette"))
     item = world.item("/a/1")
     assert (report.tried, report.failed) == (1, 1)
     assert item.body_state is BodyState.UNCONFIRMED

@@ -48,7 +48,7 @@ def served(settings: Settings) -> Iterator[tuple[Tidings, Fever, ServerThread]]:
     add_source(tid, "alpha", "Alpha")
     add_source(tid, "beta", "Beta")
     add_source(tid, "hidden", "Hidden", visibility=Visibility.ISOLATED)
-    run(lambda: tid.update_source("alpha", SourceUpdate(folder="Tech")))
+    run(lambda: tid.sources.update("alpha", SourceUpdate(folder="Tech")))
     add_items(tid, [Spec(f"Alpha {i}", source_id="alpha", age=timedelta(hours=i))
                     for i in range(60)])
     add_items(tid, [Spec(f"Beta {i}", source_id="beta", age=timedelta(hours=i))
@@ -56,7 +56,7 @@ def served(settings: Settings) -> Iterator[tuple[Tidings, Fever, ServerThread]]:
     add_items(tid, [Spec("Hidden thing", source_id="hidden")])
     store_password(tid, "a long password")
     token_id, value, digest = auth.new_token()  # as the settings page makes one
-    run(lambda: tid.access.add_api_token(token_id, "reeder", digest))
+    run(lambda: tid.tokens.add(token_id, "reeder", digest))
     run(lambda: tid.compat.remember_fever_key(token_id, value))
     server = serve_web(tid, settings)
     yield tid, Fever(server, value), server
@@ -71,8 +71,8 @@ def test_auth_by_md5_key_only(served: tuple[Tidings, Fever, ServerThread]) -> No
     for data in ({"api_key": wrong}, {}, {"api_key": "x" * 500}):
         answer = httpx.post(server.url + "/api/fever?api", data=data)
         assert answer.status_code == 401 and answer.json()["auth"] == 0
-    token = tid.access.api_tokens()[0]
-    run(lambda: tid.access.revoke_api_token(token.id))
+    token = tid.tokens.all()[0]
+    run(lambda: tid.tokens.revoke(token.id))
     assert httpx.post(server.url + "/api/fever?api", data={"api_key": fever.key}
                       ).status_code == 401
 
@@ -120,23 +120,23 @@ def test_marks_and_id_lists(served: tuple[Tidings, Fever, ServerThread]) -> None
     fever.call("", mark="item", **{"as": "unsaved"}, id=str(unread[1]))
     assert fever.call("saved_item_ids")["saved_item_ids"] == ""
     feeds = {f["title"]: f["id"] for f in fever.call("feeds")["feeds"]}
-    beta = tid.items(ItemQuery(source_id="beta"))
+    beta = tid.items.query(ItemQuery(source_id="beta"))
     cutoff = int(beta[2].published_at.timestamp()) + 1  # type: ignore[union-attr]
     fever.call("", mark="feed", **{"as": "read"}, id=str(feeds["Beta"]), before=str(cutoff))
-    assert [i.read for i in tid.items(ItemQuery(source_id="beta"))] == [
+    assert [i.read for i in tid.items.query(ItemQuery(source_id="beta"))] == [
         False, False, True, True, True]
     group = fever.call("groups")["groups"][0]["id"]
     fever.call("", mark="group", **{"as": "read"}, id=str(group), before="99999999999")
-    assert all(i.read for i in tid.items(ItemQuery(source_id="alpha", limit=100)))
+    assert all(i.read for i in tid.items.query(ItemQuery(source_id="alpha", limit=100)))
     fever.call("", mark="group", **{"as": "read"}, id="0", before="99999999999")
-    assert not any(not i.read for i in tid.items(ItemQuery(source_id="beta")))
-    assert not tid.items(ItemQuery(source_id="hidden"))[0].read  # isolated: untouched
+    assert not any(not i.read for i in tid.items.query(ItemQuery(source_id="beta")))
+    assert not tid.items.query(ItemQuery(source_id="hidden"))[0].read  # isolated: untouched
 
 
 def test_bad_arguments_are_400_or_404_and_change_nothing(
         served: tuple[Tidings, Fever, ServerThread]) -> None:
     tid, fever, server = served
-    hidden = tid.items(ItemQuery(source_id="hidden"))[0].id
+    hidden = tid.items.query(ItemQuery(source_id="hidden"))[0].id
     cases: list[tuple[str, dict[str, str], int]] = [
         ("items&since_id=abc", {}, 400), ("items&max_id=-1", {}, 400),
         ("items", {"with_ids": "1,two"}, 400),
@@ -152,6 +152,6 @@ def test_bad_arguments_are_400_or_404_and_change_nothing(
     ]
     for query, form, status in cases:
         assert "detail" in fever.call(query, status, **form), (query, form)
-    assert not any(i.read for i in tid.items(ItemQuery(limit=100)))
+    assert not any(i.read for i in tid.items.query(ItemQuery(limit=100)))
     answer = httpx.post(server.url + "/api/fever", data={"api_key": fever.key})
     assert answer.status_code == 400

@@ -346,7 +346,7 @@ def test_delete_in_the_api_and_on_the_article_page(settings: Settings) -> None:
             listing = http.get("/all").text
     finally:
         server.stop()
-    keys = [i.key for i in tid.items()]
+    keys = [i.key for i in tid.items.query()]
     tid.close()
     assert len(keys) == 1 and "Keep me" in listing and "Delete me" not in listing
 

@@ -65,7 +65,7 @@ def served(settings: Settings) -> Iterator[tuple[Tidings, ServerThread, Client]]
     add_source(tid, "alpha", "Alpha")
     add_source(tid, "beta", "Beta")
     add_source(tid, "hidden", "Hidden", visibility=Visibility.ISOLATED)
-    run(lambda: tid.update_source("alpha", SourceUpdate(folder="Tech")))
+    run(lambda: tid.sources.update("alpha", SourceUpdate(folder="Tech")))
     add_items(tid, [Spec(f"Alpha {i}", source_id="alpha", age=timedelta(minutes=i))
                     for i in range(6)])
     add_items(tid, [Spec(f"Beta {i}", source_id="beta", age=timedelta(minutes=10 + i))
@@ -144,7 +144,7 @@ def test_edit_tag_mark_all_and_item_contents(
     assert [r["id"] for r in c.get("/stream/items/ids", s=STARRED)["itemRefs"]] == [short[2]]
     assert c.post("/edit-tag", {"i": long_ids[0], "a": "user/-/state/com.google/kept-unread",
                                 "r": READ}).text == "OK"
-    assert not tid.item(int(short[0])).read and tid.item(int(short[1])).read
+    assert not tid.items.get(int(short[0])).read and tid.items.get(int(short[1])).read
     assert c.post("/mark-all-as-read", {"s": "feed/beta"}).text == "OK"
     assert len(c.get("/stream/items/ids", s="feed/beta", xt=READ)["itemRefs"]) == 0
     oldest_alpha = c.get("/stream/contents/feed/alpha", r="o", n=1)["items"][0]
@@ -157,7 +157,7 @@ def test_edit_tag_mark_all_and_item_contents(
 def test_bad_input_is_4xx_and_changes_nothing(
         served: tuple[Tidings, ServerThread, Client]) -> None:
     tid, _, c = served
-    hidden_id = tid.items(ItemQuery(source_id="hidden"))[0].id
+    hidden_id = tid.items.query(ItemQuery(source_id="hidden"))[0].id
     some = c.get("/stream/items/ids", s=READING)["itemRefs"][0]["id"]
     for data, status in (([("i", some), ("i", "99999999"), ("a", READ)], 404),
                          ([("i", str(hidden_id)), ("a", READ)], 404),
@@ -166,9 +166,9 @@ def test_bad_input_is_4xx_and_changes_nothing(
         answer = c.post("/edit-tag", data)
         assert answer.status_code == status, (data, answer.text)
         assert "detail" in answer.json()
-    assert not tid.item(int(some)).read and not tid.item(hidden_id).read
+    assert not tid.items.get(int(some)).read and not tid.items.get(hidden_id).read
     wrong_t = c.http.post(API + "/edit-tag", data={"i": some, "a": READ, "T": "forged"})
-    assert wrong_t.status_code == 401 and not tid.item(int(some)).read
+    assert wrong_t.status_code == 401 and not tid.items.get(int(some)).read
     for path, params, status in (
             ("/stream/contents/feed/nope", {}, 404),
             ("/stream/contents/feed/hidden", {}, 404),
@@ -182,7 +182,7 @@ def test_bad_input_is_4xx_and_changes_nothing(
         assert answer.status_code == status, (path, params, answer.text)
     assert c.post("/mark-all-as-read", {"s": READING, "ts": "yesterday"}).status_code == 400
     assert c.post("/mark-all-as-read", {}).status_code == 400
-    assert all(not i.read for i in tid.items())
+    assert all(not i.read for i in tid.items.query())
     assert "Hidden thing" not in c.http.get(API + "/stream/contents/" + READING).text
 
 
@@ -191,26 +191,26 @@ def test_subscription_edit_and_quickadd(served: tuple[Tidings, ServerThread, Cli
     new = "https://gamma.example/feed.xml"
     assert c.post("/subscription/edit", {"ac": "subscribe", "s": f"feed/{new}", "t": "Gamma",
                                          "a": "user/-/label/News"}).text == "OK"
-    gamma = next(s for s in tid.sources() if s.url == new)
+    gamma = next(s for s in tid.sources.all() if s.url == new)
     assert (gamma.title, gamma.folder) == ("Gamma", "News")
     assert c.post("/subscription/edit", {"ac": "edit", "s": f"feed/{gamma.id}",
                                          "t": "Gamma!", "r": "user/-/label/News"}).text == "OK"
-    assert (tid.source(gamma.id).title, tid.source(gamma.id).folder) == ("Gamma!", None)
+    assert (tid.sources.get(gamma.id).title, tid.sources.get(gamma.id).folder) == ("Gamma!", None)
     assert c.post("/subscription/edit", {"ac": "unsubscribe", "s": f"feed/{new}"}).text == "OK"
-    assert new not in {s.url for s in tid.sources()}
+    assert new not in {s.url for s in tid.sources.all()}
     assert c.post("/subscription/edit", {"ac": "subscribe", "s": "feed/not a url"}
                   ).status_code == 400
     assert c.post("/subscription/edit", {"ac": "unsubscribe", "s": "feed/hidden"}
                   ).status_code == 404
     assert c.post("/subscription/quickadd", {"quickadd": "not a url"}).status_code == 400
-    assert tid.source("hidden").visibility is Visibility.ISOLATED
+    assert tid.sources.get("hidden").visibility is Visibility.ISOLATED
 
 
 def test_atom_stream_in_the_dialect_newsboat_reads(
         served: tuple[Tidings, ServerThread, Client]) -> None:
     tid, _, c = served
-    first = tid.items(ItemQuery(source_id="alpha"))[0]
-    run(lambda: tid.mark_read([first.id]))
+    first = tid.items.query(ItemQuery(source_id="alpha"))[0]
+    run(lambda: tid.items.mark_read([first.id]))
     answer = c.http.get(BASE + "/reader/atom/feed%2Falpha", params={"n": 4})
     assert answer.status_code == 200
     feed = feedparser.parse(answer.content)

@@ -51,15 +51,15 @@ def setup(settings: Settings, tmp_path: Path) -> Iterator[tuple[Tidings, ServerT
     add_source(tid, "alpha", "Alpha news")
     add_source(tid, "beta", "Beta notes")
     add_source(tid, "hidden", "Hidden", visibility=Visibility.ISOLATED)
-    run(lambda: tid.update_source("alpha", SourceUpdate(folder="Tech")))
+    run(lambda: tid.sources.update("alpha", SourceUpdate(folder="Tech")))
     add_items(tid, [Spec(f"Alpha story {i}", source_id="alpha", age=timedelta(minutes=i))
                     for i in range(5)])
     add_items(tid, [Spec(f"Beta note {i}", source_id="beta", age=timedelta(hours=1 + i))
                     for i in range(3)])
     add_items(tid, [Spec("Hidden thing", source_id="hidden")])
     store_password(tid, "a long password")
-    already = tid.items(ItemQuery(source_id="beta"))[-1]
-    run(lambda: tid.mark_read([already.id]))
+    already = tid.items.query(ItemQuery(source_id="beta"))[-1]
+    run(lambda: tid.items.mark_read([already.id]))
     server = serve_web(tid, settings)
     home = tmp_path / "home"
     (home / ".newsboat").mkdir(parents=True)
@@ -124,28 +124,29 @@ def test_newsboat_reloads_then_marks_read_and_stars_through_tmux(
         _wait_for_screen(session, "Alpha story")
         _keys(session, "Enter")  # opening an article marks it read, on the server too
         _wait_for_screen(session, "Feed:")
-        wait_until(lambda: any(i.read for i in tid.items(ItemQuery(source_id="alpha"))), 20)
+        wait_until(lambda: any(i.read for i in tid.items.query(ItemQuery(source_id="alpha"))), 20)
         _keys(session, "C-e")  # edit the article's flags: "s" is the star (feedhq-flag-star)
         _keys(session, "s")
         _keys(session, "Enter")
-        wait_until(lambda: any(i.starred for i in tid.items(ItemQuery(source_id="alpha"))), 20)
+        wait_until(lambda: any(i.starred for i in
+                               tid.items.query(ItemQuery(source_id="alpha"))), 20)
         _keys(session, "q")
         _keys(session, "q")
         _keys(session, "q")
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], check=False,
                        capture_output=True)
-    read_now = [i.title for i in tid.items(ItemQuery(source_id="alpha")) if i.read]
+    read_now = [i.title for i in tid.items.query(ItemQuery(source_id="alpha")) if i.read]
     assert len(read_now) == 1 and read_now[0].startswith("Alpha story")
-    starred = [i.title for i in tid.items(ItemQuery(source_id="alpha")) if i.starred]
+    starred = [i.title for i in tid.items.query(ItemQuery(source_id="alpha")) if i.starred]
     assert starred == read_now  # starred in newsboat: edit-tag a=…/starred
 
 
 def test_newsboat_sees_what_was_read_in_tidings(
         setup: tuple[Tidings, ServerThread, Path]) -> None:
     tid, _, home = setup
-    first = tid.items(ItemQuery(source_id="alpha"))[0]
-    run(lambda: tid.mark_read([first.id]))
+    first = tid.items.query(ItemQuery(source_id="alpha"))[0]
+    run(lambda: tid.items.mark_read([first.id]))
     done = subprocess.run(newsboat(home, "-x", "reload"), env=env(home), timeout=120,
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr

@@ -38,7 +38,7 @@ def served(settings: Settings) -> Iterator[tuple[Tidings, httpx.Client, list[int
     tid = open_archive(settings)
     add_source(tid, "alpha", "Alpha \"quoted\"")
     add_source(tid, "beta", "Beta")
-    run(lambda: tid.update_source("alpha", SourceUpdate(folder="Tech 技术")))
+    run(lambda: tid.sources.update("alpha", SourceUpdate(folder="Tech 技术")))
     ids = add_items(tid, [
         Spec(TRICKY, source_id="alpha", age=timedelta(minutes=1), body=f"<p>{TRICKY}</p>",
              author="Ann \"A\" 安"),
@@ -47,8 +47,8 @@ def served(settings: Settings) -> Iterator[tuple[Tidings, httpx.Client, list[int
         Spec("Neither", source_id="beta", age=timedelta(minutes=3), body=None),
         Spec("Plain", source_id="alpha", age=timedelta(minutes=4)),
     ])
-    run(lambda: tid.star([ids[0]], True))
-    run(lambda: tid.mark_read([ids[1]], True))
+    run(lambda: tid.items.star([ids[0]], True))
+    run(lambda: tid.items.mark_read([ids[1]], True))
     server = serve_web(tid, settings)
     http = httpx.Client(base_url=server.url, timeout=30, headers={
         "Authorization": f"GoogleLogin auth={new_token(tid, 'page')}"})
@@ -86,7 +86,7 @@ def test_stream_page_matches_the_stored_items(
     page = json.loads(answer.content)  # strict: the embedded text must be valid JSON
     base = str(http.base_url).rstrip("/")
     folders = {"alpha": "Tech 技术", "beta": None}
-    items = [tid.item(i) for i in ids]
+    items = [tid.items.get(i) for i in ids]
     assert page["items"] == [expected(i, folders[i.source_id], base) for i in items[:3]]
     body = page["items"][0]["summary"]["content"]
     assert body == items[0].body and all(part in body for part in ('"hi"', "\\", "中文 🎉"))
@@ -108,5 +108,5 @@ def test_items_by_id_keep_the_order_asked(
     base = str(http.base_url).rstrip("/")
     folders = {"alpha": "Tech 技术", "beta": None}
     assert json.loads(answer.content)["items"] == [
-        expected(tid.item(i), folders[tid.item(i).source_id], base)
+        expected(tid.items.get(i), folders[tid.items.get(i).source_id], base)
         for i in (ids[3], ids[0], ids[1])]

@@ -1,4 +1,5 @@
-"""Layer rules import-linter cannot express: stdlib network modules only in tidings.net."""
+"""Layer rules import-linter cannot express: stdlib network modules only in tidings.net, SQL
+only in store, a light CLI start, and Tidings a lifecycle object over use-case modules."""
 
 from __future__ import annotations
 
@@ -50,3 +51,28 @@ def test_the_cli_starts_without_the_heavy_optional_parts() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+LIFECYCLE = {"open", "close", "aclose", "fetcher", "use_fetcher", "pipeline_env", "write",
+             "restart"}
+
+
+def test_tidings_is_a_lifecycle_object_and_each_use_case_a_module(tmp_path: Path) -> None:
+    """``Tidings`` opens and closes the archive; what a person does with it is a use case,
+    one module of ``tidings.app`` each, reached as an attribute (the facade had grown to
+    62 methods in one 642-line module before)."""
+    from tidings.app import Tidings
+    from tidings.settings import load_settings
+
+    members = {name for name in vars(Tidings) if not name.startswith("_")}
+    assert members <= LIFECYCLE, f"not lifecycle: {sorted(members - LIFECYCLE)}"
+    tidings = Tidings.open(load_settings(tmp_path, env={}), create=True)
+    try:
+        use_cases = {name: type(value).__module__ for name, value in vars(tidings).items()
+                     if not name.startswith("_") and name not in {"settings", "clock"}}
+    finally:
+        tidings.close()
+    assert len(use_cases) >= 15, sorted(use_cases)
+    homes = sorted(use_cases.values())
+    assert all(h.startswith("tidings.app.") and h != "tidings.app.facade" for h in homes)
+    assert len(set(homes)) == len(homes), "two use cases share a module"

@@ -26,9 +26,9 @@ async def world(settings: Settings) -> AsyncIterator[tuple[Tidings, str]]:
 
 async def test_doctor_shows_each_stage_and_each_entrys_fate(world: tuple[Tidings, str]) -> None:
     t, base = world
-    await t.create_source(f"{base}/healthy.xml", kind=SourceKind.RSS, source_id="healthy",
+    await t.sources.create(f"{base}/healthy.xml", kind=SourceKind.RSS, source_id="healthy",
                     config={"filters": {"block": [{"field": "title", "pattern": "post 1$"}]}})
-    source = t.source("healthy")
+    source = t.sources.get("healthy")
     report = await doctor(t.pipeline_env(), source)
     stages = dict(report.stages)
     assert stages["request"].endswith("(unconditional)")
@@ -39,14 +39,14 @@ async def test_doctor_shows_each_stage_and_each_entrys_fate(world: tuple[Tidings
         ("healthy post 0", "create"), ("healthy post 1", "filtered"),
         ("healthy post 2", "create")]
     assert report.headers["etag"] == '"healthy-v1"'
-    assert t.runs("healthy") == []  # nothing recorded ...
-    assert t.items() == []  # ... nothing stored
-    assert t.source("healthy") == source
+    assert t.sources.runs("healthy") == []  # nothing recorded ...
+    assert t.items.query() == []  # ... nothing stored
+    assert t.sources.get("healthy") == source
 
-    await t.collect(["healthy"])
-    again = await doctor(t.pipeline_env(), t.source("healthy"))
+    await t.collection.round(["healthy"])
+    again = await doctor(t.pipeline_env(), t.sources.get("healthy"))
     assert [e.verdict for e in again.entries] == ["unchanged", "filtered", "unchanged"]
-    conditional = await doctor(t.pipeline_env(), t.source("healthy"), conditional=True)
+    conditional = await doctor(t.pipeline_env(), t.sources.get("healthy"), conditional=True)
     assert dict(conditional.stages)["parse"] == "304 Not Modified: nothing to parse"
     text = again.text()
     assert "filtered" in text
@@ -56,10 +56,10 @@ async def test_doctor_shows_each_stage_and_each_entrys_fate(world: tuple[Tidings
 
 async def test_doctor_reports_a_failing_fetch_in_one_line(world: tuple[Tidings, str]) -> None:
     t, base = world
-    await t.create_source(f"{base}/failing.xml", kind=SourceKind.RSS, source_id="failing")
-    report = await doctor(t.pipeline_env(), t.source("failing"))
+    await t.sources.create(f"{base}/failing.xml", kind=SourceKind.RSS, source_id="failing")
+    report = await doctor(t.pipeline_env(), t.sources.get("failing"))
     assert report.error is not None
     assert "HTTP 500" in report.error
     assert report.entries == []
     assert "FAILED" in report.text()
-    assert t.source("failing").fail_count == 0
+    assert t.sources.get("failing").fail_count == 0

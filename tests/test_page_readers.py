@@ -95,9 +95,9 @@ async def test_request_options_and_the_github_token_stay_on_their_hosts(
     t = Tidings.open(replace(settings, providers=providers), create=True)
     try:
         async with serve(site.app()) as base:
-            await t.create_source(f"{base}/releases", kind=SourceKind.JSON_LIST,
-                                  source_id="rel", config=config)
-            report = await t.collect(extract=False)
+            await t.sources.create(f"{base}/releases", kind=SourceKind.JSON_LIST,
+                                   source_id="rel", config=config)
+            report = await t.collection.round(extract=False)
         assert report.results["rel"].outcome is RunOutcome.OK
         assert report.results["rel"].created == 2
         sent = site.seen[0]
@@ -125,19 +125,19 @@ async def test_a_page_that_changed_fails_its_source_and_not_the_round(settings: 
     try:
         async with serve(site.app()) as base:
             for sid, path in (("ok", "news"), ("changed", "redesigned"), ("huge", "huge")):
-                await t.create_source(f"{base}/{path}", kind=SourceKind.WEB_LIST,
-                                      source_id=sid, config=cards.config)
-            report = await t.collect(extract=False)
+                await t.sources.create(f"{base}/{path}", kind=SourceKind.WEB_LIST,
+                                       source_id=sid, config=cards.config)
+            report = await t.collection.round(extract=False)
         outcomes = {sid: r.outcome for sid, r in report.results.items()}
         assert outcomes == {"ok": RunOutcome.OK, "changed": RunOutcome.FAILED,
                             "huge": RunOutcome.FAILED}
         assert report.results["ok"].warnings == (), "a page source starts keyed by URL"
-        changed = t.source("changed")
+        changed = t.sources.get("changed")
         assert changed.health is Health.DEGRADED
         assert "item selector 'section.news-grid article.card' matched nothing" in (
             changed.last_error or "")
-        assert t.source("huge").last_error
-        assert {i.source_id for i in t.items(ItemQuery(limit=50))} == {"ok"}
+        assert t.sources.get("huge").last_error
+        assert {i.source_id for i in t.items.query(ItemQuery(limit=50))} == {"ok"}
     finally:
         await t.aclose()
 
@@ -147,14 +147,14 @@ async def test_a_stored_config_that_no_longer_validates_fails_the_run(
 ) -> None:
     t = Tidings.open(settings, create=True)
     try:
-        await t.create_source("http://127.0.0.1:9/x", kind=SourceKind.WEB_LIST,
-                              source_id="old", config={"item": "article"})
+        await t.sources.create("http://127.0.0.1:9/x", kind=SourceKind.WEB_LIST,
+                               source_id="old", config={"item": "article"})
         await t.write(lambda unit: unit.update_source(
             "old", SourceUpdate(config={"itme": "article"})))  # as an older version wrote it
-        report = await t.collect(extract=False)
+        report = await t.collection.round(extract=False)
         assert report.results["old"].outcome is RunOutcome.FAILED
-        assert "unknown config key 'itme'" in (t.source("old").last_error or "")
-        assert "did you mean 'item'" in (t.source("old").last_error or "")
+        assert "unknown config key 'itme'" in (t.sources.get("old").last_error or "")
+        assert "did you mean 'item'" in (t.sources.get("old").last_error or "")
     finally:
         await t.aclose()
 
@@ -198,26 +198,26 @@ async def test_markdown_pages_are_rendered_and_a_spent_budget_is_not_a_failure(
 ) -> None:
     t, renderer = rendering
     for n in range(3):
-        await t.create_source(f"https://lab{n}.example/news", kind=SourceKind.WEB_LIST,
-                              source_id=f"lab{n}",
-                              config={"mode": "markdown", "links_start_line": 3})
-    assert {(s.cost_class, s.interval_min) for s in t.sources()} == {
+        await t.sources.create(f"https://lab{n}.example/news", kind=SourceKind.WEB_LIST,
+                               source_id=f"lab{n}",
+                               config={"mode": "markdown", "links_start_line": 3})
+    assert {(s.cost_class, s.interval_min) for s in t.sources.all()} == {
         (CostClass.PAID_RENDER, 60)}, "a paid render is clamped to 60-120 minutes (R-SCHED-5)"
-    report = await t.collect(extract=False)
+    report = await t.collection.round(extract=False)
     outcomes = Counter(r.outcome for r in report.results.values())
     assert outcomes == {RunOutcome.OK: 2, RunOutcome.BUDGET: 1}
     assert len(renderer.asked) == 2, "the third render was never requested"
     assert set(renderer.keys) == {"Bearer jina_key_9876"}
     assert all(a.startswith("https://lab") for a in renderer.asked)
     for sid, counts in report.results.items():
-        source = t.source(sid)
+        source = t.sources.get(sid)
         if counts.outcome is RunOutcome.BUDGET:
             assert source.fail_count == 0 and source.health is Health.OK
         else:
             assert counts.created == 2
-    titles = sorted({i.title for i in t.items(ItemQuery(limit=50))})
+    titles = sorted({i.title for i in t.items.query(ItemQuery(limit=50))})
     assert titles == ["A launch", "A paper"]
-    assert t.spend_today()["jina"].calls == 2
+    assert t.paid.today()["jina"].calls == 2
 
 
 # ------------------------------------------------ the rendering fallback of extraction
@@ -247,8 +247,8 @@ async def _fallback_world(settings: Settings, renderer: Renderer, provider: str,
                               "daily_calls": daily_calls}}
         t = Tidings.open(replace(settings, providers=providers,
                                  extract_render_provider=provider), create=True)
-        await t.create_source(f"{base}/list", kind=SourceKind.WEB_LIST, source_id="lst")
-        await t.collect(extract=False)
+        await t.sources.create(f"{base}/list", kind=SourceKind.WEB_LIST, source_id="lst")
+        await t.collection.round(extract=False)
         yield Fallback(t, site, renderer)
         await t.aclose()
 
@@ -267,10 +267,10 @@ async def test_extraction_falls_back_to_the_rendering_within_its_budget(
     settings: Settings,
 ) -> None:
     async for world in _fallback_world(settings, ArticleRenderer(), "jina", 2):
-        report = await world.tid.extract_pending()
+        report = await world.tid.collection.extract_pending()
         assert (report.ok, report.skipped) == (2, 1), report
         assert len(world.renderer.asked) == 2 and set(world.renderer.keys) == {"Bearer jk_1111"}
-        items = world.tid.items(ItemQuery(limit=10))
+        items = world.tid.items.query(ItemQuery(limit=10))
         done = [i for i in items if i.body_state.value == "ok"]
         assert len(done) == 2
         body = done[0].body or ""
@@ -279,12 +279,12 @@ async def test_extraction_falls_back_to_the_rendering_within_its_budget(
         assert done[0].raw["extract"]["method"] == "render:jina"
         assert [i.body_state.value for i in items].count("pending") == 1, \
             "the budget ran out: the last item waits for tomorrow's budget"
-        assert world.tid.spend_today()["jina"].calls == 2
+        assert world.tid.paid.today()["jina"].calls == 2
 
 
 async def test_without_the_setting_nothing_is_rendered(settings: Settings) -> None:
     async for world in _fallback_world(settings, ArticleRenderer(), "", 5):
-        report = await world.tid.extract_pending()
+        report = await world.tid.collection.extract_pending()
         assert report.unconfirmed == 3 and report.ok == 0
         assert world.renderer.asked == []
 
@@ -320,14 +320,14 @@ async def test_the_detail_rule_fills_dates_by_the_fallback_chain_within_its_budg
     t = Tidings.open(settings, create=True)
     try:
         async with serve(site.app()) as base:
-            await t.create_source(f"{base}/list", kind=SourceKind.WEB_LIST, source_id="l",
-                                  config={"detail": {"max_fetches": 4,
-                                                     "title_authoritative": True}})
-            report = await t.collect(extract=False)
+            await t.sources.create(f"{base}/list", kind=SourceKind.WEB_LIST, source_id="l",
+                                   config={"detail": {"max_fetches": 4,
+                                                      "title_authoritative": True}})
+            report = await t.collection.round(extract=False)
         assert report.results["l"].created == 5
         assert sorted(p for p in site.paths if p.startswith("/p/")) == [
             "/p/0", "/p/1", "/p/2", "/p/3"], "at most max_fetches detail pages"
-        by_url = {i.url.rsplit("/", 1)[1]: i for i in t.items(ItemQuery(limit=10)) if i.url}
+        by_url = {i.url.rsplit("/", 1)[1]: i for i in t.items.query(ItemQuery(limit=10)) if i.url}
         days = {k: (i.published_at.day if i.published_at else None) for k, i in by_url.items()}
         assert days["0"] == 1 and days["1"] == 2 and days["2"] == 3
         assert days["4"] is None, "beyond max_fetches: not fetched"
@@ -349,11 +349,11 @@ async def test_an_authoritative_date_rule_lets_no_other_timestamp_stand_in(
     t = Tidings.open(settings, create=True)
     try:
         async with serve(site.app()) as base:
-            await t.create_source(f"{base}/list", kind=SourceKind.WEB_LIST, source_id="l",
-                                  config={"detail": {"date_selector": "article time",
-                                                     "published_authoritative": True}})
-            await t.collect(extract=False)
-        (item,) = t.items(ItemQuery(limit=10))
+            await t.sources.create(f"{base}/list", kind=SourceKind.WEB_LIST, source_id="l",
+                                   config={"detail": {"date_selector": "article time",
+                                                      "published_authoritative": True}})
+            await t.collection.round(extract=False)
+        (item,) = t.items.query(ItemQuery(limit=10))
         assert item.published_at is None
     finally:
         await t.aclose()

@@ -145,8 +145,8 @@ async def world(settings: Settings) -> AsyncIterator[tuple[Tidings, Api]]:
 
 async def add_accounts(t: Tidings, handles: Sequence[str]) -> None:
     for handle in handles:
-        await t.create_source(f"https://x.example/{handle}", kind=SourceKind.X,
-                              source_id=handle, config={"handle": handle})
+        await t.sources.create(f"https://x.example/{handle}", kind=SourceKind.X,
+                               source_id=handle, config={"handle": handle})
 
 
 async def test_a_round_reads_three_accounts_per_call_and_keeps_runs_per_source(
@@ -154,19 +154,19 @@ async def test_a_round_reads_three_accounts_per_call_and_keeps_runs_per_source(
 ) -> None:
     t, api = world
     await add_accounts(t, ["a1", "a2", "a3", "a4", "gone"])
-    report = await t.collect(extract=False)
+    report = await t.collection.round(extract=False)
     assert sorted(map(sorted, api.searches)) == [["a1", "a2", "a3"], ["a4", "gone"]]
     assert {sid: c.outcome for sid, c in report.results.items()} == {
         "a1": RunOutcome.OK, "a2": RunOutcome.OK, "a3": RunOutcome.OK, "a4": RunOutcome.OK,
         "gone": RunOutcome.FAILED}
     assert [report.results[s].created for s in ("a1", "a2", "a3", "a4")] == [2, 2, 2, 2]
-    assert t.source("a2").cursor["since_id"] == _post_id("a2", 1)
-    gone = t.source("gone")
+    assert t.sources.get("a2").cursor["since_id"] == _post_id("a2", 1)
+    gone = t.sources.get("gone")
     assert gone.fail_count == 1 and gone.health is Health.DEGRADED
     assert "account 'gone' not found" in (gone.last_error or "")
-    assert [r.outcome for r in t.runs("a4")] == [RunOutcome.OK]
-    assert len(t.items(ItemQuery(limit=100))) == 8
-    spend = t.spend_today()["fake"]
+    assert [r.outcome for r in t.sources.runs("a4")] == [RunOutcome.OK]
+    assert len(t.items.query(ItemQuery(limit=100))) == 8
+    spend = t.paid.today()["fake"]
     assert (spend.calls, spend.cost) == (2, 0.5), "the cost the API reported"
 
 
@@ -176,13 +176,13 @@ async def test_a_budget_that_runs_out_mid_round_is_not_a_failure(
     t, api = world
     handles = [f"b{n}" for n in range(8)]  # three calls' worth; the budget allows two
     await add_accounts(t, handles)
-    report = await t.collect(extract=False)
+    report = await t.collection.round(extract=False)
     assert len(api.searches) == 2, "the third call was never made"
     served = sum(len(s) for s in api.searches)
     outcomes = Counter(c.outcome for c in report.results.values())
     assert outcomes == {RunOutcome.OK: served, RunOutcome.BUDGET: 8 - served}
     for sid, counts in report.results.items():
-        source = t.source(sid)
+        source = t.sources.get(sid)
         if counts.outcome is RunOutcome.BUDGET:
             assert "daily budget of 2 calls reached" in (counts.error or "")
             assert source.fail_count == 0 and source.health is Health.OK
@@ -199,13 +199,13 @@ async def test_a_failed_paid_call_is_recorded_and_fails_its_sources(
     t, api = world
     api.status = 500
     await add_accounts(t, ["c1", "c2"])
-    report = await t.collect(extract=False)
+    report = await t.collection.round(extract=False)
     assert {c.outcome for c in report.results.values()} == {RunOutcome.FAILED}
     assert all("HTTP 500" in (c.error or "") for c in report.results.values())
     (call,) = t.pipeline_env().store.paid_calls("fake")
     assert call.status.startswith("failed: ") and "HTTP 500" in call.status
     assert call.source_ids == ("c1", "c2") and call.cost == 0.1
-    assert t.spend_today()["fake"].calls == 1, "a failed call counts against the budget"
+    assert t.paid.today()["fake"].calls == 1, "a failed call counts against the budget"
 
 
 async def test_the_scheduler_groups_due_sources_the_same_way(
@@ -213,7 +213,7 @@ async def test_the_scheduler_groups_due_sources_the_same_way(
 ) -> None:
     t, api = world
     await add_accounts(t, ["d1", "d2", "d3"])
-    await t.update_source("d3", SourceUpdate(visibility="isolated"))  # type: ignore[arg-type]
+    await t.sources.update("d3", SourceUpdate(visibility="isolated"))  # type: ignore[arg-type]
     runner = Runner(t.pipeline_env(), options=RunnerOptions(tz=UTC, memory_limit_mb=0,
                                                             grace_seconds=1))
     started = await runner.tick()
@@ -232,8 +232,8 @@ async def test_a_batched_source_whose_pages_hang_fails_in_the_run_time(
     lone run has, like ``collect_source``: a hanging page cannot hold the round."""
     t, _ = world
     for handle in ("e1", "e2"):
-        await t.create_source(f"https://x.example/{handle}", kind=SourceKind.X,
-                              source_id=handle, config={"handle": handle, "detail": {}})
+        await t.sources.create(f"https://x.example/{handle}", kind=SourceKind.X,
+                               source_id=handle, config={"handle": handle, "detail": {}})
 
     def hanging_pages(*args: object) -> Callable[[list[ItemData]], Awaitable[list[ItemData]]]:
         async def never(batch: list[ItemData]) -> list[ItemData]:
@@ -244,7 +244,7 @@ async def test_a_batched_source_whose_pages_hang_fails_in_the_run_time(
 
     monkeypatch.setattr(batch, "detail_step", hanging_pages)
     monkeypatch.setattr(batch, "RUN_TIMEOUT_S", 2.0)
-    report = await asyncio.wait_for(t.collect(extract=False), 20)
+    report = await asyncio.wait_for(t.collection.round(extract=False), 20)
     assert {c.outcome for c in report.results.values()} == {RunOutcome.FAILED}
     assert all("took longer than" in (c.error or "") for c in report.results.values())
-    assert all(t.source(sid).fail_count == 1 for sid in ("e1", "e2"))
+    assert all(t.sources.get(sid).fail_count == 1 for sid in ("e1", "e2"))

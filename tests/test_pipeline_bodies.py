@@ -45,9 +45,9 @@ async def test_a_body_too_large_once_decoded_fails_its_source_only(settings: Set
     t = Tidings.open(replace(settings, http_max_bytes=1_000_000), create=True)
     async with serve(_app()) as base:
         for n in range(60):
-            await t.create_source(f"{base}/feed/{n}", source_id=f"f{n}")
-        await t.create_source(f"{base}/bomb", source_id="bomb")
-        report = await t.collect()
+            await t.sources.create(f"{base}/feed/{n}", source_id=f"f{n}")
+        await t.sources.create(f"{base}/bomb", source_id="bomb")
+        report = await t.collection.round()
     assert report.results["bomb"].outcome is RunOutcome.FAILED
     assert report.results["bomb"].error == f"{base}/bomb: body larger than 1000000 bytes " \
                                            "(raise max_bytes if it is expected)"

@@ -131,16 +131,16 @@ async def tidings(settings: Settings) -> AsyncIterator[Tidings]:
 
 async def test_a_bad_config_is_refused_when_saved_everywhere(tidings: Tidings) -> None:
     with pytest.raises(ConfigError, match=r"'url_allow\.0': bad regular expression"):
-        await tidings.create_source("https://a.example/feed", config={"url_allow": ["("]})
-    assert tidings.sources() == []
-    source = await tidings.create_source("https://a.example/feed")
+        await tidings.sources.create("https://a.example/feed", config={"url_allow": ["("]})
+    assert tidings.sources.all() == []
+    source = await tidings.sources.create("https://a.example/feed")
     with pytest.raises(ConfigError, match=r"'filters\.block\.0\.pattern'"):
-        await tidings.update_source(source.id, SourceUpdate(
+        await tidings.sources.update(source.id, SourceUpdate(
             config={"filters": {"block": [{"field": "title", "pattern": "("}]}}))
-    assert tidings.source(source.id).config == {}
+    assert tidings.sources.get(source.id).config == {}
     opml = (b'<opml version="2.0"><body><outline text="AI"><outline type="rss" text="x" '
             b'xmlUrl="https://b.example/rss"/></outline></body></opml>')
-    added, _ = await tidings.import_opml(opml)
+    added, _ = await tidings.transfer.import_opml(opml)
     assert added[0].folder == "AI" and added[0].config == {}
 
 
@@ -154,26 +154,26 @@ async def test_a_stored_config_that_no_longer_validates_fails_its_runs(
     app = web.Application()
     app.router.add_get("/feed", feed)
     async with serve(app) as base:
-        source = await tidings.create_source(f"{base}/feed")
+        source = await tidings.sources.create(f"{base}/feed")
         await tidings.write(lambda unit: unit.update_source(
             source.id, SourceUpdate(config={"user_agent": "ok", "selector": "div"})))
-        report = await tidings.collect([source.id], extract=False)
+        report = await tidings.collection.round([source.id], extract=False)
     counts = report.results[source.id]
     assert counts.outcome is RunOutcome.FAILED
     assert counts.error is not None and "unknown config key 'selector'" in counts.error
-    assert tidings.source(source.id).fail_count == 1
+    assert tidings.sources.get(source.id).fail_count == 1
 
 
 async def test_external_sources_are_created_and_never_collected(tidings: Tidings) -> None:
-    ext = await tidings.create_source("scripts", kind=SourceKind.EXTERNAL,
-                                      config={"filters": {"max_age_days": 7}})
+    ext = await tidings.sources.create("scripts", kind=SourceKind.EXTERNAL,
+                                       config={"filters": {"max_age_days": 7}})
     assert (ext.id, ext.url, ext.kind) == ("scripts", "external:scripts", SourceKind.EXTERNAL)
     with pytest.raises(ConfigError, match="is external"):
-        await tidings.collect([ext.id])
-    report = await tidings.collect(extract=False)  # a round over everything due
+        await tidings.collection.round([ext.id])
+    report = await tidings.collection.round(extract=False)  # a round over everything due
     assert ext.id not in report.results
     with pytest.raises(ConfigError, match="without spaces"):
-        await tidings.create_source("two words", kind=SourceKind.EXTERNAL)
+        await tidings.sources.create("two words", kind=SourceKind.EXTERNAL)
 
 
 async def test_global_filters_from_the_settings_file_apply_to_every_source(
@@ -194,11 +194,11 @@ async def test_global_filters_from_the_settings_file_apply_to_every_source(
     try:
         async with serve(app) as base:
             base_holder["base"] = base
-            source = await t.create_source(f"{base}/feed", config={"filters": {
+            source = await t.sources.create(f"{base}/feed", config={"filters": {
                 "block": [{"field": "title", "pattern": "Benchmarks"}]}})
-            report = await t.collect([source.id], extract=False)
+            report = await t.collection.round([source.id], extract=False)
         assert report.results[source.id].filtered == 2
-        assert [i.title for i in t.items()] == ["Model released"]
+        assert [i.title for i in t.items.query()] == ["Model released"]
     finally:
         await t.aclose()
     with pytest.raises(ConfigError, match=r"^setting filters\.block\.0\.pattern"):
@@ -229,22 +229,22 @@ async def test_the_detail_rule_fills_entries_from_their_pages(tidings: Tidings) 
     app.router.add_get("/feed", feed)
     app.router.add_get("/p/{n}", page)
     async with serve(app) as base:
-        source = await tidings.create_source(f"{base}/feed", config={"detail": {
+        source = await tidings.sources.create(f"{base}/feed", config={"detail": {
             "title_selector": "h1.t", "date_selector": ".d", "title_authoritative": True}})
-        await tidings.collect([source.id], extract=False)
-        items = {i.url: i for i in tidings.items(ItemQuery(limit=10))}
+        await tidings.collection.round([source.id], extract=False)
+        items = {i.url: i for i in tidings.items.query(ItemQuery(limit=10))}
         assert sorted(fetched) == ["/p/0", "/p/1"]
         first = items[f"{base}/p/0"]
         assert first.title == "Real title 0" and first.summary == "About 0"
         assert first.published_at == NOW - timedelta(days=1)
         assert first.raw["detail"]["keep"] == ["title"]
         listing["titles"] = ["link one, renamed", "link two"]
-        await tidings.update_source(source.id, SourceUpdate(
+        await tidings.sources.update(source.id, SourceUpdate(
             next_fetch_at=NOW - timedelta(minutes=1)))
-        again = await tidings.collect([source.id], extract=False)
+        again = await tidings.collection.round([source.id], extract=False)
         assert sorted(fetched) == ["/p/0", "/p/1"], "stored URLs are not fetched again"
         assert again.results[source.id].revised == 0
-        kept = next(i for i in tidings.items(ItemQuery(limit=10)) if i.url == f"{base}/p/0")
+        kept = next(i for i in tidings.items.query(ItemQuery(limit=10)) if i.url == f"{base}/p/0")
         assert kept.title == "Real title 0", "an authoritative page title stays"
         assert kept.published_at == NOW - timedelta(days=1), "the page's date stays"
 
@@ -265,12 +265,12 @@ async def test_detail_fetches_are_bounded_per_run(tidings: Tidings) -> None:
     app.router.add_get("/feed", feed)
     app.router.add_get("/p/{n}", page)
     async with serve(app) as base:
-        source = await tidings.create_source(f"{base}/feed",
-                                             config={"detail": {"max_fetches": 2}})
-        report = await tidings.collect([source.id], extract=False)
+        source = await tidings.sources.create(f"{base}/feed",
+                                              config={"detail": {"max_fetches": 2}})
+        report = await tidings.collection.round([source.id], extract=False)
     assert len(fetched) == 2
     assert report.results[source.id].created == 6, "a failed page keeps the listed entry"
-    errors = [i.raw["detail"]["error"] for i in tidings.items() if "detail" in i.raw]
+    errors = [i.raw["detail"]["error"] for i in tidings.items.query() if "detail" in i.raw]
     assert len(errors) == 2 and all("HTTP 404" in e for e in errors)
 
 

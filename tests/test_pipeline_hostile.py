@@ -28,8 +28,8 @@ def _rss(title: str, extra: str = "") -> bytes:
 async def _collect(settings: Settings, app: web.Application) -> Tidings:
     t = Tidings.open(settings, create=True)
     async with serve(app) as base:
-        await t.create_source(f"{base}/feed", source_id="f")
-        await t.collect()
+        await t.sources.create(f"{base}/feed", source_id="f")
+        await t.collection.round()
     return t
 
 
@@ -40,14 +40,14 @@ async def test_oversized_fields_are_cut_with_a_marker_and_a_warning(settings: Se
     t = await _collect(settings, body_app(_rss(huge, cats + long_author),
                                           {"Content-Type": "application/rss+xml"}))
     try:
-        items = {i.title[:4]: t.item(i.id) for i in t.briefs(ItemQuery())}
+        items = {i.title[:4]: t.items.get(i.id) for i in t.items.briefs(ItemQuery())}
         item = items["TTTT"]
         assert len(item.title) == limits.TITLE_MAX and item.title.endswith(limits.MARK)
         assert len(item.categories) == limits.CATEGORIES_MAX
         assert all(len(c) <= limits.CATEGORY_MAX for c in item.categories)
         assert len(item.author) <= limits.AUTHOR_MAX
         assert items["Fine"].title == "Fine"
-        run = t.runs("f")[0]
+        run = t.sources.runs("f")[0]
         assert run.outcome is RunOutcome.OK
         assert any(w.startswith("oversized fields were truncated") and "title (1)" in w
                    for w in run.warnings), run.warnings
@@ -105,8 +105,8 @@ async def test_a_huge_retry_after_pushes_a_source_one_day_at_most(settings: Sett
     app.router.add_get("/feed", busy)
     t = await _collect(settings, app)
     try:
-        source = t.source("f")
-        run = t.runs("f")[0]
+        source = t.sources.get("f")
+        run = t.sources.runs("f")[0]
         assert run.outcome is RunOutcome.FAILED and run.error and "429" in run.error
         assert source.next_fetch_at is not None
         assert source.next_fetch_at - run.started_at <= timedelta(hours=24, minutes=1)

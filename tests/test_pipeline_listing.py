@@ -273,16 +273,16 @@ async def test_rounds_keep_the_memory_across_304s_and_use_it(
     app.add_routes([web.get("/feed", feed)])
     t = Tidings.open(settings, create=True)
     async with serve(app) as base:
-        await t.create_source(f"{base}/feed", source_id="f")
-        first = await t.collect(["f"], extract=False)
+        await t.sources.create(f"{base}/feed", source_id="f")
+        first = await t.collection.round(["f"], extract=False)
         assert first.created == 5 and len(cleaned) == 5
-        second = await t.collect(["f"], extract=False)  # 304: nothing parsed, memory kept
+        second = await t.collection.round(["f"], extract=False)  # 304: nothing parsed, memory kept
         assert second.count(RunOutcome.NOT_MODIFIED) == 1
-        assert len(t.source("f").cursor["listed"]) == 5
+        assert len(t.sources.get("f").cursor["listed"]) == 5
         state["items"] = [("g9", "Body 9"), *state["items"]]  # type: ignore[list-item]
         state["etag"] = '"v2"'
         cleaned.clear()
-        third = await t.collect(["f"], extract=False)
+        third = await t.collection.round(["f"], extract=False)
     assert third.created == 1 and cleaned == ["g9"]
-    assert len(t.source("f").cursor["listed"]) == 6
+    assert len(t.sources.get("f").cursor["listed"]) == 6
     await t.aclose()

@@ -34,7 +34,7 @@ class Archive:
         return Tidings.open(self.settings)
 
     def item(self, t: Tidings, path: str) -> Item:
-        return next(i for i in t.items(ItemQuery(limit=100))
+        return next(i for i in t.items.query(ItemQuery(limit=100))
                     if i.url == self.site.base + path)
 
 
@@ -53,8 +53,8 @@ async def archive(settings: Settings) -> AsyncIterator[Archive]:
                                    Entry("Second story", "/a/2", recent(2)),
                                    Entry("Short story", "/a/3", recent(3))]
         t = Tidings.open(settings, create=True)
-        await t.create_source(url + "/feed.xml", source_id="gazette")
-        report = await t.collect()
+        await t.sources.create(url + "/feed.xml", source_id="gazette")
+        report = await t.collection.round()
         assert report.extraction is not None and report.extraction.ok == 2
         await t.aclose()
         yield Archive(settings, site, url + "/feed.xml")
@@ -71,13 +71,13 @@ async def test_reparse_sends_no_request_and_applies_new_extract_settings(archive
         before = archive.item(t, "/a/1")
         assert before.body and NOTE in before.body
         requests = archive.site.total
-        unchanged = await t.reparse()
+        unchanged = await t.collection.reparse()
         assert (unchanged.feeds, unchanged.pages, unchanged.revised) == (1, 3, 0)
         assert unchanged.errors == []
 
-        await t.update_source("gazette", SourceUpdate(config={"extract": {"remove_selectors":
+        await t.sources.update("gazette", SourceUpdate(config={"extract": {"remove_selectors":
                                                            [".editor-note"]}}))
-        report = await t.reparse(source_id="gazette")
+        report = await t.collection.reparse(source_id="gazette")
         assert archive.site.total == requests, "reparse sent a request"
         assert report.revised == 1 and report.pages == 3
         after = archive.item(t, "/a/1")
@@ -102,10 +102,10 @@ async def test_an_archived_listing_is_parsed_again_without_creating_items(archiv
             url=archive.source_url, final_url=archive.source_url,
             fetched_at=datetime.now(UTC), status=200,
             headers={"content-type": "application/rss+xml"}, body=feed, source_id="gazette"))
-        count = len(t.items(ItemQuery(limit=100)))
-        report = await t.reparse()
+        count = len(t.items.query(ItemQuery(limit=100)))
+        report = await t.collection.reparse()
         assert report.feeds == 2 and report.revised == 1
-        assert len(t.items(ItemQuery(limit=100))) == count, "reparse created an item"
+        assert len(t.items.query(ItemQuery(limit=100))) == count, "reparse created an item"
         second = archive.item(t, "/a/2")
         assert second.title == "Second story, corrected"
         assert second.body == first.body and second.body_state is BodyState.OK
@@ -116,10 +116,10 @@ async def test_an_archived_listing_is_parsed_again_without_creating_items(archiv
 async def test_since_and_source_narrow_the_work(archive: Archive) -> None:
     t = archive.open()
     try:
-        later = await t.reparse(since=datetime.now(UTC) + timedelta(hours=1))
+        later = await t.collection.reparse(since=datetime.now(UTC) + timedelta(hours=1))
         assert (later.feeds, later.pages, later.revised) == (0, 0, 0)
         with pytest.raises(NotFoundError):
-            await t.reparse(source_id="nope")
+            await t.collection.reparse(source_id="nope")
     finally:
         t.close()
 
@@ -131,7 +131,7 @@ async def test_an_unreadable_archive_entry_is_counted_not_fatal(archive: Archive
             url=archive.source_url, final_url=archive.source_url,
             fetched_at=datetime.now(UTC), status=200, headers={}, body=b"\x00garbage<<",
             source_id="gazette"))
-        report = await t.reparse()
+        report = await t.collection.reparse()
         assert report.error_count == 1 and len(report.errors) == 1
         assert "\n" not in report.errors[0]
         assert report.pages == 3
@@ -143,9 +143,9 @@ async def test_a_page_that_no_longer_yields_an_article_keeps_the_body(archive: A
     t = archive.open()
     try:
         body = archive.item(t, "/a/1").body
-        await t.update_source("gazette", SourceUpdate(
+        await t.sources.update("gazette", SourceUpdate(
             config={"extract": {"remove_selectors": ["p"]}}))
-        report = await t.reparse()
+        report = await t.collection.reparse()
         assert report.revised == 0
         assert archive.item(t, "/a/1").body == body
     finally:
@@ -157,9 +157,9 @@ async def test_reparse_with_no_reachable_network(archive: Archive) -> None:
     offline = replace(archive.settings, allow_private_hosts=())
     t = Tidings.open(offline)
     try:
-        await t.update_source("gazette", SourceUpdate(
+        await t.sources.update("gazette", SourceUpdate(
             config={"extract": {"body_selector": "article"}}))
-        report = await t.reparse()
+        report = await t.collection.reparse()
         assert report.pages == 3 and report.errors == []
         assert archive.item(t, "/a/1").raw["extract"]["method"] == "selector"
     finally:

@@ -53,8 +53,8 @@ async def tidings(settings: Settings) -> AsyncIterator[Tidings]:
 
 
 async def add(t: Tidings, base: str, name: str, due: datetime, **changes: Any) -> None:
-    await t.create_source(f"{base}/{name}.xml", kind=SourceKind.RSS, source_id=name)
-    await t.update_source(name, SourceUpdate(next_fetch_at=due, **changes))
+    await t.sources.create(f"{base}/{name}.xml", kind=SourceKind.RSS, source_id=name)
+    await t.sources.update(name, SourceUpdate(next_fetch_at=due, **changes))
 
 
 async def test_a_tick_takes_forty_and_never_more_than_free_slots(
@@ -65,7 +65,7 @@ async def test_a_tick_takes_forty_and_never_more_than_free_slots(
     now = datetime.now(UTC)
     for i in range(100):
         await add(tidings, base, f"s{i:03d}", now - timedelta(minutes=100 - i))
-    await tidings.update_source("s099", SourceUpdate(priority=1))  # the least overdue, but starred
+    await tidings.sources.update("s099", SourceUpdate(priority=1))  # the least overdue, but starred
     runner = Runner(tidings.pipeline_env(), options=replace(QUIET, concurrency=64))
     first = await runner.tick()
     assert len(first) == 40
@@ -73,16 +73,16 @@ async def test_a_tick_takes_forty_and_never_more_than_free_slots(
     assert len(await runner.tick()) == 24  # 64 slots, 40 busy
     assert await runner.tick() == []
     assert len(runner.in_flight) == 64
-    leased = {s.id: s.next_fetch_at for s in tidings.sources() if s.id in runner.in_flight}
+    leased = {s.id: s.next_fetch_at for s in tidings.sources.all() if s.id in runner.in_flight}
     assert all(t is not None and t > now + timedelta(minutes=9) for t in leased.values())
 
     await runner.drain()  # grace 0.3 s: every fetch is cancelled and released
     after = datetime.now(UTC)
-    sources = {s.id: s for s in tidings.sources()}
+    sources = {s.id: s for s in tidings.sources.all()}
     for sid in leased:
         nxt = sources[sid].next_fetch_at
         assert nxt is not None and nxt <= after, f"{sid} is still leased"
-    runs = tidings.runs(limit=200)
+    runs = tidings.sources.runs(limit=200)
     assert len(runs) == 64
     assert {r.outcome for r in runs} == {RunOutcome.ABANDONED}
     assert runner.stats.abandoned == 64
@@ -105,10 +105,10 @@ async def test_sigterm_finishes_quick_fetches_and_releases_hung_ones(
     t0 = asyncio.get_running_loop().time()
     assert await asyncio.wait_for(task, 10) is StopReason.REQUESTED
     assert asyncio.get_running_loop().time() - t0 < 3.0
-    by_source = {r.source_id: r for r in tidings.runs(limit=10)}
+    by_source = {r.source_id: r for r in tidings.sources.runs(limit=10)}
     assert by_source["healthy"].outcome is RunOutcome.OK
     assert by_source["slow"].outcome is RunOutcome.ABANDONED
-    slow = tidings.source("slow")
+    slow = tidings.sources.get("slow")
     assert slow.next_fetch_at is not None and slow.next_fetch_at <= datetime.now(UTC)
     assert slow.fail_count == 0  # being stopped is not the source's failure
 
@@ -122,7 +122,7 @@ async def test_collect_now_runs_a_source_that_is_not_due(
     runner = Runner(tidings.pipeline_env(), options=replace(QUIET, tick_seconds=3600))
     task = asyncio.create_task(runner.run())
     await asyncio.sleep(0.2)
-    assert tidings.runs("healthy") == []
+    assert tidings.sources.runs("healthy") == []
     runner.collect_now(["healthy", "healthy"])
     for _ in range(200):
         if runner.stats.finished:
@@ -130,7 +130,7 @@ async def test_collect_now_runs_a_source_that_is_not_due(
         await asyncio.sleep(0.02)
     runner.stop()
     await asyncio.wait_for(task, 10)
-    runs = tidings.runs("healthy")
+    runs = tidings.sources.runs("healthy")
     assert [r.outcome for r in runs] == [RunOutcome.OK]
 
 
@@ -143,7 +143,7 @@ async def test_the_memory_watchdog_stops_the_runner_for_a_restart(
     runner = Runner(tidings.pipeline_env(), options=QUIET, watchdog=watchdog)
     assert await asyncio.wait_for(runner.run(), 10) is StopReason.MEMORY
     assert watchdog.peak_mb > 1
-    assert all(r.outcome is not RunOutcome.RUNNING for r in tidings.runs(limit=10))
+    assert all(r.outcome is not RunOutcome.RUNNING for r in tidings.sources.runs(limit=10))
     assert MemoryWatchdog(limit_mb=0).exceeded() is None  # 0 disables the check
 
 
@@ -204,8 +204,8 @@ async def test_two_runners_on_one_database_never_fetch_a_source_twice_at_once(
             asyncio.to_thread(_runner_thread, settings, NOW, 8.5))  # not closing at once
     assert f.overlaps == []
     assert a["finished"] > 0 and b["finished"] > 0, (a, b)
-    for source in tidings.sources():
-        runs = sorted(tidings.runs(source.id, limit=100), key=lambda r: r.started_at)
+    for source in tidings.sources.all():
+        runs = sorted(tidings.sources.runs(source.id, limit=100), key=lambda r: r.started_at)
         assert len(runs) >= 4, source.id  # 80 simulated minutes at a 15-minute interval
         for r1, r2 in pairwise(runs):
             assert r1.finished_at is not None and r1.finished_at <= r2.started_at
@@ -257,8 +257,8 @@ async def test_daily_intervals_weekly_report_and_item_webhooks(
     assert reports[0]["report"]["sources"]["degraded"] + \
         reports[0]["report"]["sources"]["failing"] == 1
     # 04:20: 3 items in 7 days is far below one a day, so both go to the free maximum
-    assert tidings.source("healthy").interval_min == 60
-    assert tidings.source("failing").interval_min == 60
+    assert tidings.sources.get("healthy").interval_min == 60
+    assert tidings.sources.get("failing").interval_min == 60
     env = tidings.pipeline_env()
     assert env.store.get_mark(jobs.ADAPT_MARK) == "2026-03-02"
     assert not await jobs.weekly_report(env.store, env.writer, clock.now(), None)  # once a week

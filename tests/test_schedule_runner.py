@@ -46,9 +46,9 @@ class Sim:
     started: datetime = START
 
     async def add(self, name: str, interval: int = 30, **changes: Any) -> None:
-        await self.tidings.create_source(f"{self.base}/{name}.xml", kind=SourceKind.RSS,
-                                         source_id=name)
-        await self.tidings.update_source(name, SourceUpdate(
+        await self.tidings.sources.create(f"{self.base}/{name}.xml", kind=SourceKind.RSS,
+                                          source_id=name)
+        await self.tidings.sources.update(name, SourceUpdate(
             interval_min=interval, next_fetch_at=self.clock.now(), **changes))
 
     def runner(self, **options: object) -> Runner:
@@ -63,7 +63,7 @@ class Sim:
         return await asyncio.wait_for(task, 30)
 
     def runs(self, source_id: str) -> list[FetchRun]:
-        return sorted(self.tidings.runs(source_id, limit=1000), key=lambda r: r.started_at)
+        return sorted(self.tidings.sources.runs(source_id, limit=1000), key=lambda r: r.started_at)
 
 
 async def make_sim(settings: Settings, start: datetime) -> AsyncIterator[Sim]:
@@ -133,7 +133,7 @@ async def test_five_simulated_hours_follow_every_rule(sim: Sim) -> None:
     assert_gaps("limited", runs["limited"], [120, 30, 30, 30, 30, 30])  # Retry-After: 2 h
     assert_gaps("cached", runs["cached"], [90, 90])  # max-age pushes later than 30 min
 
-    sources = {s.id: s for s in sim.tidings.sources()}
+    sources = {s.id: s for s in sim.tidings.sources.all()}
     assert sources["failing"].health is Health.FAILING
     assert sources["failing"].fail_count >= 5
     assert runs["failing"][1].outcome is RunOutcome.FAILED
@@ -154,7 +154,7 @@ async def test_the_runner_keeps_items_searchable(sim: Sim) -> None:
     await sim.add("healthy")
     await sim.run_for(sim.runner(), timedelta(minutes=45))
     store = sim.tidings.pipeline_env().store
-    items = sim.tidings.items()
+    items = sim.tidings.items.query()
     assert items, "the feed produced items"
     assert store.unindexed_count() == 0
     hits = store.search(SearchQuery(terms=(items[0].title.split()[0],)))

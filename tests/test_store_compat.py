@@ -12,9 +12,9 @@ import pytest
 from storage_contract import T0, at, new, source
 from tidings.errors import ConfigError, NotFoundError
 from tidings.model import Visibility
-from tidings.store.access import ApiToken
 from tidings.store.base import ItemQuery, SourceUpdate, Storage, UpsertBatch
 from tidings.store.compat import WebSubLease
+from tidings.store.users import ApiToken
 
 
 @pytest.fixture

@@ -23,7 +23,6 @@ from storage_contract import at, fields, new, source
 from tidings.errors import StorageError
 from tidings.model import PaidCall, RawResponse, RunCounts, RunOutcome
 from tidings.pipeline.stories import Clusterer
-from tidings.store.access import ApiToken, WebSession
 from tidings.store.base import Discovery, Revision, SearchQuery, UpsertBatch
 from tidings.store.compat import WebSubLease
 from tidings.store.postgres import PostgresStorage
@@ -31,6 +30,7 @@ from tidings.store.postgres._schema import _SEARCH_HOURS, MIGRATIONS
 from tidings.store.postgres._search import TIME_LEXEME_SQL, time_lexeme
 from tidings.store.sqlite import SqliteStorage
 from tidings.store.stories import StoryLink
+from tidings.store.users import ApiToken, WebSession
 
 pytestmark = pytest.mark.postgres
 

@@ -46,7 +46,7 @@ def test_the_add_page_offers_an_account_without_discovery(web: Web) -> None:
     added = web.client.post("/add", data={"csrf": web.csrf(), "url": "x:@karpathy",
                                           "kind": "x", "title": "karpathy"})
     assert added.status_code == 303 and added.headers["location"] == "/sources/x-karpathy"
-    source = web.tid.source("x-karpathy")
+    source = web.tid.sources.get("x-karpathy")
     assert (source.kind, source.url, source.interval_min) == (
         SourceKind.X, "https://x.com/karpathy", 30)
     again = web.client.post("/add", data={"csrf": web.csrf(), "url": "x:@karpathy"})
@@ -61,7 +61,7 @@ def test_spend_balance_and_trouble_are_shown(web: Web) -> None:
     now = datetime.now(UTC)
     call = PaidCall("dajiala", "list:1", ("wx-gh_42",), "ok", 0.14, 120, now)
     run(lambda: web.tid.write(lambda unit: unit.record_paid_call(call)))
-    run(lambda: web.tid.update_source("wx-gh_42", SourceUpdate(cursor={"balance": 87.5})))
+    run(lambda: web.tid.sources.update("wx-gh_42", SourceUpdate(cursor={"balance": 87.5})))
     sources = web.client.get("/sources").text
     assert "Paid APIs" in sources and "dajiala: 1 call, cost 0.14" in sources
     detail = web.client.get("/sources/wx-gh_42").text

@@ -74,7 +74,7 @@ def test_read_and_star_state(api: tuple[Tidings, httpx.Client]) -> None:
     assert c.post("/items/state", json={"ids": []}).status_code == 422
     assert c.post("/items/state", content=b"not json",
                   headers={"content-type": "application/json"}).status_code == 422
-    assert tid.item(ids[1]).read
+    assert tid.items.get(ids[1]).read
 
 
 def test_item_sources_stats_and_search(api: tuple[Tidings, httpx.Client]) -> None:
@@ -117,12 +117,12 @@ def test_a_source_is_added_with_its_config_checked(api: tuple[Tidings, httpx.Cli
     made = c.post("/sources", json=body)
     assert made.status_code == 201, made.text
     sid = made.json()["id"]
-    assert tid.source(sid).config["items_path"] == "hits"
+    assert tid.sources.get(sid).config["items_path"] == "hits"
     typo = c.post("/sources", json={**body, "url": "https://other.example/api",
                                     "config": {"itemspath": "hits", "url": "u"}})
     assert typo.status_code == 400
     assert "did you mean 'items_path'?" in typo.json()["detail"]
-    assert len(tid.sources()) == 3  # alpha, beta and the new one
+    assert len(tid.sources.all()) == 3  # alpha, beta and the new one
 
 
 def test_a_config_change_is_checked_for_the_source_kind(
@@ -136,5 +136,5 @@ def test_a_config_change_is_checked_for_the_source_kind(
         bad.json()["detail"])
     good = c.put(f"/sources/{sid}/config", json={"config": {"mode": "markdown"}})
     assert good.status_code == 200
-    assert tid.source(sid).cost_class.value == "paid_render"
+    assert tid.sources.get(sid).cost_class.value == "paid_render"
     assert c.put("/sources/nope/config", json={"config": {}}).status_code == 404

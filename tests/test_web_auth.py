@@ -21,11 +21,11 @@ from test_web_support import (
     store_password,
 )
 from tidings.app import Tidings
+from tidings.app.legacy import LEGACY_FILE
 from tidings.errors import ConfigError
 from tidings.model import Visibility
 from tidings.settings import Settings
 from tidings.web import auth, check_listen, create_app
-from tidings.web.access import LEGACY_FILE
 
 PASSWORD = "correct horse battery"
 
@@ -86,7 +86,7 @@ def test_non_loopback_listen_without_password_is_refused(
 
 def test_password_is_stored_as_a_slow_hash(tid: Tidings, settings: Settings) -> None:
     store_password(tid, PASSWORD)
-    user = tid.access.user()
+    user = tid.users.user()
     assert user is not None and user.is_admin
     assert PASSWORD not in user.password_hash and user.password_hash.startswith("$argon2id$")
     assert not (settings.data_dir / LEGACY_FILE).exists()  # nothing beside the archive
@@ -131,10 +131,10 @@ def test_changing_the_password_ends_existing_sessions(tid: Tidings, settings: Se
     cookie = auth.new_cookie()
     sid = auth.session_id(cookie)
     assert sid is not None
-    run(lambda: tid.access.start_session(sid, auth.SESSION_LIFETIME))
-    assert tid.access.session(sid) is not None
+    run(lambda: tid.users.start_session(sid, auth.SESSION_LIFETIME))
+    assert tid.users.session(sid) is not None
     store_password(tid, "another long password")
-    assert tid.access.session(sid) is None
+    assert tid.users.session(sid) is None
     assert auth.session_id(cookie + "0") is None
     assert auth.session_id("garbage.cookie") is None
 
@@ -142,7 +142,7 @@ def test_changing_the_password_ends_existing_sessions(tid: Tidings, settings: Se
 def test_api_tokens(tid: Tidings, settings: Settings) -> None:
     store_password(tid, PASSWORD)
     value = new_token(tid, "phone")
-    (stored,) = tid.access.api_tokens()
+    (stored,) = tid.tokens.all()
     assert value.startswith("tdg_") and stored.digest == auth.digest(value)
     assert value not in repr(stored)  # only its hash is kept
     server = serve_web(tid, settings)
@@ -157,8 +157,8 @@ def test_api_tokens(tid: Tidings, settings: Settings) -> None:
             assert marked.status_code == 200 and marked.json() == {"updated": 1}
             bad = c.get("/api/v1/items", headers={"Authorization": "Bearer tdg_wrong"})
             assert bad.status_code == 401
-            token_id = tid.access.api_tokens()[0].id
-            assert run(lambda: tid.access.revoke_api_token(token_id))
+            token_id = tid.tokens.all()[0].id
+            assert run(lambda: tid.tokens.revoke(token_id))
             assert c.get("/api/v1/items", headers=good).status_code == 401
     finally:
         server.stop()
@@ -178,7 +178,7 @@ def test_public_reading_is_read_only_and_hides_isolated_sources(
             assert "Mark all above as read" not in page.text and "Log in" in page.text
             api = c.get("/api/v1/items").json()["items"]
             assert [i["title"] for i in api] == ["Public story"]
-            secret = next(i for i in tid.items() if i.source_id == "hidden")
+            secret = next(i for i in tid.items.query() if i.source_id == "hidden")
             assert c.get(f"/item/{secret.id}").status_code == 404
             assert c.get(f"/api/v1/items/{secret.id}").status_code == 404
             assert c.get("/source/hidden").status_code == 404
@@ -188,7 +188,7 @@ def test_public_reading_is_read_only_and_hides_isolated_sources(
             assert write.status_code == 401
             assert c.post("/mark-read", data={"ids": "1", "csrf": csrf_of(page.text)}
                           ).status_code == 303  # to the login page, nothing changed
-            assert not any(i.read for i in tid.items())
+            assert not any(i.read for i in tid.items.query())
     finally:
         server.stop()
 

@@ -39,7 +39,7 @@ def archive(settings: Settings) -> Iterator[tuple[Tidings, Settings]]:
     add_source(tid, "alpha", "Alpha")
     add_source(tid, "beta", "Beta")
     add_source(tid, "hidden", "Hidden", visibility=Visibility.ISOLATED)
-    run(lambda: tid.update_source("alpha", SourceUpdate(folder="Tech")))
+    run(lambda: tid.sources.update("alpha", SourceUpdate(folder="Tech")))
     add_items(tid, [Spec(f"Alpha story {i}", source_id="alpha", age=timedelta(minutes=i),
                          author="Ann") for i in range(7)])
     add_items(tid, [Spec(f"Beta story {i} rust", source_id="beta",

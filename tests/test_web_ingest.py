@@ -54,13 +54,13 @@ def test_tokens_short_placeholder_unknown_or_missing_are_refused(
         served: tuple[Tidings, ServerThread, str]) -> None:
     tid, server, token = served
     placeholder = "x" * 24
-    run(lambda: tid.access.add_api_token("p1", "placeholder", auth.digest(placeholder)))
+    run(lambda: tid.tokens.add("p1", "placeholder", auth.digest(placeholder)))
     body = {"source_id": "script", "items": [item(1)]}
     for bad in (None, "short-token", placeholder, "changeme", "tdg_" + "a1b2" * 8):
         answer = push(server, bad, body)
         assert answer.status_code == 401, bad
         assert "detail" in answer.json()
-    assert tid.items() == []
+    assert tid.items.query() == []
     assert push(server, token, body).status_code == 200
 
 
@@ -78,7 +78,7 @@ def test_each_item_is_answered_and_the_first_of_a_url_wins(
     assert statuses[3][1] == "skipped" and "first wins" in statuses[3][2]
     assert statuses[4][1] == "skipped" and "http" in statuses[4][2]
     assert (answer["stored"], answer["skipped"], answer["created_source"]) == (2, 4, True)
-    stored = {i.title: i for i in tid.items()}
+    stored = {i.title: i for i in tid.items.query()}
     assert set(stored) == {"Found 1", "Found 3"}
     assert stored["Found 1"].body == "<p>one</p>" and stored["Found 3"].author == "Ann"
     again = push(server, token, {"source_id": "script", "items": [item(1, content_html=
@@ -111,7 +111,7 @@ def test_bad_requests_are_4xx_and_apply_nothing(
     huge = b'{"source_id": "script", "items": [{"title": "' + b"a" * 3_000_000 + b'"}]}'
     answer = httpx.post(server.url + PATH, content=huge, headers=headers)
     assert answer.status_code == 413 and "detail" in answer.json()
-    assert tid.items() == [] and [s.id for s in tid.sources()] == ["collected"]
+    assert tid.items.query() == [] and [s.id for s in tid.sources.all()] == ["collected"]
 
 
 def test_ten_requests_a_minute_per_address_then_429(settings: Settings) -> None:
@@ -132,15 +132,15 @@ def test_pushed_to_unknown_source_stays_isolated_until_promoted(
     tid, server, token = served
     add_source(tid, "alpha", "Alpha")
     push(server, token, {"source_id": "secret-finds", "items": [item(7, title="Hidden gem")]})
-    source = tid.source("secret-finds")
+    source = tid.sources.get("secret-finds")
     assert source.kind is SourceKind.EXTERNAL and source.visibility is Visibility.ISOLATED
     with httpx.Client(base_url=server.url) as anon:  # public reading: no login
         for path in ("/", "/all", "/unread", "/source/secret-finds", "/search?q=gem",
                      "/api/v1/items", "/api/v1/sources", "/api/v1/search?q=gem"):
             assert "Hidden gem" not in anon.get(path).text, path
             assert "secret-finds" not in anon.get(path).text or path.startswith("/source/"), path
-    run(lambda: tid.update_source("secret-finds",
-                                  SourceUpdate(visibility=Visibility.EDITORIAL)))
+    run(lambda: tid.sources.update("secret-finds",
+                                   SourceUpdate(visibility=Visibility.EDITORIAL)))
     wait_until(lambda: "Hidden gem" in httpx.get(server.url + "/api/v1/items").text, 10)
     assert "Hidden gem" in httpx.get(server.url + "/api/v1/items").text
 
@@ -156,7 +156,7 @@ def test_backfill_follows_the_timeline_rule(served: tuple[Tidings, ServerThread,
              item(3, backfill=True), item(4), item(5, published_at=old),
              item(6, published_at=future)]
     assert push(server, token, {"source_id": "history", "items": items}).json()["stored"] == 6
-    by_title = {i.title: i for i in tid.items()}
+    by_title = {i.title: i for i in tid.items.query()}
     assert [by_title[f"Found {n}"].backfill for n in range(1, 7)] == [
         True, False, True, False, True, False]
     assert by_title["Found 6"].published_at is None  # an untrusted future date is dropped
@@ -175,7 +175,7 @@ def test_ten_concurrent_writers_with_overlapping_batches(
 
     with ThreadPoolExecutor(10) as pool:
         answers = list(pool.map(writer, range(10)))
-    urls = [i.url for i in tid.items(ItemQuery(limit=1000))]
+    urls = [i.url for i in tid.items.query(ItemQuery(limit=1000))]
     assert len(urls) == len(set(urls)) == 130
     stored = [r for results in answers for r in results if r["status"] == "stored"]
     assert len(stored) == 130  # every URL stored exactly once, by whichever came first

@@ -93,13 +93,13 @@ def test_an_extracted_articles_image_renders_in_chromium(settings: Settings) -> 
 
         async def collect() -> None:
             t = Tidings.open(settings, create=True)
-            await t.create_source(base + "/feed.xml", source_id="gazette")
-            await t.collect()
+            await t.sources.create(base + "/feed.xml", source_id="gazette")
+            await t.collection.round()
             await t.aclose()
 
         asyncio.run(collect())
     tid = open_archive(settings)
-    item = next(i for i in tid.items(ItemQuery()) if i.title == "Gates open")
+    item = next(i for i in tid.items.query(ItemQuery()) if i.title == "Gates open")
     assert item.body_state is BodyState.OK and item.body and 'src="/media/' in item.body
     server = serve_web(tid, settings)
     try:

@@ -229,7 +229,7 @@ def test_review_page_lists_unconfirmed_items_with_raw_pages(web: Web) -> None:
         Spec("Summary only on purpose", body_state=BodyState.UNCONFIRMED, body=None,
              summary="teaser", raw={"summary_only": True}),
     ])[:2]
-    item = web.tid.item(bad_id)
+    item = web.tid.items.get(bad_id)
     page = RawResponse(
         url=item.url or "", final_url=item.url or "", fetched_at=item.discovered_at,
         status=200, headers={"content-type": "text/html"},
@@ -257,15 +257,15 @@ def test_read_star_and_mark_above_forms_need_the_csrf_token(web: Web) -> None:
     assert ids and ids.group(1) == f"{first},{second}"
     forged = web.client.post("/mark-read", data={"ids": ids.group(1), "csrf": "nope"})
     assert forged.status_code == 403
-    assert not web.tid.item(first).read
+    assert not web.tid.items.get(first).read
     done = web.client.post("/mark-read", data={"ids": ids.group(1), "csrf": token.group(1),
                                                "next": "/all"})
     assert done.status_code == 303 and done.headers["location"] == "/all"
-    assert web.tid.item(first).read and web.tid.item(second).read
+    assert web.tid.items.get(first).read and web.tid.items.get(second).read
     star = web.client.post(f"/item/{first}/state",
                            data={"starred": "1", "csrf": token.group(1), "next": "//evil.example"})
     assert star.status_code == 303 and star.headers["location"] == f"/item/{first}"
-    assert web.tid.item(first).starred
+    assert web.tid.items.get(first).starred
     assert rows(web.client.get("/starred").text) == [str(first)]
     assert rows(web.client.get("/unread").text) == []
 
@@ -291,9 +291,9 @@ def test_sources_page_shows_health_sparkline_and_validates_edits(web: Web) -> No
     good = web.client.post("/sources/beta", data={**form, "config": "{}", "title": "Beta 2",
                                                   "folder": "  Tech   blogs "})
     assert good.status_code == 303
-    assert web.tid.source("beta").interval_min == 45
-    assert web.tid.source("beta").title == "Beta 2"
-    assert web.tid.source("beta").folder == "Tech blogs"
+    assert web.tid.sources.get("beta").interval_min == 45
+    assert web.tid.sources.get("beta").title == "Beta 2"
+    assert web.tid.sources.get("beta").folder == "Tech blogs"
     assert 'value="Tech blogs"' in web.client.get("/sources/beta").text
     web.client.post("/sources/beta", data={**form, "config": "{}", "folder": ""})
-    assert web.tid.source("beta").folder is None
+    assert web.tid.sources.get("beta").folder is None

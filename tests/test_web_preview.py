@@ -62,7 +62,7 @@ def test_preview_on_the_add_page_shows_entries_and_keeps_the_form(world: World) 
     assert "Introducing Lumen 4" in shown.text and "2026-09-24 16:00" in shown.text
     assert f"{world.site}/news/introducing-lumen-4" in shown.text  # the identity key
     assert 'value="Lumen"' in shown.text and "news-grid" in shown.text
-    assert world.tid.sources() == []
+    assert world.tid.sources.all() == []
     broken = world.client.post("/add/preview", data={**form, "config": '{"item": "ul.gone"}'})
     assert broken.status_code == 200 and "item selector &#39;ul.gone&#39; matched nothing" in (
         broken.text)
@@ -71,15 +71,15 @@ def test_preview_on_the_add_page_shows_entries_and_keeps_the_form(world: World) 
 
 
 def test_preview_on_the_edit_page_tries_the_typed_config(world: World) -> None:
-    run(lambda: world.tid.create_source(f"{world.site}/news", kind=SourceKind.WEB_LIST,
-                                        source_id="lumen", config={"item": "article"}))
+    run(lambda: world.tid.sources.create(f"{world.site}/news", kind=SourceKind.WEB_LIST,
+                                         source_id="lumen", config={"item": "article"}))
     form = {"csrf": world.csrf("/sources/lumen"), "title": "", "url": f"{world.site}/news",
             "interval_min": "30", "priority": "0", "visibility": "editorial", "folder": "",
             "config": json.dumps({**CONFIG, "date": ".card__eyebrow"})}
     shown = world.client.post("/sources/lumen/preview", data=form)
     assert shown.status_code == 200
     assert "date selector &#39;.card__eyebrow&#39;: no date in a known format" in shown.text
-    assert world.tid.source("lumen").config == {"item": "article"}, "nothing was saved"
+    assert world.tid.sources.get("lumen").config == {"item": "article"}, "nothing was saved"
 
 
 def test_a_page_without_a_feed_gets_proposed_rules(world: World) -> None:

@@ -66,11 +66,11 @@ async def test_the_list_is_read_from_the_lazily_loaded_chunk(
     spa: tuple[Tidings, dict[str, str]],
 ) -> None:
     t, files = spa
-    await t.create_source(files["base"] + "/", kind=SourceKind.WEB_LIST, source_id="mimo",
-                          config=CONFIG)
-    report = await t.collect(extract=False)
+    await t.sources.create(files["base"] + "/", kind=SourceKind.WEB_LIST, source_id="mimo",
+                           config=CONFIG)
+    report = await t.collection.round(extract=False)
     assert report.results["mimo"].outcome is RunOutcome.OK, report.results["mimo"].error
-    items = sorted(t.items(ItemQuery(limit=10)), key=lambda i: i.title)
+    items = sorted(t.items.query(ItemQuery(limit=10)), key=lambda i: i.title)
     assert [(i.title, i.url) for i in items] == [
         ("MiMo-VL technical report", files["base"] + "/blog/mimo-vl"),
         ("Reasoning from pretraining", "https://mimo.example/blog/reasoning")]
@@ -83,13 +83,13 @@ async def test_a_bundle_without_the_marker_fails_and_never_reads_the_menu(
 ) -> None:
     t, files = spa
     files["/assets/Home-9c81d2.js"] = HOME.replace('sectionTitle:"Blog"', 'sectionTitle:"News"')
-    await t.create_source(files["base"] + "/", kind=SourceKind.WEB_LIST, source_id="mimo",
-                          config=CONFIG)
-    report = await t.collect(extract=False)
+    await t.sources.create(files["base"] + "/", kind=SourceKind.WEB_LIST, source_id="mimo",
+                           config=CONFIG)
+    report = await t.collection.round(extract=False)
     assert report.results["mimo"].outcome is RunOutcome.FAILED
     assert "marker 'sectionTitle:\"Blog\"' in none of the 4 scripts read" in (
-        t.source("mimo").last_error or "")
-    assert t.items(ItemQuery(limit=10)) == []
+        t.sources.get("mimo").last_error or "")
+    assert t.items.query(ItemQuery(limit=10)) == []
 
 
 @pytest.mark.parametrize(("config", "reason"), [

@@ -26,12 +26,12 @@ from test_web_support import (
     store_password,
     wait_until,
 )
-from tidings.app import Tidings
+from tidings.app import Tidings, check_password, hash_password
+from tidings.app.legacy import IMPORTED_SUFFIX, LEGACY_FILE
 from tidings.cli import cli
 from tidings.errors import ConfigError
 from tidings.settings import Settings
 from tidings.web import auth, check_listen
-from tidings.web.access import IMPORTED_SUFFIX, LEGACY_FILE, import_legacy
 
 COOKIE = auth.SESSION_COOKIE
 NEW_PASSWORD = "a brand new passphrase"
@@ -89,7 +89,7 @@ def test_logout_revokes_the_session_at_once(site: Site) -> None:
     with site.client(cookie=old) as replay:  # the same cookie, kept by an attacker
         assert not reads(replay)
         assert replay.get("/all").status_code == 303
-    assert site.tid.access.sessions() == []
+    assert site.tid.users.sessions() == []
 
 
 def test_a_new_password_ends_every_other_session(site: Site) -> None:
@@ -103,7 +103,7 @@ def test_a_new_password_ends_every_other_session(site: Site) -> None:
         assert changed.status_code == 303 and changed.headers["location"] == "/settings?saved=1"
         assert reads(a)  # the session that changed it stays
         assert not reads(b)
-        assert [s.user_agent for s in site.tid.access.sessions()] == ["Agent A"]
+        assert [s.user_agent for s in site.tid.users.sessions()] == ["Agent A"]
     with site.client() as c:
         token = csrf_of(c.get("/login").text)
         assert c.post("/login", data={"password": PASSWORD, "csrf": token}).status_code == 401
@@ -123,14 +123,14 @@ def test_sessions_are_listed_and_logged_out_everywhere(site: Site) -> None:
         ended = a.post("/settings/sessions/end", data={"csrf": csrf_of(page.text)})
         assert ended.status_code == 303 and ended.headers["location"] == "/login"
         assert not reads(a) and not reads(b)
-        assert site.tid.access.sessions() == []
+        assert site.tid.users.sessions() == []
         gone = a.get("/settings")  # to the login page, and back here after it
         assert gone.status_code == 303 and gone.headers["location"] == "/login?next=/settings"
         log_in(a)
         again = a.get("/settings").text
         listed = re.findall(r'<li( class="this-session")?><span>([^<]*)</span>', again)
         assert listed == [(' class="this-session"', "Agent A")]  # Agent B stays logged out
-        assert len(site.tid.access.sessions()) == 1
+        assert len(site.tid.users.sessions()) == 1
 
 
 def test_tokens_from_the_settings_page_work_until_revoked(site: Site) -> None:
@@ -143,8 +143,8 @@ def test_tokens_from_the_settings_page_work_until_revoked(site: Site) -> None:
         value = match.group(1)
         with site.client(token=value) as api:
             assert reads(api)
-            wait_until(lambda: site.tid.access.api_tokens()[0].last_used_at is not None)
-            (token,) = site.tid.access.api_tokens()
+            wait_until(lambda: site.tid.tokens.all()[0].last_used_at is not None)
+            (token,) = site.tid.tokens.all()
             assert token.name == "phone" and token.last_used_at == site.clock.now
             page = c.get("/settings").text
             assert "phone" in page and value not in page  # shown once only
@@ -153,7 +153,7 @@ def test_tokens_from_the_settings_page_work_until_revoked(site: Site) -> None:
             gone = c.post(f"/settings/tokens/{token.id}/delete", data={"csrf": csrf_of(page)})
             assert gone.status_code == 303
             assert api.get("/api/v1/items").status_code == 401
-        assert site.tid.access.api_tokens() == []
+        assert site.tid.tokens.all() == []
 
 
 def test_expired_sessions_are_refused(site: Site) -> None:
@@ -161,30 +161,30 @@ def test_expired_sessions_are_refused(site: Site) -> None:
         log_in(c)
         site.clock.advance(days=29)
         assert reads(c)  # seen again: it lives 30 days from now
-        wait_until(lambda: site.tid.access.sessions()[0].last_seen_at == site.clock.now)
+        wait_until(lambda: site.tid.users.sessions()[0].last_seen_at == site.clock.now)
         site.clock.advance(days=29)
         assert reads(c)
         site.clock.advance(days=30, seconds=1)
         assert not reads(c)
         assert c.get("/all").status_code == 303
-    assert site.tid.access.sessions() == []
+    assert site.tid.users.sessions() == []
 
 
 def test_last_seen_is_written_every_few_minutes_not_every_request(site: Site) -> None:
     with site.client() as c:
         log_in(c)
-        (first,) = site.tid.access.sessions()
+        (first,) = site.tid.users.sessions()
         assert first.last_seen_at == first.created_at == site.clock.now
         site.clock.advance(minutes=1)
         for _ in range(5):
             assert reads(c)
-        assert site.tid.access.sessions() == [first]  # not one write
+        assert site.tid.users.sessions() == [first]  # not one write
         assert "set-cookie" not in c.get("/all").headers
         site.clock.advance(minutes=auth.TOUCH_EVERY.total_seconds() / 60)
         page = c.get("/all")
         assert page.cookies.get(COOKIE) == c.cookies[COOKIE]  # the browser's copy slides too
-        wait_until(lambda: site.tid.access.sessions()[0].last_seen_at == site.clock.now)
-        (seen,) = site.tid.access.sessions()
+        wait_until(lambda: site.tid.users.sessions()[0].last_seen_at == site.clock.now)
+        (seen,) = site.tid.users.sessions()
         assert seen.last_seen_at == site.clock.now
         assert seen.expires_at == site.clock.now + auth.SESSION_LIFETIME
 
@@ -229,7 +229,7 @@ def write_legacy(data_dir: Path, password_hash: str, token_value: str) -> Path:
 
 def test_an_old_web_auth_file_is_imported_once(settings: Settings) -> None:
     value = "tdg_" + "k" * 40
-    legacy = write_legacy(settings.data_dir, auth.hash_password(PASSWORD), value)
+    legacy = write_legacy(settings.data_dir, hash_password(PASSWORD), value)
     tid = open_archive(settings)
     server = serve_web(tid, settings)
     try:
@@ -240,11 +240,11 @@ def test_an_old_web_auth_file_is_imported_once(settings: Settings) -> None:
             assert legacy.with_name(LEGACY_FILE + IMPORTED_SUFFIX).exists()
             log_in(c)  # the old password
             assert reads(c)
-        (token,) = tid.access.api_tokens()
+        (token,) = tid.tokens.all()
         assert (token.id, token.name) == ("0a1b2c3d4e5f", "phone")
         assert token.created_at == datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
         check_listen(tid, "0.0.0.0")  # a password exists
-        assert run(lambda: import_legacy(tid)) is False  # nothing left to import
+        assert run(tid.users.import_legacy) is False  # nothing left to import
     finally:
         server.stop()
         tid.close()
@@ -253,17 +253,17 @@ def test_an_old_web_auth_file_is_imported_once(settings: Settings) -> None:
 def test_a_second_import_keeps_a_newer_password(settings: Settings) -> None:
     """A crash between the import and the rename, or set-password on an old install."""
     value = "tdg_" + "q" * 40
-    legacy = write_legacy(settings.data_dir, auth.hash_password(PASSWORD), value)
+    legacy = write_legacy(settings.data_dir, hash_password(PASSWORD), value)
     tid = open_archive(settings)
     try:
         store_password(tid, NEW_PASSWORD)  # imports the file first: its token stays valid
-        assert not legacy.exists() and len(tid.access.api_tokens()) == 1
-        write_legacy(settings.data_dir, auth.hash_password(PASSWORD), value)
-        assert run(lambda: import_legacy(tid)) is True
-        user = tid.access.user()
-        assert user is not None and auth.check_password(user.password_hash, NEW_PASSWORD)
-        assert not auth.check_password(user.password_hash, PASSWORD)
-        assert len(tid.access.api_tokens()) == 1
+        assert not legacy.exists() and len(tid.tokens.all()) == 1
+        write_legacy(settings.data_dir, hash_password(PASSWORD), value)
+        assert run(tid.users.import_legacy) is True
+        user = tid.users.user()
+        assert user is not None and check_password(user.password_hash, NEW_PASSWORD)
+        assert not check_password(user.password_hash, PASSWORD)
+        assert len(tid.tokens.all()) == 1
     finally:
         tid.close()
 
@@ -275,7 +275,7 @@ def test_an_unreadable_old_file_is_one_line_not_a_traceback(settings: Settings) 
     server = serve_web(tid, settings)
     try:
         with pytest.raises(ConfigError, match="unreadable auth file"):
-            run(lambda: import_legacy(tid))
+            run(tid.users.import_legacy)
         with httpx.Client(base_url=server.url) as c:
             page = c.get("/")
             assert page.status_code == 503 and "unreadable auth file" in page.text

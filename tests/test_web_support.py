@@ -26,7 +26,7 @@ from tidings.identity import title_fingerprint
 from tidings.model import BodyState, Source, SourceKind, Visibility
 from tidings.settings import Settings
 from tidings.store.base import ItemFields, NewItem, Unit, UpsertBatch
-from tidings.web import auth, create_app, set_password
+from tidings.web import auth, create_app
 
 T = TypeVar("T")
 
@@ -66,13 +66,13 @@ def write(tid: Tidings, step: Callable[[Unit], T]) -> T:
 
 def store_password(tid: Tidings, password: str) -> None:
     """What `tidings set-password` does: a new password, every session logged out."""
-    run(lambda: set_password(tid, password))
+    run(lambda: tid.users.set_password(password))
 
 
 def new_token(tid: Tidings, name: str) -> str:
     """Create an API token as the settings page does; returns its value."""
     token_id, value, digest = auth.new_token()
-    run(lambda: tid.access.add_api_token(token_id, name, digest))
+    run(lambda: tid.tokens.add(token_id, name, digest))
     return value
 
 

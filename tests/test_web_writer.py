@@ -82,11 +82,11 @@ def test_pages_answer_while_a_write_holds_the_writer(
             # have timed out rather than answered
             assert not blocker.done(), f"{path} answered only after the writer's step"
         assert not click.done(), "the write waits for the writer, but nobody else does"
-        assert not tid.item(ids[0]).read
+        assert not tid.items.get(ids[0]).read
         gate.set()
         assert click.result(timeout=10).status_code == 303
         blocker.result(timeout=10)
-    assert tid.item(ids[0]).read
+    assert tid.items.get(ids[0]).read
 
 
 def test_a_session_due_for_its_touch_does_not_wait_for_the_writer(settings: Settings) -> None:
@@ -102,7 +102,7 @@ def test_a_session_due_for_its_touch_does_not_wait_for_the_writer(settings: Sett
         with httpx.Client(base_url=server.url, timeout=10) as client, \
                 ThreadPoolExecutor(1) as pool:
             log_in(client)
-            (session,) = tid.access.sessions()
+            (session,) = tid.users.sessions()
             clock.advance(minutes=auth.TOUCH_EVERY.total_seconds() / 60)
             blocker = pool.submit(write, tid, _hold(gate, held))
             assert held.wait(5), "the writer thread runs the long step"
@@ -112,11 +112,11 @@ def test_a_session_due_for_its_touch_does_not_wait_for_the_writer(settings: Sett
             assert not blocker.done(), "the page came back only after the writer's step"
             assert page.status_code == 200 and "Story 29" in page.text
             assert page.cookies.get(auth.SESSION_COOKIE) == client.cookies[auth.SESSION_COOKIE]
-            assert tid.access.sessions() == [session], "the touch waits for the writer"
+            assert tid.users.sessions() == [session], "the touch waits for the writer"
             gate.set()
             blocker.result(timeout=10)
-            wait_until(lambda: tid.access.sessions()[0].last_seen_at == clock.now)
-            (seen,) = tid.access.sessions()
+            wait_until(lambda: tid.users.sessions()[0].last_seen_at == clock.now)
+            (seen,) = tid.users.sessions()
             assert seen.last_seen_at == clock.now
             assert seen.expires_at == clock.now + auth.SESSION_LIFETIME
     finally:

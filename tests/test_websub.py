@@ -115,15 +115,15 @@ async def test_subscribe_verify_push_renew_and_fall_back(settings: Settings, hub
     server = ServerThread(create_app(tid, settings, page_ttl=0), port).start()
     web = httpx.Client(base_url=server.url)
     try:
-        source = await tid.create_source(hub.topic, title="Pub")
-        await tid.collect([source.id], extract=False)
-        assert tid.source(source.id).cursor["websub_hub"] == hub.hub_url
+        source = await tid.sources.create(hub.topic, title="Pub")
+        await tid.collection.round([source.id], extract=False)
+        assert tid.sources.get(source.id).cursor["websub_hub"] == hub.hub_url
         assert await tid.websub.maintain() == {source.id: "requested"}
         sent = hub.requests[-1]
         assert sent["hub.mode"] == "subscribe" and sent["hub.topic"] == hub.topic
         assert sent["hub.callback"] == f"{server.url}/websub/callback/{source.id}"
         assert len(sent["hub.secret"]) >= 32 and sent["hub.verify_token"]
-        assert "waiting" in (tid.websub.status(tid.source(source.id)) or "")
+        assert "waiting" in (tid.websub.status(tid.sources.get(source.id)) or "")
 
         # the hub's challenge: wrong topic or token, unknown source: refused
         assert hub.verify(web, **{"hub.topic": "http://elsewhere.example/"}).status_code == 404
@@ -139,16 +139,16 @@ async def test_subscribe_verify_push_renew_and_fall_back(settings: Settings, hub
         # signed pushes are stored at once; unsigned or badly signed ones are not
         clock.advance(minutes=5)
         assert hub.publish(web, ["Pushed news", "First post"]).status_code == 202
-        titles = {i.title for i in tid.items(ItemQuery(source_id=source.id))}
+        titles = {i.title for i in tid.items.query(ItemQuery(source_id=source.id))}
         assert titles == {"First post", "Pushed news"}
-        relaxed = tid.source(source.id).next_fetch_at
+        relaxed = tid.sources.get(source.id).next_fetch_at
         assert relaxed is not None and relaxed >= clock.now + timedelta(hours=5)
         assert hub.publish(web, ["Sha1 news"], method="sha1").status_code == 202
         assert hub.publish(web, ["Forged"], secret="not the secret").status_code == 403
         unsigned = web.post(hub.requests[-1]["hub.callback"], content=atom(
             hub.hub_url, hub.topic, ["Unsigned"]))
         assert unsigned.status_code == 403
-        titles = {i.title for i in tid.items(ItemQuery(source_id=source.id))}
+        titles = {i.title for i in tid.items.query(ItemQuery(source_id=source.id))}
         assert "Forged" not in titles and "Unsigned" not in titles and "Sha1 news" in titles
 
         # renewal: well before the lease (one day) ends, the same secret is asked again
@@ -165,8 +165,8 @@ async def test_subscribe_verify_push_renew_and_fall_back(settings: Settings, hub
         clock.advance(hours=13)
         done = await tid.websub.maintain()
         assert done[source.id].startswith("failed")
-        assert tid.source(source.id).next_fetch_at == clock.now
-        assert "failed" in (tid.websub.status(tid.source(source.id)) or "")
+        assert tid.sources.get(source.id).next_fetch_at == clock.now
+        assert "failed" in (tid.websub.status(tid.sources.get(source.id)) or "")
         assert await tid.websub.maintain() == {}  # not again at once
         hub.failing = False
         clock.advance(hours=2)
@@ -182,8 +182,8 @@ async def test_a_lapsed_lease_or_a_dead_hub_means_polling(settings: Settings, hu
     clock = Clock()
     tid = open_with(settings, clock)
     try:
-        source = await tid.create_source(hub.topic, title="Pub")
-        await tid.collect([source.id], extract=False)
+        source = await tid.sources.create(hub.topic, title="Pub")
+        await tid.collection.round([source.id], extract=False)
         await tid.websub.maintain()
         lease = tid.websub.lease(source.id)
         assert lease is not None
@@ -194,7 +194,7 @@ async def test_a_lapsed_lease_or_a_dead_hub_means_polling(settings: Settings, hu
         done = await tid.websub.maintain()
         assert "unreachable" in done[source.id] or "lease ended" in done[source.id]
         assert tid.websub.lease(source.id).state == "failed"  # type: ignore[union-attr]
-        assert tid.source(source.id).next_fetch_at == clock.now
+        assert tid.sources.get(source.id).next_fetch_at == clock.now
     finally:
         await tid.aclose()
 
@@ -203,11 +203,11 @@ async def test_without_public_url_nothing_subscribes_and_the_page_says_so(
         settings: Settings, hub: Hub) -> None:
     tid = open_with(settings, Clock())
     try:
-        source = await tid.create_source(hub.topic, title="Pub")
-        await tid.collect([source.id], extract=False)
+        source = await tid.sources.create(hub.topic, title="Pub")
+        await tid.collection.round([source.id], extract=False)
         assert await tid.websub.maintain() == {}
         assert hub.requests == []
-        status = tid.websub.status(tid.source(source.id)) or ""
+        status = tid.websub.status(tid.sources.get(source.id)) or ""
         assert "public_url" in status and hub.hub_url in status
     finally:
         await tid.aclose()

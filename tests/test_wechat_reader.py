@@ -27,14 +27,14 @@ class World:
 
     async def add(self, *accounts: str) -> None:
         for a in accounts:
-            await self.t.create_source(f"wechat:{a}", kind=SourceKind.WECHAT, source_id=a,
-                                       config={"account": a})
+            await self.t.sources.create(f"wechat:{a}", kind=SourceKind.WECHAT, source_id=a,
+                                        config={"account": a})
 
     def calls(self, kind: str) -> int:
         return sum(1 for c in self.api.calls if c.path.endswith(kind))
 
     def items(self) -> dict[str, object]:
-        return {i.title: i for i in self.t.items(ItemQuery(limit=1000))}
+        return {i.title: i for i in self.t.items.query(ItemQuery(limit=1000))}
 
 
 @pytest.fixture
@@ -57,15 +57,15 @@ async def test_first_check_keeps_a_week_and_bodies_come_as_separate_calls(world:
     await world.add("aigc")
     world.api.publish("aigc", "ancient", START - timedelta(days=9))
     world.api.publish("aigc", "fresh", START - timedelta(days=2))
-    report = await world.t.collect(extract=False)
+    report = await world.t.collection.round(extract=False)
     assert report.results["aigc"].created == 1
-    fresh = world.t.items(ItemQuery(limit=10))[0]
+    fresh = world.t.items.query(ItemQuery(limit=10))[0]
     assert fresh.title == "fresh" and fresh.body_state is BodyState.OK
     assert "全文：fresh" in (fresh.body or "")
     assert (world.calls("post_history"), world.calls("article_detail")) == (1, 1)
-    source = world.t.source("aigc")
+    source = world.t.sources.get("aigc")
     assert source.cursor["balance"] == pytest.approx(1000 - 0.14 - 0.03)
-    assert world.t.spend_today()["dajiala"].cost == pytest.approx(0.17), "the reported cost"
+    assert world.t.paid.today()["dajiala"].cost == pytest.approx(0.17), "the reported cost"
     assert not any("mp.weixin.qq.com" in c.path for c in world.api.calls)
 
 
@@ -74,32 +74,32 @@ async def test_one_list_call_per_account_per_window_even_for_a_manual_collect(
 ) -> None:
     await world.add("aigc")
     world.api.publish("aigc", "one", START - timedelta(hours=1))
-    await world.t.collect(extract=False)
+    await world.t.collection.round(extract=False)
     world.clock.advance(3)  # same 10-minute window
     assert window_of(world.clock.at) == window_of(START)
-    again = await world.t.collect(["aigc"], extract=False)
+    again = await world.t.collection.round(["aigc"], extract=False)
     assert again.results["aigc"].outcome is RunOutcome.OK
     assert world.calls("post_history") == 1, "the stored answer of the window is reused"
     world.clock.advance(10)
     world.api.publish("aigc", "two", world.clock.at - timedelta(minutes=1))
-    await world.t.collect(["aigc"], extract=False)
+    await world.t.collection.round(["aigc"], extract=False)
     assert world.calls("post_history") == 2 and set(world.items()) == {"one", "two"}
-    assert world.t.paid_calls("dajiala")[0].purpose.startswith("body")
-    assert {c.purpose for c in world.t.paid_calls("dajiala")} >= {
+    assert world.t.paid.calls("dajiala")[0].purpose.startswith("body")
+    assert {c.purpose for c in world.t.paid.calls("dajiala")} >= {
         f"list:{window_of(START)}", f"list:{window_of(world.clock.at)}"}
 
 
 async def test_at_most_eight_new_posts_per_run_and_newness_by_key(world: World) -> None:
     await world.add("busy")
-    await world.t.collect(extract=False)
+    await world.t.collection.round(extract=False)
     world.clock.advance(120)  # a first check that found nothing: the silent cadence
     for n in range(10):
         world.api.publish("busy", f"post {n}", world.clock.at - timedelta(minutes=n + 1))
-    first = await world.t.collect(extract=False)
+    first = await world.t.collection.round(extract=False)
     assert first.results["busy"].created == 8
     assert any("2 more new posts" in w for w in first.results["busy"].warnings)
     world.clock.advance(120)
-    second = await world.t.collect(extract=False)
+    second = await world.t.collection.round(extract=False)
     assert second.results["busy"].created == 2 and len(world.items()) == 10
     assert world.calls("article_detail") == 10, "one body per new post, none twice"
 
@@ -108,12 +108,12 @@ async def test_a_body_that_fails_is_stored_without_and_retried_at_most_three_tim
     world: World,
 ) -> None:
     await world.add("flaky")
-    await world.t.collect(extract=False)
+    await world.t.collection.round(extract=False)
     world.api.publish("flaky", "stubborn", world.clock.at - timedelta(minutes=1), body_fails=9)
     world.api.publish("flaky", "shy", world.clock.at - timedelta(minutes=2), body_fails=1)
     for _ in range(5):
         world.clock.advance(120)
-        await world.t.collect(extract=False)
+        await world.t.collection.round(extract=False)
     items = world.items()
     assert items["shy"].body_state is BodyState.OK  # type: ignore[attr-defined]
     stubborn = items["stubborn"]
@@ -121,7 +121,7 @@ async def test_a_body_that_fails_is_stored_without_and_retried_at_most_three_tim
     tries = [c for c in world.api.calls if c.path.endswith("article_detail")
              and "mid=1&" in c.detail]
     assert len(tries) == 3, "three tries, then the post stays without its body"
-    assert world.t.paid_troubles() == {}, "one post's 5xx is not the provider's trouble"
+    assert world.t.paid.troubles() == {}, "one post's 5xx is not the provider's trouble"
     assert stubborn.raw["body_tries"] == 1  # type: ignore[attr-defined]
 
 
@@ -132,27 +132,27 @@ async def test_a_new_account_starts_at_15_minutes_and_its_first_check_sets_its_i
     world.api.gone.add("gone")
     for n in range(12):
         world.api.publish("new", f"recent {n}", world.clock.at - timedelta(hours=9 * n + 1))
-    assert world.t.source("new").interval_min == 15, "the reconcile interval (R-WX-1)"
-    report = await world.t.collect(extract=False)
+    assert world.t.sources.get("new").interval_min == 15, "the reconcile interval (R-WX-1)"
+    report = await world.t.collection.round(extract=False)
     assert report.results["new"].created == 8
     for sid in ("new", "quiet"):  # at most 8 new posts a run: never more than 8 / 7 a day
-        source = world.t.source(sid)
+        source = world.t.sources.get(sid)
         assert source.interval_min == 120, "the interval the daily job would compute"
         assert source.next_fetch_at == world.clock.at + timedelta(minutes=120)
-    assert world.t.source("gone").interval_min == 15, "no good check yet: its own cadence"
+    assert world.t.sources.get("gone").interval_min == 15, "no good check yet: its own cadence"
     world.clock.advance(120)
     world.api.publish("quiet", "news", world.clock.at - timedelta(minutes=1))
-    again = await world.t.collect(extract=False)
+    again = await world.t.collection.round(extract=False)
     assert again.results["quiet"].created == 1
-    assert world.t.source("quiet").interval_min == 120, "later checks wait for 04:20"
+    assert world.t.sources.get("quiet").interval_min == 120, "later checks wait for 04:20"
 
 
 async def test_a_closed_account_fails_alone_and_says_why(world: World) -> None:
     await world.add("alive", "closed")
     world.api.gone.add("closed")
-    report = await world.t.collect(extract=False)
+    report = await world.t.collection.round(extract=False)
     assert report.results["alive"].outcome is RunOutcome.OK
-    closed = world.t.source("closed")
+    closed = world.t.sources.get("closed")
     assert closed.fail_count == 1 and closed.health is Health.DEGRADED
     assert "cannot be read" in (closed.last_error or "") and "renamed" in (closed.last_error or "")
 
@@ -173,12 +173,12 @@ async def test_provider_trouble_is_one_budget_outcome_per_source_and_no_backoff(
         world.api.money = 0.05
     else:
         setattr(world.api, trouble, True)
-    report = await world.t.collect(extract=False)
+    report = await world.t.collection.round(extract=False)
     for sid in ("a", "b"):
         assert report.results[sid].outcome is RunOutcome.BUDGET
         assert reason in (report.results[sid].error or "")
-        assert world.t.source(sid).fail_count == 0
-    assert list(world.t.paid_troubles()) == ["dajiala"]
+        assert world.t.sources.get(sid).fail_count == 0
+    assert list(world.t.paid.troubles()) == ["dajiala"]
 
 
 async def test_at_most_two_calls_to_the_provider_at_once(world: World) -> None:
@@ -187,6 +187,6 @@ async def test_at_most_two_calls_to_the_provider_at_once(world: World) -> None:
     for a in accounts:
         world.api.publish(a, f"post of {a}", START - timedelta(hours=1))
     world.api.delay = 0.05
-    report = await world.t.collect(extract=False)
+    report = await world.t.collection.round(extract=False)
     assert report.created == 6 and world.calls("post_history") == 6
     assert world.api.most_at_once == 2

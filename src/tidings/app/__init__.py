@@ -1,16 +1,22 @@
-"""The public facade (layer 5½): the only part of tidings that cli and web use.
+"""The use cases (layer 5½): the only part of tidings that cli and web use.
 
-``Tidings`` is one open archive; ``discover_feeds`` and ``extract_target`` work
-without one. Types the outer layers need are re-exported here, so that they
-never import the layers below.
+``Tidings`` is one open archive, its use cases its attributes (``tidings.sources``,
+``tidings.items``, ...: one module each, see ``facade.py``); ``discover_feeds``,
+``extract_target``, ``check_backup`` and ``restore_backup`` work without one.
+Types the outer layers need are re-exported here, so that they never import the
+layers below.
 """
 
 from typing import TYPE_CHECKING
 
-from tidings.app.catalog import slugify
+from tidings.app.backups import check_backup, restore_backup
+from tidings.app.core import utcnow
 from tidings.app.crawling import CrawlLimits, Crawls
-from tidings.app.facade import Tidings, utcnow
+from tidings.app.facade import Tidings
+from tidings.app.folders import Folder
 from tidings.app.ingest import MAX_ITEMS, IngestReport, ItemResult, PushedItem
+from tidings.app.naming import slugify
+from tidings.app.passwords import MIN_PASSWORD, check_password, hash_password
 from tidings.app.standalone import discover_feeds, extract_target
 from tidings.net.listen import listen_socket
 from tidings.pipeline.doctor import DoctorReport
@@ -19,7 +25,6 @@ from tidings.pipeline.reparse import ReparseReport
 from tidings.pipeline.round import RoundProgress, RoundReport
 from tidings.schedule.ops import DiversityReport, HealthReport, SourceOverview
 from tidings.schedule.runner import StopReason
-from tidings.store.access import ApiToken, User, WebSession
 from tidings.store.base import (
     UNSET,
     ArchiveStats,
@@ -30,12 +35,14 @@ from tidings.store.base import (
 )
 from tidings.store.compat import StreamEntry
 from tidings.store.crawl import Crawl, CrawlCounts, CrawlFinding, CrawlSite
+from tidings.store.users import ApiToken, User, WebSession
 
 if TYPE_CHECKING:  # article extraction loads on first use (see tidings.extract)
     from tidings.extract import Extraction
 
 __all__ = [
     "MAX_ITEMS",
+    "MIN_PASSWORD",
     "UNSET",
     "ApiToken",
     "ArchiveStats",
@@ -49,6 +56,7 @@ __all__ = [
     "DoctorReport",
     "ExtractReport",
     "Extraction",
+    "Folder",
     "HealthReport",
     "IngestReport",
     "ItemQuery",
@@ -66,9 +74,13 @@ __all__ = [
     "Tidings",
     "User",
     "WebSession",
+    "check_backup",
+    "check_password",
     "discover_feeds",
     "extract_target",
+    "hash_password",
     "listen_socket",
+    "restore_backup",
     "slugify",
     "utcnow",
 ]

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from datetime import datetime
 
 from tidings.errors import ConfigError
-from tidings.store.access import ApiToken
 from tidings.store.base import ItemQuery, Reads
 from tidings.store.compat import SavedSearch, StreamEntry, UnreadCount
 from tidings.store.query_syntax import parse_search
+from tidings.store.users import ApiToken
 from tidings.store.writer import Writer
 
 #: the one user name the client APIs know (the admin's)

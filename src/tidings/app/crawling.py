@@ -9,18 +9,15 @@ calls works from another process while a crawl runs.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import partial
-from typing import TYPE_CHECKING
 
+from tidings.app.core import Core
+from tidings.app.sources import Sources
 from tidings.errors import ConfigError, TidingsError
 from tidings.model import Source
 from tidings.opml import OpmlFeed, render_opml
 from tidings.pipeline.crawl import CrawlLimits, CrawlProgress, run_crawl, start_crawl
-from tidings.store.base import Reads, Unit
+from tidings.store.base import Unit
 from tidings.store.crawl import Crawl, CrawlCounts, CrawlFinding, CrawlSite, SiteState
-
-if TYPE_CHECKING:
-    from tidings.app.facade import Tidings
 
 __all__ = ["CrawlLimits", "CrawlProgress", "Crawls"]
 
@@ -28,14 +25,15 @@ __all__ = ["CrawlLimits", "CrawlProgress", "Crawls"]
 class Crawls:
     """Crawls of one archive."""
 
-    def __init__(self, tidings: Tidings, store: Reads) -> None:
-        self._tidings = tidings
-        self._store = store  # reads only: every write goes through the facade's writer
+    def __init__(self, core: Core, sources: Sources) -> None:
+        self._core = core
+        self._store = core.store
+        self._sources = sources
 
     # ---------------------------------------------------------------- running
     async def start(self, seeds: Sequence[str], limits: CrawlLimits) -> int:
         """A new crawl from ``seeds`` (not run yet); its id."""
-        return await start_crawl(self._tidings.pipeline_env(), seeds, limits)
+        return await start_crawl(self._core.env(), seeds, limits)
 
     def unfinished(self, seeds: Sequence[str] | None = None) -> Crawl | None:
         """The newest crawl that did not finish (with exactly these seeds, if given)."""
@@ -46,7 +44,7 @@ class Crawls:
 
     async def run(self, crawl_id: int, progress: CrawlProgress | None = None) -> CrawlCounts:
         """Run or resume a crawl to its end."""
-        return await run_crawl(self._tidings.pipeline_env(), crawl_id, progress=progress)
+        return await run_crawl(self._core.env(), crawl_id, progress=progress)
 
     # ---------------------------------------------------------------- reading
     def get(self, crawl_id: int | None = None) -> Crawl:
@@ -94,16 +92,16 @@ class Crawls:
                 problems.append(f"find {fid}: not in crawl {crawl_id}")
                 continue
             try:
-                source = await self._tidings.create_source(
+                source = await self._sources.create(
                     find.feed_url, title=find.site_title or find.feed_title,
                     site_url=find.site_url)
             except TidingsError as exc:
                 problems.append(f"find {fid}: {exc}")
                 continue
             added.append(source)
-            await self._tidings.write(partial(_mark, finding_id=fid, source_id=source.id))
+            await self._core.writer(_mark, fid, source.id)
         return added, problems
 
 
-def _mark(unit: Unit, *, finding_id: int, source_id: str) -> None:
+def _mark(unit: Unit, finding_id: int, source_id: str) -> None:
     unit.mark_crawl_sources([finding_id], [source_id])

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from tidings.app import catalog
+from tidings.app import naming
+from tidings.app.core import Core
 from tidings.errors import ConfigError, NotFoundError
 from tidings.identity import batch_keys, is_http_url, normalize_url
 from tidings.identity.decide import Action
@@ -62,6 +63,23 @@ class IngestReport:
 
     def count(self, status: str) -> int:
         return sum(1 for r in self.results if r.status == status)
+
+
+class Ingest:
+    """``Tidings.ingest``: see the module docstring."""
+
+    def __init__(self, core: Core) -> None:
+        self._core = core
+
+    async def push(self, source_id: str, items: Sequence[PushedItem]) -> IngestReport:
+        """Store pushed items; nothing is stored when the request as a whole is
+        refused (ConfigError)."""
+        keep, skipped = screen(items)
+        now = self._core.clock()
+        template = external_source(source_id, now, self._core.settings.default_interval_min)
+        report: IngestReport = await self._core.writer(ingest_step, template, keep, skipped,
+                                                       now)
+        return report
 
 
 def screen(items: Sequence[PushedItem]) -> tuple[list[tuple[int, ItemData]], list[ItemResult]]:
@@ -111,7 +129,7 @@ def _item_data(item: PushedItem) -> ItemData:
 
 def external_source(source_id: str, now: datetime, interval_min: int) -> Source:
     """The isolated ``external`` source an unknown ``source_id`` creates (R-INGEST-3)."""
-    return Source(id=source_id, kind=SourceKind.EXTERNAL, url=catalog.external_url(source_id),
+    return Source(id=source_id, kind=SourceKind.EXTERNAL, url=naming.external_url(source_id),
                   title=source_id, visibility=Visibility.ISOLATED, interval_min=interval_min,
                   created_at=now)
 

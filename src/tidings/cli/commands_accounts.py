@@ -26,7 +26,7 @@ def import_accounts(ctx: Context, file: Path, folder: str | None, as_json: bool)
     try:
         with Progress(transient=True, disable=not sys.stderr.isatty()) as bar:
             task = bar.add_task("adding accounts", total=len(accounts))
-            added, present = run_async(tidings, tidings.import_accounts(
+            added, present = run_async(tidings, tidings.sources.import_accounts(
                 accounts, folder=folder,
                 progress=lambda n, total: bar.update(task, completed=n, total=total)))
     finally:

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from tidings.app import RoundReport, Tidings
+from tidings.app import RoundReport, Tidings, check_backup, restore_backup
 from tidings.cli import (
     EXIT_ERROR,
     Context,
@@ -64,10 +64,10 @@ async def _collect(tidings: Tidings, source_ids: tuple[str, ...], show: bool,
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
     with Progress(*columns, transient=True, disable=not show) as bar:
-        report = await tidings.collect(source_ids or None, progress=BarProgress(bar),
-                                       extract=extract)
+        report = await tidings.collection.round(source_ids or None, progress=BarProgress(bar),
+                                                extract=extract)
     started = time.perf_counter()
-    indexed = await tidings.index_pending()
+    indexed = await tidings.search.index_pending()
     return report, indexed, time.perf_counter() - started
 
 
@@ -88,7 +88,7 @@ def collect(ctx: Context, source_ids: tuple[str, ...], once: bool, every: bool,
                           "source, or name sources (`tidings serve` collects on a schedule)")
     tidings = ctx.open()
     if every:
-        source_ids = tuple(s.id for s in tidings.sources())
+        source_ids = tuple(s.id for s in tidings.sources.all())
     show = sys.stderr.isatty() and not as_json
     report, indexed, index_s = run_async(tidings, _collect(tidings, source_ids, show,
                                                            not no_extract))
@@ -122,12 +122,12 @@ def stats(ctx: Context, as_json: bool) -> None:
     """Counts: sources by health, items, and the last round's outcome."""
     tidings = ctx.open()
     try:
-        figures = tidings.stats()
-        spend = tidings.spend_today()
+        figures = tidings.reports.stats()
+        spend = tidings.paid.today()
         shown = Counter("new" if r.last_outcome is None else r.health.value
-                        for r in ([] if as_json else tidings.source_health()))
-        days = tidings.spend_by_day()
-        last = {p: tidings.paid_calls(p, limit=1) for p in {n for d in days.values() for n in d}}
+                        for r in ([] if as_json else tidings.sources.overview()))
+        days = tidings.paid.by_day()
+        last = {p: tidings.paid.calls(p, limit=1) for p in {n for d in days.values() for n in d}}
     finally:
         tidings.close()
     if as_json:
@@ -161,7 +161,7 @@ def backup(ctx: Context) -> None:
     """Write a consistent copy of the archive, named by time (restore: `tidings restore`)."""
     tidings = ctx.open()
     try:
-        path = tidings.backup()
+        path = tidings.backups.make()
     finally:
         tidings.close()
     click.echo(f"backup written to {path}")
@@ -201,8 +201,6 @@ def serve_console() -> None:
 @handle_errors
 def set_password_command(ctx: Context, from_stdin: bool) -> None:
     """Set the web reader's admin password (logs every session out)."""
-    from tidings.web import set_password
-
     if from_stdin:
         password = sys.stdin.readline().rstrip("\n")
     elif not sys.stdin.isatty():
@@ -212,7 +210,7 @@ def set_password_command(ctx: Context, from_stdin: bool) -> None:
         password = click.prompt("New admin password", hide_input=True,
                                 confirmation_prompt=True)
     tidings = ctx.open()  # the password is stored in the archive
-    run_async(tidings, set_password(tidings, password))
+    run_async(tidings, tidings.users.set_password(password))
     click.echo(f"admin password set for {ctx.settings.data_dir}")
 
 
@@ -225,12 +223,12 @@ def restore(ctx: Context, backup_file: Path, check_only: bool) -> None:
     """Check a backup and put it in place of the archive (stop `tidings serve` first).
 
     The archive it replaces is kept next to it (``tidings.sqlite3.before-restore-…``)."""
-    items = Tidings.check_backup(ctx.settings, backup_file)
+    items = check_backup(ctx.settings, backup_file)
     if check_only:
         click.echo(f"{backup_file}: a whole archive of {plural(items, 'item')}; "
                    "restore it with `tidings restore` without --check")
         return
-    kept = Tidings.restore(ctx.settings, backup_file, datetime.now(UTC))
+    kept = restore_backup(ctx.settings, backup_file, datetime.now(UTC))
     click.echo(f"restored {backup_file} ({plural(items, 'item')}) into "
                f"{ctx.settings.database_path}"
                + (f"; the previous archive is kept as {kept}" if kept else ""))

@@ -99,7 +99,7 @@ def config_command(ctx: Context, source_id: str, sets: tuple[str, ...],
                    as_json: bool) -> None:
     """Show a source's config, or change it (checked before it is saved)."""
     tidings = ctx.open()
-    source = tidings.source(source_id)
+    source = tidings.sources.get(source_id)
     update = SourceUpdate()
     if sets or unsets or from_file:
         base = read_config_file(from_file) if from_file else source.config
@@ -107,7 +107,7 @@ def config_command(ctx: Context, source_id: str, sets: tuple[str, ...],
     if folder is not None:
         update = replace(update, folder=folder)  # storage cleans it; '' is no folder
     if update:
-        source = run_async(tidings, tidings.update_source(source_id, update))
+        source = run_async(tidings, tidings.sources.update(source_id, update))
     else:
         tidings.close()
     if as_json:

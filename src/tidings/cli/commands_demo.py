@@ -80,8 +80,8 @@ def demo_settings(ctx: Context) -> Settings:
 
 async def add_demo_sources(tidings: Tidings, base: str) -> list[Source]:
     """The site's three feeds as sources, those not added by an earlier demo run."""
-    present = {u for s in tidings.sources() for u in (s.url, s.site_url) if u}
-    return [await tidings.add_source(base + page) for page in DEMO_PAGES
+    present = {u for s in tidings.sources.all() for u in (s.url, s.site_url) if u}
+    return [await tidings.sources.add(base + page) for page in DEMO_PAGES
             if base + page not in present]
 
 
@@ -102,9 +102,9 @@ def demo(ctx: Context, site_port: int, port: int | None, no_serve: bool) -> None
 
         async def prepare() -> tuple[list[Source], Any]:
             added = await add_demo_sources(tidings, base)
-            report = await tidings.collect([s.id for s in tidings.sources()
-                                            if s.url.startswith(base)])
-            await tidings.index_pending()
+            report = await tidings.collection.round([s.id for s in tidings.sources.all()
+                                                     if s.url.startswith(base)])
+            await tidings.search.index_pending()
             return added, report
 
         added, report = run_async(tidings, prepare())

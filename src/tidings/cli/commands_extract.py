@@ -67,7 +67,8 @@ def reparse(ctx: Context, source_id: str | None, since: str | None, as_json: boo
     tidings = ctx.open()
 
     async def both() -> tuple[ReparseReport, int]:
-        return await tidings.reparse(source_id, parse_since(since)), await tidings.index_pending()
+        reparsed = await tidings.collection.reparse(source_id, parse_since(since))
+        return reparsed, await tidings.search.index_pending()
 
     report, indexed = run_async(tidings, both())
     if as_json:
@@ -90,6 +91,6 @@ def reparse(ctx: Context, source_id: str | None, since: str | None, as_json: boo
 def prune_raw(ctx: Context) -> None:
     """Drop archived responses older than raw_retention_days (bodies' pages stay)."""
     tidings = ctx.open()
-    removed = run_async(tidings, tidings.prune_raw())
+    removed = run_async(tidings, tidings.collection.prune_raw())
     click.echo(f"{removed} raw responses removed "
                f"(older than {ctx.settings.raw_retention_days} days)")

@@ -23,14 +23,9 @@ def folders(click_ctx: click.Context, as_json: bool) -> None:
     ctx: Context = click_ctx.obj
     tidings = ctx.open()
     try:
-        names = tidings.folders()
-        counts = {name.lower(): 0 for name in names}
-        for source in tidings.sources():
-            if source.folder:
-                counts[source.folder.lower()] = counts.get(source.folder.lower(), 0) + 1
+        rows = [{"name": f.name, "sources": f.sources} for f in tidings.folders.counted()]
     finally:
         tidings.close()
-    rows = [{"name": name, "sources": counts.get(name.lower(), 0)} for name in names]
     if as_json:
         print_json(rows)
     elif not rows:
@@ -47,7 +42,7 @@ def folders(click_ctx: click.Context, as_json: bool) -> None:
 def rename(ctx: Context, old: str, new: str) -> None:
     """Rename a folder (or merge it into NEW when that exists)."""
     tidings = ctx.open()
-    moved = run_async(tidings, tidings.rename_folder(old, new))
+    moved = run_async(tidings, tidings.folders.rename(old, new))
     click.echo(f"{old} -> {new} ({moved} sources)")
 
 
@@ -58,5 +53,5 @@ def rename(ctx: Context, old: str, new: str) -> None:
 def delete(ctx: Context, name: str) -> None:
     """Delete a folder; its sources stay, in no folder."""
     tidings = ctx.open()
-    moved = run_async(tidings, tidings.delete_folder(name))
+    moved = run_async(tidings, tidings.folders.delete(name))
     click.echo(f"deleted folder {name} ({moved} sources now in none)")

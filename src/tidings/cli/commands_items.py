@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TextIO
@@ -16,8 +16,8 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from tidings.app import ItemQuery, Tidings
-from tidings.app.paging import decode_cursor, encode_cursor, sort_time
+from tidings.app import ItemQuery
+from tidings.app.paging import decode_cursor, encode_cursor
 from tidings.cli import Context, cli, fail, handle_errors, print_json, run_async, to_jsonable
 from tidings.errors import ConfigError
 from tidings.model import Item, ItemBrief, SearchHit
@@ -86,9 +86,9 @@ def items(ctx: Context, source_id: str | None, since: str | None, cursor: str | 
     tidings = ctx.open()
     try:
         if source_id:
-            tidings.source(source_id)
-        found = tidings.items(ItemQuery(source_id=source_id, since=parse_since(since),
-                                        before=before, limit=limit))
+            tidings.sources.get(source_id)
+        found = tidings.items.query(ItemQuery(source_id=source_id, since=parse_since(since),
+                                              before=before, limit=limit))
     finally:
         tidings.close()
     if as_json:
@@ -97,21 +97,6 @@ def items(ctx: Context, source_id: str | None, since: str | None, cursor: str | 
     _print_items(found)
     if len(found) == limit:
         click.echo(f"more: tidings items --before {encode_cursor(found[-1])}", err=True)
-
-
-#: items read per query while exporting (keyset pages: memory stays flat)
-EXPORT_PAGE = 500
-
-
-def _export_total(tidings: Tidings, source_id: str | None, since: datetime | None
-                  ) -> int | None:
-    """How many items an export writes, when a count says so: the archive's, or the
-    source's; None (an indeterminate bar) with ``--since``, which no count matches."""
-    if since is not None:
-        return None
-    if source_id:
-        return tidings.source_stats(source_id).items_total
-    return tidings.stats().items
 
 
 @cli.command()
@@ -127,23 +112,19 @@ def export(ctx: Context, source_id: str | None, since: str | None, out: Path | N
     show = out is not None and sys.stderr.isatty()
     tidings = ctx.open()
     try:
-        if source_id:
-            tidings.source(source_id)
-        query = ItemQuery(source_id=source_id, since=newer, limit=EXPORT_PAGE)
+        pages = tidings.transfer.export(source_id, newer)
+        first = next(pages, [])  # an unknown source fails here, before any output
         with _output(out) as sink, Progress(transient=True, disable=not show) as bar:
             # counting costs queries: only for a bar someone sees
-            total = _export_total(tidings, source_id, newer) if show else None
+            total = tidings.transfer.export_total(source_id, newer) if show else None
             task = bar.add_task("exporting", total=total)
             written = 0
-            while page := tidings.items(query):
+            for page in itertools.chain([first], pages):
                 for item in page:
                     sink.write(json.dumps(to_jsonable(_export_row(item)), ensure_ascii=False)
                                + "\n")
                 written += len(page)
                 bar.update(task, completed=written)
-                if len(page) < EXPORT_PAGE:
-                    break
-                query = replace(query, before=(sort_time(page[-1]), page[-1].id))
     finally:
         tidings.close()
     if out is not None:
@@ -182,10 +163,10 @@ def search(ctx: Context, query: tuple[str, ...], ranked: bool, limit: int,
     tidings = ctx.open()
 
     async def find() -> tuple[list[SearchHit], list[Item]]:
-        await tidings.index_recent()
-        hits = tidings.search(" ".join(query), ranked=ranked, limit=limit)
+        await tidings.search.index_recent()
+        hits = tidings.search.find(" ".join(query), ranked=ranked, limit=limit)
         # hits are list rows; the JSON has every field of ``items --json`` (key, summary)
-        return hits, [tidings.item(h.item.id) for h in hits] if as_json else []
+        return hits, [tidings.items.get(h.item.id) for h in hits] if as_json else []
 
     hits, full = run_async(tidings, find())
     if as_json:
@@ -208,7 +189,7 @@ def delete_command(ctx: Context, item_ids: tuple[int, ...]) -> None:
     tidings = ctx.open()
 
     async def delete_all() -> list[Item]:
-        return [await tidings.delete_item(item_id) for item_id in item_ids]
+        return [await tidings.items.delete(item_id) for item_id in item_ids]
 
     for item in run_async(tidings, delete_all()):
         click.echo(f"deleted {item.id}: {item.title[:80] or item.url}")
@@ -223,7 +204,7 @@ def import_items(ctx: Context, file: TextIO, source_id: str | None) -> None:
     """Import history: items as JSON lines (what `tidings export` writes; FILE or -),
     stored as imported baseline, so a later fetch of the same item is no revision."""
     tidings = ctx.open()
-    report = run_async(tidings, tidings.import_history(file, source_id))
+    report = run_async(tidings, tidings.transfer.import_history(file, source_id))
     for note in report.notes[:50]:
         click.echo(f"  {note}", err=True)
     if len(report.notes) > 50:

@@ -71,7 +71,7 @@ def preview(ctx: Context, kind: str, url: str, config_text: str, as_json: bool) 
     Nothing is saved; exit status 1 when the rules found nothing."""
     config = source_spec(load_config(config_text)).config
     tidings = ctx.open()
-    report = run_async(tidings, tidings.preview(SourceKind(kind), url, config))
+    report = run_async(tidings, tidings.probes.preview(SourceKind(kind), url, config))
     if as_json:
         print_json(report.as_json())
     else:

@@ -47,7 +47,7 @@ def init(ctx: Context, empty: bool, defaults: bool) -> None:
         tidings.close()
         added = []
     else:
-        added = run_async(tidings, tidings.add_default_sources())
+        added = run_async(tidings, tidings.transfer.add_defaults())
     verb = "archive has" if existed else "archive ready in"
     click.echo(f"{verb} {settings.data_dir} ({plural(len(added), 'source')} added)")
 
@@ -56,7 +56,7 @@ def offer_web_list(tidings: Tidings, url: str, no_feed: NoFeedError,
                    yes: bool) -> dict[str, Any]:
     """The ``web_list`` route for a page without a feed: selectors proposed for its
     repeated link block, their preview, and the person's yes (or ``--yes``)."""
-    found = run_async(tidings, tidings.propose_web_list(url))
+    found = run_async(tidings, tidings.probes.propose_web_list(url))
     if found is None:
         raise ConfigError(f"{no_feed.message}; no repeated list of links on it either "
                           "(write web_list rules: `tidings preview web_list URL --config …`)")
@@ -105,7 +105,7 @@ def add(ctx: Context, url: str | None, kind: str | None, config_text: str | None
     config = changed(spec.config, sets, ())
     tidings = ctx.open()
     try:
-        source = run_async(tidings, tidings.add_source(
+        source = run_async(tidings, tidings.sources.add(
             url, kind=SourceKind(kind) if kind else None, title=title, source_id=source_id,
             config=config, folder=folder))
     except NoFeedError as exc:
@@ -113,7 +113,7 @@ def add(ctx: Context, url: str | None, kind: str | None, config_text: str | None
             raise
         config = offer_web_list(ctx.open(), url, exc, yes)
         tidings = ctx.open()  # each run_async closes the archive it ran on
-        source = run_async(tidings, tidings.create_source(
+        source = run_async(tidings, tidings.sources.create(
             url, kind=SourceKind.WEB_LIST, title=title, source_id=source_id, config=config,
             folder=folder))
     if as_json:
@@ -129,7 +129,7 @@ def add(ctx: Context, url: str | None, kind: str | None, config_text: str | None
 def remove(ctx: Context, source_id: str) -> None:
     """Remove a source (its items stay in the archive)."""
     tidings = ctx.open()
-    run_async(tidings, tidings.remove_source(source_id))
+    run_async(tidings, tidings.sources.remove(source_id))
     click.echo(f"removed {source_id}")
 
 
@@ -141,11 +141,11 @@ def sources(ctx: Context, as_json: bool) -> None:
     """List sources with their health, last run and next fetch."""
     tidings = ctx.open()
     try:
-        rows = tidings.source_health()
+        rows = tidings.sources.overview()
         # what the web's sparkline counts: items collected per day, history included
         # (new_item_counts leaves a first collection's history out, so it reads 0.0)
         collected = {} if as_json else {
-            r.id: tidings.source_stats(r.id).items_per_day for r in rows}
+            r.id: tidings.sources.stats(r.id).items_per_day for r in rows}
     finally:
         tidings.close()
     if as_json:
@@ -210,7 +210,7 @@ def import_opml(ctx: Context, file: Path) -> None:
     try:
         with Progress(transient=True, disable=not sys.stderr.isatty()) as bar:
             task = bar.add_task("importing", total=None)
-            added, present = run_async(tidings, tidings.import_opml(
+            added, present = run_async(tidings, tidings.transfer.import_opml(
                 read_regular_file(file, OPML_MAX_BYTES), str(file), notes=notes,
                 progress=lambda n, total: bar.update(task, completed=n, total=total)))
     finally:
@@ -229,7 +229,7 @@ def export_opml(ctx: Context, file: Path | None) -> None:
     """Write the subscriptions as OPML (to FILE, or to standard output)."""
     tidings = ctx.open()
     try:
-        text = tidings.export_opml()
+        text = tidings.transfer.export_opml()
     finally:
         tidings.close()
     if file is None:
@@ -252,7 +252,7 @@ def export_opml(ctx: Context, file: Path | None) -> None:
 def doctor(ctx: Context, source_id: str, conditional: bool, as_json: bool) -> None:
     """Fetch one source now and show every stage, storing nothing."""
     tidings = ctx.open()
-    report = run_async(tidings, tidings.doctor(source_id, conditional=conditional))
+    report = run_async(tidings, tidings.probes.doctor(source_id, conditional=conditional))
     if as_json:
         print_json(report.as_json())
     else:

@@ -52,11 +52,11 @@ from tidings.model import (
     Spend,
     Visibility,
 )
-from tidings.store.access import AccessReads, AccessWrites
 from tidings.store.compat import CompatReads, CompatWrites
 from tidings.store.crawl import CrawlReads, CrawlWrites
 from tidings.store.ops import OpsReads, OpsWrites
 from tidings.store.stories import StoriesReads, StoriesWrites
+from tidings.store.users import UserReads, UserWrites
 
 # ----------------------------------------------------------------- write models
 
@@ -236,7 +236,7 @@ class ArchiveStats:
 # -------------------------------------------------------------------- protocols
 
 
-class Reads(OpsReads, AccessReads, CrawlReads, StoriesReads, CompatReads, Protocol):
+class Reads(OpsReads, UserReads, CrawlReads, StoriesReads, CompatReads, Protocol):
     """Everything storage answers without writing. What asynchronous code holds."""
 
     # -- sources
@@ -344,7 +344,7 @@ class Reads(OpsReads, AccessReads, CrawlReads, StoriesReads, CompatReads, Protoc
         ...
 
 
-class Writes(OpsWrites, AccessWrites, CrawlWrites, StoriesWrites, CompatWrites, Protocol):
+class Writes(OpsWrites, UserWrites, CrawlWrites, StoriesWrites, CompatWrites, Protocol):
     """Every write; each call atomic by itself."""
 
     # -- sources

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
-from tidings.store.access import ApiToken
+from tidings.store.users import ApiToken
 
 if TYPE_CHECKING:
     from tidings.store.base import ItemQuery

@@ -1,6 +1,5 @@
-"""The web reader and JSON API (SPEC section 10): ``create_app``, ``serve``, ``set_password``."""
+"""The web reader and JSON API (SPEC section 10): ``create_app``, ``serve``."""
 
-from tidings.web.access import set_password
 from tidings.web.server import check_listen, create_app, serve
 
-__all__ = ["check_listen", "create_app", "serve", "set_password"]
+__all__ = ["check_listen", "create_app", "serve"]

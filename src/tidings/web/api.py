@@ -200,7 +200,7 @@ async def list_items(
         query = replace(query, include_backfill=False,
                         since=datetime.now(UTC) - timedelta(hours=TODAY_HOURS))
     tid = web_state(request).tidings
-    items = tid.briefs(query)
+    items = tid.items.briefs(query)
     out = with_stories(tid, [_item_out(i) for i in items if _visible(request, who, i)])
     return ItemPage(items=out, next=encode_cursor(items[-1]) if len(items) == limit else None)
 
@@ -208,7 +208,7 @@ async def list_items(
 @router.get("/items/{item_id}", response_model=ItemFull,
             responses={404: {"description": "no such item"}})
 async def get_item(request: Request, who: Reader, item_id: ItemId) -> Any:
-    item = web_state(request).tidings.item(item_id)
+    item = web_state(request).tidings.items.get(item_id)
     if not _visible(request, who, item):
         raise NotFoundError(f"no item {item_id}")
     (out,) = with_stories(web_state(request).tidings, [_item_out(item)])
@@ -222,9 +222,9 @@ async def get_item(request: Request, who: Reader, item_id: ItemId) -> Any:
 async def change_item(request: Request, who: Writer, item_id: ItemId, change: StateChange) -> Any:
     """Set the read and/or starred state of one item."""
     tid = web_state(request).tidings
-    tid.item(item_id)
+    tid.items.get(item_id)
     await _apply(request, [item_id], change)
-    return _item_out(tid.item(item_id))
+    return _item_out(tid.items.get(item_id))
 
 
 @router.delete("/items/{item_id}", status_code=204,
@@ -233,7 +233,7 @@ async def change_item(request: Request, who: Writer, item_id: ItemId, change: St
 async def delete_item(request: Request, who: Writer, item_id: int) -> Response:
     """Delete one item; its tombstone keeps the next fetch from bringing it back."""
     st = web_state(request)
-    await st.tidings.delete_item(item_id)
+    await st.tidings.items.delete(item_id)
     st.changed()
     return Response(status_code=204)
 
@@ -249,9 +249,9 @@ async def _apply(request: Request, ids: list[int], change: StateChange) -> int:
     st = web_state(request)
     updated = 0
     if change.read is not None:
-        updated = await st.tidings.mark_read(ids, change.read)
+        updated = await st.tidings.items.mark_read(ids, change.read)
     if change.starred is not None:
-        updated = max(updated, await st.tidings.star(ids, change.starred))
+        updated = max(updated, await st.tidings.items.star(ids, change.starred))
     st.changed()
     return updated
 
@@ -274,7 +274,7 @@ async def search(
 
 @router.get("/sources", response_model=list[SourceOut])
 async def list_sources(request: Request, who: Reader) -> Any:
-    found = web_state(request).tidings.sources()
+    found = web_state(request).tidings.sources.all()
     return [_source_out(s) for s in found
             if who.admin or s.visibility is Visibility.EDITORIAL]
 
@@ -282,7 +282,7 @@ async def list_sources(request: Request, who: Reader) -> Any:
 @router.get("/sources/{source_id}", response_model=SourceOut,
             responses={404: {"description": "no such source"}})
 async def get_source(request: Request, who: Reader, source_id: str) -> Any:
-    source = web_state(request).tidings.source(source_id)
+    source = web_state(request).tidings.sources.get(source_id)
     if not who.admin and source.visibility is not Visibility.EDITORIAL:
         raise NotFoundError(f"no source {source_id!r}")
     return _source_out(source)
@@ -304,5 +304,5 @@ def _spend(tidings: Tidings) -> dict[str, Any]:
     """What the paid APIs cost (shown to the admin only, like the sources' errors)."""
     return {"spend_by_day": {day: {p: SpendOut(calls=u.calls, cost=u.cost)
                                    for p, u in used.items()}
-                             for day, used in tidings.spend_by_day().items()},
-            "paid_troubles": {p: t.reason for p, t in tidings.paid_troubles().items()}}
+                             for day, used in tidings.paid.by_day().items()},
+            "paid_troubles": {p: t.reason for p, t in tidings.paid.troubles().items()}}

@@ -40,8 +40,8 @@ class ConfigChange(BaseModel):
 async def add_source(request: Request, who: Writer, new: NewSource) -> Any:
     """Add a source of a given kind with its config, checked before it is saved."""
     st = web_state(request)
-    source = await st.tidings.create_source(new.url, kind=new.kind, title=new.title,
-                                            config=new.config)
+    source = await st.tidings.sources.create(new.url, kind=new.kind, title=new.title,
+                                             config=new.config)
     st.changed()
     return _source_out(source)
 
@@ -54,6 +54,6 @@ async def set_config(request: Request, who: Writer, source_id: str,
                      change: ConfigChange) -> Any:
     """Replace a source's config, checked for its kind before it is saved."""
     st = web_state(request)
-    source = await st.tidings.update_source(source_id, SourceUpdate(config=change.config))
+    source = await st.tidings.sources.update(source_id, SourceUpdate(config=change.config))
     st.changed()
     return _source_out(source)

@@ -1,9 +1,9 @@
 """Who may do what in the web reader (R-API-6): the secrets and the checks.
 
 The records (the admin user, logged-in sessions, API tokens) live in storage,
-reached through the facade, so that a logout or a new password applies at once
-in every process sharing the archive. This module makes and checks what they
-are built on, and stores nothing itself:
+reached through the users and tokens use cases, so that a logout or a new
+password applies at once in every process sharing the archive. This module
+makes and checks what they are built on, and stores nothing itself:
 
 * a session cookie is a random value; storage keeps only its SHA-256 (the
   session's id), so a copy of the database logs nobody in. A visitor who is not
@@ -30,34 +30,14 @@ import re
 import secrets
 from datetime import datetime, timedelta
 
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
-
-from tidings.errors import ConfigError
-
 SESSION_COOKIE = "tidings_session"
 SESSION_LIFETIME = timedelta(days=30)  # from the last time the session was seen
 #: how stale a session's or token's "last seen" may get: using one writes at most this often
 TOUCH_EVERY = timedelta(minutes=5)
 TOKEN_PREFIX = "tdg_"  # noqa: S105 - a prefix, not a secret
-MIN_PASSWORD = 8
 CSRF_SECRET = "csrf"  # noqa: S105 - the name of the stored secret CSRF tokens derive from
 
-_hasher = PasswordHasher()
 _COOKIE = re.compile(r"[A-Za-z0-9_-]{43}")  # what secrets.token_urlsafe(32) makes
-
-
-def hash_password(password: str) -> str:
-    if len(password) < MIN_PASSWORD:
-        raise ConfigError(f"the password needs at least {MIN_PASSWORD} characters")
-    return _hasher.hash(password)
-
-
-def check_password(password_hash: str, password: str) -> bool:
-    try:
-        return _hasher.verify(password_hash, password)
-    except (VerificationError, InvalidHashError):
-        return False
 
 
 def digest(value: str) -> str:

@@ -65,7 +65,7 @@ def viewer(request: Request) -> Viewer:
         new_cookie = auth.new_cookie()
         sid = auth.digest(new_cookie)
     elif token is None:
-        session = st.tidings.access.session(sid)
+        session = st.tidings.users.session(sid)
         if session is not None and auth.due(session.last_seen_at, st.tidings.clock()):
             new_cookie = cookie  # the browser's copy expires later too
     mode = st.mode
@@ -80,7 +80,7 @@ def _bearer(request: Request, st: WebState) -> ApiToken | None:
     header = request.headers.get("authorization", "")
     if header[:7].lower() != "bearer ":
         return None
-    token = st.tidings.access.api_token(auth.digest(header[7:].strip()))
+    token = st.tidings.tokens.find(auth.digest(header[7:].strip()))
     if token is None:
         raise HTTPException(401, "invalid API token", {"WWW-Authenticate": "Bearer"})
     return token
@@ -99,10 +99,10 @@ async def keep_alive(request: Request) -> None:
     now = st.tidings.clock()
     if who.session is not None and auth.due(who.session.last_seen_at, now):
         sid = who.session.id
-        st.touch(sid, lambda: st.tidings.access.touch_session(sid, auth.SESSION_LIFETIME))
+        st.touch(sid, lambda: st.tidings.users.touch_session(sid, auth.SESSION_LIFETIME))
     if who.token is not None and auth.due(who.token.last_used_at, now):
         tid = who.token.id
-        st.touch(tid, lambda: st.tidings.access.touch_api_token(tid))
+        st.touch(tid, lambda: st.tidings.tokens.touch(tid))
 
 
 async def log_in(request: Request, response: Response) -> None:
@@ -111,8 +111,8 @@ async def log_in(request: Request, response: Response) -> None:
     st = web_state(request)
     cookie = auth.new_cookie()
     agent = request.headers.get("user-agent", "")[:USER_AGENT_CHARS]
-    await st.tidings.access.start_session(auth.digest(cookie), auth.SESSION_LIFETIME,
-                                          user_agent=agent, ip=client_address(request))
+    await st.tidings.users.start_session(auth.digest(cookie), auth.SESSION_LIFETIME,
+                                         user_agent=agent, ip=client_address(request))
     set_session_cookie(request, response, cookie)
 
 

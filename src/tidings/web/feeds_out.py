@@ -66,8 +66,8 @@ class Stream:
 async def feed_secret(request: Request) -> str:
     cached: str | None = getattr(request.app.state, "feed_secret", None)
     if cached is None:
-        access = web_state(request).tidings.access
-        cached = await access.secret(FEED_SECRET, secrets.token_hex(32))
+        users = web_state(request).tidings.users
+        cached = await users.secret(FEED_SECRET, secrets.token_hex(32))
         request.app.state.feed_secret = cached
     return cached
 
@@ -121,13 +121,13 @@ async def _items(request: Request, stream: Stream, before: str | None,
     tid = web_state(request).tidings
     cursor = decode_cursor(before)
     if stream.search is not None:
-        await tid.index_recent()
-        hits = tid.search(stream.search, limit=limit, before=cursor)
-        found = [tid.item(h.item.id) for h in hits]
-        hidden = {s.id for s in tid.sources() if s.visibility is Visibility.ISOLATED}
+        await tid.search.index_recent()
+        hits = tid.search.find(stream.search, limit=limit, before=cursor)
+        found = [tid.items.get(h.item.id) for h in hits]
+        hidden = {s.id for s in tid.sources.all() if s.visibility is Visibility.ISOLATED}
         return [i for i in found if i.source_id not in hidden]
     assert stream.query is not None
-    return tid.items(replace(stream.query, before=cursor, limit=limit, editorial_only=True))
+    return tid.items.query(replace(stream.query, before=cursor, limit=limit, editorial_only=True))
 
 
 def conditional(request: Request, body: bytes, media_type: str,
@@ -163,7 +163,7 @@ async def all_feed(request: Request, fmt: str, before: Cursor = None, limit: Lim
 @router.get("/feeds/source/{source_id}.{fmt}")
 async def source_feed(request: Request, source_id: str, fmt: str, before: Cursor = None,
                       limit: Limit = 50, key: Key = None) -> Response:
-    source = web_state(request).tidings.source(source_id)
+    source = web_state(request).tidings.sources.get(source_id)
     if source.visibility is Visibility.ISOLATED:
         raise NotFoundError(f"no source {source_id!r}")
     stream = Stream(f"/feeds/source/{quote(source_id, safe='')}", source.title or source.id,
@@ -175,9 +175,9 @@ async def source_feed(request: Request, source_id: str, fmt: str, before: Cursor
 async def folder_feed(request: Request, name: str, fmt: str, before: Cursor = None,
                       limit: Limit = 50, key: Key = None) -> Response:
     tid = web_state(request).tidings
-    if name not in tid.folders():
+    if name not in tid.folders.names():
         raise NotFoundError(f"no folder {name!r}")
-    ids = tuple(s.id for s in tid.sources()
+    ids = tuple(s.id for s in tid.sources.all()
                 if s.folder == name and s.visibility is Visibility.EDITORIAL)
     stream = Stream(f"/feeds/folder/{quote(name, safe='')}", f"tidings: {name}", "/all",
                     ItemQuery(source_ids=ids))
@@ -217,8 +217,8 @@ async def _context(request: Request, **extra: Any) -> dict[str, Any]:
         return f"{path}.{fmt}" + (f"?key={feed_key(secret, path)}" if private else "")
 
     rows = [("Everything", "/feeds/all")]
-    rows += [(f"Folder: {f}", f"/feeds/folder/{quote(f, safe='')}") for f in tid.folders()]
-    rows += [(s.title or s.id, f"/feeds/source/{quote(s.id, safe='')}") for s in tid.sources()
+    rows += [(f"Folder: {f}", f"/feeds/folder/{quote(f, safe='')}") for f in tid.folders.names()]
+    rows += [(s.title or s.id, f"/feeds/source/{quote(s.id, safe='')}") for s in tid.sources.all()
              if s.visibility is Visibility.EDITORIAL]
     searches = [(s, url(f"/feeds/search/{s.id}", "atom"), url(f"/feeds/search/{s.id}", "json"))
                 for s in tid.compat.saved_searches()]

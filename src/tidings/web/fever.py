@@ -47,7 +47,7 @@ def number(text: str) -> int:
 
 
 def _visible(tid: Tidings) -> list[Source]:
-    return [s for s in tid.sources() if s.visibility is Visibility.EDITORIAL]
+    return [s for s in tid.sources.all() if s.visibility is Visibility.EDITORIAL]
 
 
 async def _params(request: Request) -> FormData:
@@ -112,7 +112,7 @@ async def _answer(tid: Tidings, params: FormData) -> dict[str, Any]:
 
 
 def _last_refresh(tid: Tidings) -> int:
-    started = tid.stats().last_round_started
+    started = tid.reports.stats().last_round_started
     return int(started.timestamp()) if started else 0
 
 
@@ -163,9 +163,9 @@ def _items(tid: Tidings, params: FormData, visible: set[str]) -> dict[str, Any]:
         query = ItemQuery(editorial_only=True, min_id=since, limit=PAGE, order="id")
     elif until is not None:
         query = ItemQuery(editorial_only=True, max_id=until, limit=PAGE, order="id_desc")
-    items = [i for i in tid.items(query) if i.source_id in visible]
-    hidden = [s.id for s in tid.sources() if s.id not in visible]
-    total = tid.stats().items - sum(tid.source_stats(sid).items_total for sid in hidden)
+    items = [i for i in tid.items.query(query) if i.source_id in visible]
+    hidden = [s.id for s in tid.sources.all() if s.id not in visible]
+    total = tid.reports.stats().items - sum(tid.sources.stats(sid).items_total for sid in hidden)
     return {"items": [_item(i) for i in items], "total_items": total}
 
 
@@ -196,9 +196,9 @@ async def _mark(tid: Tidings, params: FormData) -> None:
         if not found:
             raise FeverError(404, f"no item {target}")
         if state in ("read", "unread"):
-            await tid.mark_read([target], state == "read")
+            await tid.items.mark_read([target], state == "read")
         else:
-            await tid.star([target], state == "saved")
+            await tid.items.star([target], state == "saved")
         return
     if state != "read":
         raise FeverError(400, "feeds and groups can only be marked read")

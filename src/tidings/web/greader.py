@@ -55,7 +55,7 @@ router = APIRouter(prefix=PREFIX, include_in_schema=False)
 def _token_from(value: str, request: Request) -> ApiToken:
     if not value or len(value) > 200:
         raise _unauthorized()
-    token = web_state(request).tidings.access.api_token(auth.digest(value))
+    token = web_state(request).tidings.tokens.find(auth.digest(value))
     if token is None:
         raise _unauthorized()
     return token
@@ -171,11 +171,11 @@ async def _edit_one(request: Request, tid: Tidings, action: str, stream: str,
     folder = _label(params.get("a"))
     title = str(params.get("t") or "")
     if action == "subscribe":
-        await tid.create_source(stream.removeprefix("feed/"), title=title, folder=folder)
+        await tid.sources.create(stream.removeprefix("feed/"), title=title, folder=folder)
         return
     source = gs.feed_source(stream, visible_sources(request))
     if action == "unsubscribe":
-        await tid.remove_source(source.id)
+        await tid.sources.remove(source.id)
         return
     removed = _label(params.get("r"))
     update = SourceUpdate(title=title) if title else SourceUpdate()
@@ -184,7 +184,7 @@ async def _edit_one(request: Request, tid: Tidings, action: str, stream: str,
     elif removed and source.folder == removed:
         update = SourceUpdate(title=update.title, folder=None)
     if update:
-        await tid.update_source(source.id, update)
+        await tid.sources.update(source.id, update)
 
 
 def _label(value: object) -> str | None:
@@ -205,7 +205,7 @@ async def quickadd(request: Request, token: Client) -> Any:
     if not url:
         raise ConfigError("pass quickadd=<address of a site or feed>")
     try:
-        source = await web_state(request).tidings.add_source(url)
+        source = await web_state(request).tidings.sources.add(url)
     except TidingsError as exc:  # nothing found there, or it could not be fetched
         return JSONResponse({"numResults": 0, "query": url, "detail": str(exc)}, 400)
     web_state(request).changed()
@@ -215,7 +215,7 @@ async def quickadd(request: Request, token: Client) -> Any:
 
 @router.get("/reader/api/0/tag/list")
 async def tag_list(request: Request, token: Client) -> Any:
-    folders = web_state(request).tidings.folders()
+    folders = web_state(request).tidings.folders.names()
     return {"tags": [{"id": gs.STARRED}] + [{"id": gs.LABEL + f, "type": "folder"}
                                            for f in folders]}
 
@@ -429,9 +429,9 @@ async def edit_tag(request: Request, token: Client) -> Response:
     read = _flag(add, remove, gs.READ, gs.KEPT_UNREAD)
     starred = _flag(add, remove, gs.STARRED, None)
     if read is not None:
-        await tid.mark_read(ids, read)
+        await tid.items.mark_read(ids, read)
     if starred is not None:
-        await tid.star(ids, starred)
+        await tid.items.star(ids, starred)
     web_state(request).changed()
     return PlainTextResponse("OK")
 
@@ -469,7 +469,7 @@ async def atom_stream(request: Request, token: Client, stream: str, n: N = 20,
                       nt: Stamp = None) -> Response:
     """The original Google Reader Atom stream (what newsboat reads)."""
     query = _stream_query(request, stream, n=n, c=c, r=r, ot=ot, nt=nt)
-    items = web_state(request).tidings.items(query)
+    items = web_state(request).tidings.items.query(query)
     sources, base = visible_sources(request), base_url(request)
     title = sources[query.source_id].title if query.source_id in sources else stream
     meta = FeedMeta(id=f"tag:google.com,2005:reader/{gs.canonical(stream)}",

@@ -126,7 +126,7 @@ def check_token(request: Request) -> None:
     if len(value) < MIN_TOKEN or is_placeholder(value):
         raise _unauthorized()
     digest = auth.digest(value)
-    token = web_state(request).tidings.access.api_token(digest)
+    token = web_state(request).tidings.tokens.find(digest)
     if token is None or not hmac.compare_digest(token.digest, digest):
         raise _unauthorized()
 
@@ -195,7 +195,7 @@ async def ingest_items(request: Request) -> Any:
                          content_html=i.content_html, author=i.author,
                          published_at=i.published_at, tags=tuple(i.tags), backfill=i.backfill)
               for i in body.items]
-    report = await web_state(request).tidings.ingest(body.source_id, pushed)
+    report = await web_state(request).tidings.ingest.push(body.source_id, pushed)
     web_state(request).changed()
     return _out(report)
 

@@ -33,11 +33,11 @@ async def collect_one(request: Request, source_id: str) -> Response:
     require_admin(request)
     await form_with_csrf(request)
     st = web_state(request)
-    source = st.tidings.source(source_id)  # 404 for an unknown id
+    source = st.tidings.sources.get(source_id)  # 404 for an unknown id
     if source.kind is SourceKind.EXTERNAL:
         raise ConfigError(f"source {source_id!r} is external: its items are pushed, "
                           "there is nothing to collect")
-    report = await st.tidings.collect([source_id], extract=False)
+    report = await st.tidings.collection.round([source_id], extract=False)
     st.changed()
     counts = report.results.get(source_id)
     outcome = counts.outcome.value if counts else "muted" if source.muted_reason else "busy"
@@ -49,7 +49,7 @@ async def collect_all(request: Request) -> Response:
     require_admin(request)
     await form_with_csrf(request)
     st = web_state(request)
-    ids = [s.id for s in st.tidings.sources()
+    ids = [s.id for s in st.tidings.sources.all()
            if s.kind is not SourceKind.EXTERNAL and not s.muted_reason]
     if ids:
         task = asyncio.create_task(_round(st, ids))
@@ -61,7 +61,7 @@ async def collect_all(request: Request) -> Response:
 async def _round(st: WebState, ids: list[str]) -> None:
     tidings: Tidings = st.tidings
     try:
-        report = await tidings.collect(ids, extract=False)
+        report = await tidings.collection.round(ids, extract=False)
     except Exception:  # a background round must not vanish silently
         log.exception("collecting all sources from the web reader failed")
         return

@@ -19,6 +19,6 @@ async def delete_item(request: Request, item_id: int) -> Response:
     require_admin(request)
     form = await form_with_csrf(request)
     st = web_state(request)
-    await st.tidings.delete_item(item_id)
+    await st.tidings.items.delete(item_id)
     st.changed()
     return RedirectResponse(safe_next(form.get("next"), "/all"), status_code=303)

@@ -29,7 +29,7 @@ async def _preview(request: Request, kind: SourceKind, url: str,
         return None, "url: must start with http:// or https://"
     try:
         config = _parse_config(raw_config)
-        return await web_state(request).tidings.preview(kind, url, config), ""
+        return await web_state(request).tidings.probes.preview(kind, url, config), ""
     except TidingsError as exc:
         return None, str(exc)
 
@@ -55,7 +55,7 @@ async def add_preview(request: Request) -> Response:
 async def edit_preview(request: Request, source_id: str) -> Response:
     require_admin(request)
     form = await form_with_csrf(request)
-    source = web_state(request).tidings.source(source_id)
+    source = web_state(request).tidings.sources.get(source_id)
     url = str(form.get("url") or "").strip()
     report, error = await _preview(request, source.kind, url, form.get("config"))
     ctx = _source_context(request, source)

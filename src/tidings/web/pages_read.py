@@ -80,7 +80,7 @@ def _list_page(request: Request, view: str, title: str, query: ItemQuery, *,
     def context() -> dict[str, Any]:
         tid = st.tidings
         q = replace(query, before=before, editorial_only=not who.admin)
-        page = build_page(fetch or tid.briefs, tid.reprints, q, quota=quota,
+        page = build_page(fetch or tid.items.briefs, tid.items.reprints, q, quota=quota,
                           page_size=PAGE_SIZE, visible=show, stories=tid.stories.folds)
         return {"view": view, "title": title, "page": page, "stats": st.stats(),
                 "sources": st.sources(), "paged": before is not None, **(extra or {})}
@@ -92,8 +92,8 @@ def _list_page(request: Request, view: str, title: str, query: ItemQuery, *,
 async def today(request: Request) -> Response:
     since = datetime.now(UTC) - timedelta(hours=TODAY_HOURS)
     who = require_reader(request)
-    newest = web_state(request).tidings.briefs(ItemQuery(limit=1,
-                                                         editorial_only=not who.admin))
+    newest = web_state(request).tidings.items.briefs(ItemQuery(limit=1,
+                                                               editorial_only=not who.admin))
     # an empty Today explains itself: a first collection is mostly history (R-DEDUP-5)
     return _list_page(request, "today", "Today",
                       ItemQuery(since=since, include_backfill=False),
@@ -143,7 +143,7 @@ async def review(request: Request) -> Response:
     # summary-only sources are unconfirmed on purpose: nobody tried, nothing to review
     return _list_page(request, "review", "Extraction review",
                       ItemQuery(body_state=BodyState.UNCONFIRMED), quota=None,
-                      fetch=lambda q: [i.brief() for i in tid.review_items(
+                      fetch=lambda q: [i.brief() for i in tid.review.items(
                           limit=q.limit, before=q.before)])
 
 
@@ -178,10 +178,10 @@ async def search(request: Request, q: str = "", ranked: bool = False) -> Respons
 async def article(request: Request, item_id: ItemId, q: str = "") -> Response:
     require_reader(request)
     st = web_state(request)
-    item = st.tidings.item(item_id)
+    item = st.tidings.items.get(item_id)
     if not visible_filter(request)(item):
         raise NotFoundError(f"no item {item_id}")
-    reprints = st.tidings.reprints([item.title_fp]).get(item.title_fp, []) \
+    reprints = st.tidings.items.reprints([item.title_fp]).get(item.title_fp, []) \
         if item.title_fp else []
     ctx = {"item": item, "terms": search_terms(q[:500]), "q": q[:500],
            "source": st.source(item.source_id), "title": item.title or "(untitled)",
@@ -196,11 +196,11 @@ async def item_state(request: Request, item_id: ItemId) -> Response:
     require_admin(request)
     form = await form_with_csrf(request)
     tid = web_state(request).tidings
-    tid.item(item_id)
+    tid.items.get(item_id)
     if form.get("read") in {"0", "1"}:
-        await tid.mark_read([item_id], form["read"] == "1")
+        await tid.items.mark_read([item_id], form["read"] == "1")
     if form.get("starred") in {"0", "1"}:
-        await tid.star([item_id], form["starred"] == "1")
+        await tid.items.star([item_id], form["starred"] == "1")
     web_state(request).changed()
     return RedirectResponse(safe_next(form.get("next"), f"/item/{item_id}"), status_code=303)
 
@@ -213,6 +213,6 @@ async def mark_read(request: Request) -> Response:
     ids = parse_ids(form.get("ids") or [], limit=5000)
     if not ids:
         raise HTTPException(400, "no items to mark (or too many at once)")
-    await web_state(request).tidings.mark_read(ids, True)
+    await web_state(request).tidings.items.mark_read(ids, True)
     web_state(request).changed()
     return RedirectResponse(safe_next(form.get("next")), status_code=303)

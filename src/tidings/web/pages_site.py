@@ -15,6 +15,7 @@ from fastapi import APIRouter, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import FileResponse, PlainTextResponse, RedirectResponse, Response
 
+from tidings.app import MIN_PASSWORD
 from tidings.settings import VERSION
 from tidings.web import auth
 from tidings.web.context import (
@@ -78,7 +79,7 @@ async def logout(request: Request) -> Response:
     await form_with_csrf(request)
     who = viewer(request)
     if who.session is not None:
-        await web_state(request).tidings.access.end_session(who.session.id)
+        await web_state(request).tidings.users.end_session(who.session.id)
     response = RedirectResponse("/login", status_code=303)
     set_session_cookie(request, response, auth.new_cookie())
     return response
@@ -91,9 +92,8 @@ def _settings_context(request: Request, **extra: Any) -> dict[str, Any]:
              "public reading": "yes" if s.public_reading else "no",
              "default interval": f"{s.default_interval_min} min",
              "database": "PostgreSQL" if s.database_url else "SQLite", "version": VERSION}
-    access = st.tidings.access
-    return {"title": "Settings", "shown": shown, "tokens": access.api_tokens(),
-            "sessions": access.sessions(), "this_session": viewer(request).session_id,
+    return {"title": "Settings", "shown": shown, "tokens": st.tidings.tokens.all(),
+            "sessions": st.tidings.users.sessions(), "this_session": viewer(request).session_id,
             "env_password": bool(s.admin_password), "new_token": "", "error": "",
             "message": "", **extra}
 
@@ -116,12 +116,11 @@ async def change_password(request: Request) -> Response:
         error = "the current password is wrong"
     elif new != again:
         error = "the two new passwords differ"
-    elif len(new) < auth.MIN_PASSWORD:
-        error = f"the password needs at least {auth.MIN_PASSWORD} characters"
+    elif len(new) < MIN_PASSWORD:
+        error = f"the password needs at least {MIN_PASSWORD} characters"
     else:
         keep = who.session.id if who.session is not None else None
-        password_hash = await run_in_threadpool(auth.hash_password, new)
-        await st.tidings.access.set_password_hash(password_hash, keep_session=keep)
+        await st.tidings.users.set_password(new, keep_session=keep)
         st.password_changed()
         st.changed()
         response = RedirectResponse("/settings?saved=1", status_code=303)
@@ -136,7 +135,7 @@ async def end_sessions(request: Request) -> Response:
     """Log out everywhere, this browser included."""
     require_admin(request)
     await form_with_csrf(request)
-    await web_state(request).tidings.access.end_sessions()
+    await web_state(request).tidings.users.end_sessions()
     response = RedirectResponse("/login", status_code=303)
     set_session_cookie(request, response, auth.new_cookie())
     return response
@@ -147,7 +146,7 @@ async def create_token(request: Request) -> Response:
     require_admin(request)
     form = await form_with_csrf(request)
     token_id, value, digest = auth.new_token()
-    await web_state(request).tidings.access.add_api_token(
+    await web_state(request).tidings.tokens.add(
         token_id, auth.token_label(str(form.get("name") or "")), digest)
     await web_state(request).tidings.compat.remember_fever_key(token_id, value)  # Fever logins
     return render(request, "settings.html", _settings_context(request, new_token=value))
@@ -157,7 +156,7 @@ async def create_token(request: Request) -> Response:
 async def delete_token(request: Request, token_id: str) -> Response:
     require_admin(request)
     await form_with_csrf(request)
-    await web_state(request).tidings.access.revoke_api_token(token_id)
+    await web_state(request).tidings.tokens.revoke(token_id)
     return RedirectResponse("/settings", status_code=303)
 
 

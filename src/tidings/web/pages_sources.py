@@ -26,7 +26,7 @@ EDITABLE_KINDS = [k.value for k in SourceKind]
 
 def _stats(request: Request, source: Source) -> SourceStats | None:
     try:
-        return web_state(request).tidings.source_stats(source.id)
+        return web_state(request).tidings.sources.stats(source.id)
     except NotFoundError:
         return None
 
@@ -37,14 +37,14 @@ async def sources(request: Request) -> Response:
     st = web_state(request)
 
     def context() -> dict[str, Any]:
-        listed = sorted(st.tidings.sources(), key=lambda s: (s.health != "failing",
-                                                             s.health != "degraded", s.id))
+        listed = sorted(st.tidings.sources.all(), key=lambda s: (s.health != "failing",
+                                                                 s.health != "degraded", s.id))
         rows = [(s, _stats(request, s), shown_health(s)) for s in listed]
         counts: dict[str, int] = {}
         for _, _, health in rows:
             counts[health] = counts.get(health, 0) + 1
         return {"title": "Sources", "rows": rows, "counts": counts, "stats": st.stats(),
-                "spend": st.tidings.spend_by_day(), "troubles": st.tidings.paid_troubles()}
+                "spend": st.tidings.paid.by_day(), "troubles": st.tidings.paid.troubles()}
 
     return render(request, "sources.html", context)
 
@@ -58,11 +58,11 @@ def shown_health(source: Source) -> str:
 
 def _source_context(request: Request, source: Source) -> dict[str, Any]:
     tid = web_state(request).tidings
-    runs = tid.runs(source.id, 20)
+    runs = tid.sources.runs(source.id, 20)
     warnings = sorted({w for r in runs[:5] for w in r.warnings})
     return {"title": source.title or source.id, "source": source, "runs": runs,
             "warnings": warnings, "stat": _stats(request, source), "kinds": EDITABLE_KINDS,
-            "visibilities": [v.value for v in Visibility], "folders": tid.folders(),
+            "visibilities": [v.value for v in Visibility], "folders": tid.folders.names(),
             "form": _form_values(source), "error": "", "websub": tid.websub.status(source)}
 
 
@@ -77,7 +77,7 @@ def _form_values(source: Source) -> dict[str, str]:
 @router.get("/sources/{source_id}")
 async def source_detail(request: Request, source_id: str) -> Response:
     require_admin(request)
-    source = web_state(request).tidings.source(source_id)
+    source = web_state(request).tidings.sources.get(source_id)
     return render(request, "source.html", _source_context(request, source))
 
 
@@ -134,9 +134,9 @@ async def source_edit(request: Request, source_id: str) -> Response:
     require_admin(request)
     form = await form_with_csrf(request)
     st = web_state(request)
-    source = st.tidings.source(source_id)
+    source = st.tidings.sources.get(source_id)
     try:
-        await st.tidings.update_source(source_id, _parse_edit(form, source))
+        await st.tidings.sources.update(source_id, _parse_edit(form, source))
     except ConfigError as exc:
         ctx = _source_context(request, source)
         ctx["form"] = {k: str(form.get(k) or "") for k in ctx["form"]}
@@ -151,7 +151,7 @@ async def source_delete(request: Request, source_id: str) -> Response:
     require_admin(request)
     await form_with_csrf(request)
     st = web_state(request)
-    await st.tidings.remove_source(source_id)
+    await st.tidings.sources.remove(source_id)
     st.changed()
     return RedirectResponse("/sources", status_code=303)
 
@@ -179,7 +179,7 @@ async def add_find(request: Request) -> Response:
         if not url.lower().startswith(("http://", "https://")):
             url = "https://" + url
         try:
-            candidates = await web_state(request).tidings.discover(url)
+            candidates = await web_state(request).tidings.sources.discover(url)
         except TidingsError as exc:
             error = str(exc)
     proposal: dict[str, Any] = {}
@@ -200,7 +200,7 @@ async def _proposal(request: Request, url: str) -> dict[str, Any]:
     """The add form filled with web_list rules for the page's repeated list of links,
     and their preview (nothing when the page has no such list)."""
     try:
-        found = await web_state(request).tidings.propose_web_list(url)
+        found = await web_state(request).tidings.probes.propose_web_list(url)
     except TidingsError:
         return {}
     if found is None:
@@ -220,13 +220,13 @@ async def add_source(request: Request) -> Response:
     account = account_ref(url)
     try:
         if account is not None:
-            source = await st.tidings.add_account(account, config=_parse_config(
+            source = await st.tidings.sources.add_account(account, config=_parse_config(
                 form.get("config")))
         elif not url.lower().startswith(("http://", "https://")):
             raise ConfigError("url: must start with http:// or https://, or be an account "
                               "(x:@handle, wechat:<account id>)")
         else:
-            source = await st.tidings.create_source(
+            source = await st.tidings.sources.create(
                 url, kind=SourceKind(str(form.get("kind") or "rss")), title=title,
                 config=_parse_config(form.get("config")))
     except (ConfigError, ValueError) as exc:
@@ -241,8 +241,8 @@ async def add_source(request: Request) -> Response:
 async def raw_list(request: Request, item_id: ItemId) -> Response:
     require_admin(request)
     tid = web_state(request).tidings
-    item = tid.item(item_id)
-    raws = await run_in_threadpool(tid.raw_pages, item_id)
+    item = tid.items.get(item_id)
+    raws = await run_in_threadpool(tid.review.raw_pages, item_id)
     return render(request, "raw.html", {"title": f"Raw pages: {item.title}", "item": item,
                                         "raws": raws})
 
@@ -251,7 +251,7 @@ async def raw_list(request: Request, item_id: ItemId) -> Response:
 async def raw_body(request: Request, item_id: ItemId, index: RawIndex) -> Response:
     """An archived response as plain text: never rendered as a page of ours."""
     require_admin(request)
-    raws = await run_in_threadpool(web_state(request).tidings.raw_pages, item_id)
+    raws = await run_in_threadpool(web_state(request).tidings.review.raw_pages, item_id)
     if not 0 <= index < len(raws):
         raise NotFoundError(f"item {item_id} has no raw page {index}")
     text = raws[index].body.decode("utf-8", errors="replace")

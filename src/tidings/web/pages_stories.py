@@ -44,7 +44,7 @@ async def why(request: Request, item_id: int) -> Response:
     require_reader(request)
     st = web_state(request)
     visible = visible_filter(request)
-    item = st.tidings.item(item_id)
+    item = st.tidings.items.get(item_id)
     if not visible(item):
         raise NotFoundError(f"no item {item_id}")
     explanation = st.tidings.stories.explain(item_id)

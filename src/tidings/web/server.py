@@ -1,6 +1,6 @@
 """The web application, and ``serve``: scheduler + reader in one process.
 
-Every response passes :class:`Guard`, which adds the security headers (a strict
+Every response passes :class:`Gatekeeper`, which adds the security headers (a strict
 Content-Security-Policy: no inline script or style anywhere) and, while no
 admin password exists, turns away every client that is not this machine, and
 every request whose Host is not a loopback name (so a web page cannot reach
@@ -48,7 +48,6 @@ from tidings.web import (
     pages_stories,
     websub,
 )
-from tidings.web.access import import_legacy, password_set
 from tidings.web.auth import host_header_name, is_loopback
 from tidings.web.context import LoginRequired, keep_alive, login_redirect, render
 from tidings.web.edge import control_characters
@@ -75,7 +74,7 @@ OPEN_REFUSAL = (
 )
 
 
-class Guard:
+class Gatekeeper:
     """Security headers on every response; loopback-only while there is no password."""
 
     def __init__(self, app: ASGIApp, state: WebState) -> None:
@@ -240,7 +239,7 @@ def create_app(tidings: Tidings, settings: Settings, *, page_ttl: float = 2.0) -
     app.include_router(media.router)
     app.include_router(pages_stories.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    return Guard(app, state)
+    return Gatekeeper(app, state)
 
 
 # --------------------------------------------------------------------- serving
@@ -283,7 +282,7 @@ def _steady_malloc() -> None:
 
 def check_listen(tidings: Tidings, host: str) -> None:
     """Refuse to listen beyond loopback while nobody could log in."""
-    if is_loopback(host) or password_set(tidings):
+    if is_loopback(host) or tidings.users.password_set():
         return
     raise ConfigError(
         f"refusing to listen on {host}: no admin password is set, so anyone who can reach "
@@ -310,7 +309,7 @@ def serve(settings: Settings, *, host: str | None = None, port: int | None = Non
     port = port if port is not None else settings.port
     tidings = Tidings.open(settings)
     try:
-        asyncio.run(import_legacy(tidings))  # an older install's password counts below
+        asyncio.run(tidings.users.import_legacy())  # an older install's password counts below
         check_listen(tidings, host)
     except BaseException:
         tidings.close()
@@ -368,7 +367,7 @@ async def _run(server: Any, tidings: Tidings, sock: Any) -> None:
     and the process restarts itself (R-OPS-4).
     """
     stop = asyncio.Event()
-    scheduler = asyncio.create_task(tidings.serve_scheduler(signals=False, stop=stop))
+    scheduler = asyncio.create_task(tidings.collection.serve(signals=False, stop=stop))
     web = asyncio.create_task(server.serve(sockets=[sock]))
     hubs = asyncio.create_task(websub.keep_subscribed(tidings, stop))
     await asyncio.wait({scheduler, web}, return_when=asyncio.FIRST_COMPLETED)

@@ -26,12 +26,11 @@ from typing import TypeVar
 import anyio
 from jinja2 import Environment
 
-from tidings.app import ArchiveStats, Tidings
+from tidings.app import ArchiveStats, Tidings, check_password, hash_password
 from tidings.errors import TidingsError
 from tidings.model import SearchHit, Source
 from tidings.settings import Settings
 from tidings.web import auth
-from tidings.web.access import import_legacy, password_set
 from tidings.web.render import make_env
 
 T = TypeVar("T")
@@ -115,7 +114,7 @@ class WebState:
         self._sources = _Memo(ttl=FIGURES_TTL)
         self.login_failures: dict[str, deque[float]] = {}
         self._search_turns: anyio.CapacityLimiter | None = None  # made inside the loop
-        self._env_hash = auth.hash_password(settings.admin_password) \
+        self._env_hash = hash_password(settings.admin_password) \
             if settings.admin_password else ""
         # the mode is asked on every request; set-password in another process shows
         # within ACCESS_TTL (a session's logout or expiry is checked on every request)
@@ -129,20 +128,20 @@ class WebState:
         the secret CSRF tokens derive from (made by the first process to need it)."""
         if self.csrf_secret:
             return
-        await import_legacy(self.tidings)
-        self.csrf_secret = await self.tidings.access.secret(auth.CSRF_SECRET,
-                                                            secrets.token_urlsafe(32))
+        await self.tidings.users.import_legacy()
+        self.csrf_secret = await self.tidings.users.secret(auth.CSRF_SECRET,
+                                                           secrets.token_urlsafe(32))
 
     @property
     def has_password(self) -> bool:
         return bool(self._env_hash) or self._password_set.get(
-            lambda: password_set(self.tidings))
+            self.tidings.users.password_set)
 
     def password_ok(self, password: str) -> bool:
         """Slow on purpose (a KDF): call it off the event loop."""
-        user = self.tidings.access.user()
+        user = self.tidings.users.user()
         hashes = [h for h in (self._env_hash, user.password_hash if user else "") if h]
-        return any(auth.check_password(h, password) for h in hashes)
+        return any(check_password(h, password) for h in hashes)
 
     def password_changed(self) -> None:
         self._password_set.clear()
@@ -183,19 +182,19 @@ class WebState:
         at once only take turns at the GIL, with the loop among them waiting.
         Two at a time keep both cores busy (SQLite releases the GIL).
         """
-        await self.tidings.index_recent()  # what was collected a moment ago is found too
+        await self.tidings.search.index_recent()  # what was collected a moment ago is found too
         if self._search_turns is None:
             self._search_turns = anyio.CapacityLimiter(SEARCH_THREADS)
         return await anyio.to_thread.run_sync(
-            partial(self.tidings.search, text, ranked=ranked, limit=limit, before=before),
+            partial(self.tidings.search.find, text, ranked=ranked, limit=limit, before=before),
             limiter=self._search_turns)
 
     # -- shared figures
     def stats(self) -> ArchiveStats:
-        return self._stats.get(self.tidings.stats)
+        return self._stats.get(self.tidings.reports.stats)
 
     def sources(self) -> dict[str, Source]:
-        return self._sources.get(lambda: {s.id: s for s in self.tidings.sources()})
+        return self._sources.get(lambda: {s.id: s for s in self.tidings.sources.all()})
 
     def source(self, source_id: str) -> Source | None:
         """One source from the shared map, looking again if it is new."""

@@ -1,12 +1,13 @@
 """The PostgreSQL implementation of the Storage protocol (R-STORE-2), for clusters.
 
-Assembled from per-domain mixins exactly as ``tidings.store.sqlite`` is, module
-for module (``_sources``, ``_runs``, ``_items``, ``_reading``, ``_search``,
-``_find``, ``_raw``, ``_stats``, ``_ops``, ``_access``, ``_spend``, ``_stories``,
-``_crawl``, ``_compat``), so that a store method added to one backend has an obvious
-place in the other. The same
-mixins make :class:`PostgresStorage`, where every call is a transaction on a
-pooled connection, and :class:`PostgresUnit`, one explicit unit of work on one
+Assembled from per-domain mixins as ``tidings.store.sqlite`` is: the methods whose
+SQL is the same on both backends come from ``tidings.store.sql`` (users, raw
+archive, crawler), the rest from this package's modules, named like SQLite's
+(``_sources``, ``_runs``, ``_items``, ``_reading``, ``_search``, ``_find``,
+``_stats``, ``_ops``, ``_spend``, ``_stories``, ``_compat``), which take their
+column lists and row converters from the core too. The same mixins make
+:class:`PostgresStorage`, where every call is a transaction on a pooled
+connection, and :class:`PostgresUnit`, one explicit unit of work on one
 connection, where every call is a savepoint.
 """
 
@@ -37,9 +38,9 @@ from tidings.store.postgres._sources import SourcesMixin
 from tidings.store.postgres._spend import SpendMixin
 from tidings.store.postgres._stats import StatsMixin
 from tidings.store.postgres._stories import StoriesMixin
-from tidings.store.sql.access import AccessMixin
 from tidings.store.sql.crawl import CrawlMixin
 from tidings.store.sql.raw import RawMixin
+from tidings.store.sql.users import UsersMixin
 
 __all__ = ["PostgresStorage", "PostgresUnit", "QueueStatus", "SessionLock", "ensure_queue_schema",
            "is_postgres_url", "queue_connector", "queue_status"]
@@ -50,7 +51,7 @@ def is_postgres_url(url: str) -> bool:
 
 class _Everything(
     SourcesMixin, RunsMixin, ItemsWriteMixin, ItemsReadMixin, SearchIndexMixin, SearchMixin,
-    RawMixin, StatsMixin, OpsMixin, AccessMixin, SpendMixin, StoriesMixin, CrawlMixin, CompatMixin,
+    RawMixin, StatsMixin, OpsMixin, UsersMixin, SpendMixin, StoriesMixin, CrawlMixin, CompatMixin,
 ):
     """Every read and write, on whatever connection the subclass provides."""
 

@@ -6,12 +6,10 @@ from __future__ import annotations
 from datetime import datetime
 
 from tidings.errors import ConfigError, NotFoundError
-from tidings.store.access import ApiToken
 from tidings.store.base import ItemQuery
 from tidings.store.compat import SavedSearch, StreamEntry, UnreadCount, WebSubLease
 from tidings.store.postgres._db import Access
 from tidings.store.sql._base import opt_us, to_us
-from tidings.store.sql.access import _token
 from tidings.store.sql.compat import (
     _LEASE,
     _SEARCH,
@@ -24,6 +22,8 @@ from tidings.store.sql.compat import (
     unread_statement,
 )
 from tidings.store.sql.reading import timeline_filters, timeline_statement
+from tidings.store.sql.users import _token
+from tidings.store.users import ApiToken
 
 #: ``sqlite._compat``'s stream columns: the text quoted as JSON by the server
 #: (``to_json``; a missing text is JSON ``null`` as SQLite's ``json_quote`` gives)

@@ -16,9 +16,9 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from tidings.errors import ReadOnlyError, StorageError
-from tidings.store.sql.access import AccessMixin
 from tidings.store.sql.crawl import CrawlMixin
 from tidings.store.sql.raw import RawMixin
+from tidings.store.sql.users import UsersMixin
 from tidings.store.sqlite._compat import CompatMixin
 from tidings.store.sqlite._db import Database, Transaction, connect, is_read_only
 from tidings.store.sqlite._find import SearchMixin
@@ -70,7 +70,7 @@ def _check_current(path: Path) -> None:
 
 class _Everything(
     SourcesMixin, RunsMixin, ItemsWriteMixin, ItemsReadMixin, SearchIndexMixin, SearchMixin,
-    RawMixin, StatsMixin, OpsMixin, AccessMixin, SpendMixin, CrawlMixin, StoriesMixin, CompatMixin,
+    RawMixin, StatsMixin, OpsMixin, UsersMixin, SpendMixin, CrawlMixin, StoriesMixin, CompatMixin,
 ):
     """Every read and write, on whatever connection the subclass provides."""
 

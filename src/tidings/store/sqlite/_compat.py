@@ -6,10 +6,8 @@ import sqlite3
 from datetime import datetime
 
 from tidings.errors import ConfigError, NotFoundError
-from tidings.store.access import ApiToken
 from tidings.store.base import ItemQuery
 from tidings.store.compat import SavedSearch, StreamEntry, UnreadCount, WebSubLease
-from tidings.store.sql.access import _token
 from tidings.store.sql.compat import (
     _LEASE,
     _SEARCH,
@@ -22,8 +20,10 @@ from tidings.store.sql.compat import (
     unread_statement,
 )
 from tidings.store.sql.reading import timeline_filters
+from tidings.store.sql.users import _token
 from tidings.store.sqlite._db import Access, opt_us, to_us
 from tidings.store.sqlite._reading import select_timeline
+from tidings.store.users import ApiToken
 
 _INSERT_SEARCH = ("INSERT INTO saved_searches (name, query, created_at) VALUES (?, ?, ?) "
                   "RETURNING id, name, query, created_at")

@@ -8,8 +8,8 @@ import pytest
 
 from storage_contract import T0, at
 from tidings.errors import ConfigError, NotFoundError
-from tidings.store.access import ApiToken, User, WebSession
 from tidings.store.base import Storage
+from tidings.store.users import ApiToken, User, WebSession
 
 DAYS_30 = timedelta(days=30)
 

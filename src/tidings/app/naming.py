@@ -1,21 +1,16 @@
-"""Sources as a person adds them: ids from titles, the defaults, OPML in and out.
+"""What a new source is called: its id (from its title or URL, or as chosen) and the
+URL of an ``external`` source, which has nothing to fetch.
 
-Pure helpers of the facade (no storage, no network): they decide what a new
-source looks like; the facade validates and stores it.
+Pure (no storage, no network): ``sources.py`` decides with these and stores.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
-from collections.abc import Collection, Iterable
-from importlib import resources
-from typing import Any
+from collections.abc import Collection
 
 from tidings.errors import ConfigError
-from tidings.model import Source, SourceKind
-from tidings.opml import OpmlFeed, render_opml
 
 #: path parts that say "this is a feed" and nothing about whose
 _FEED_WORDS = {"feed", "feeds", "rss", "rss2", "atom", "index", "xml", "json"}
@@ -84,18 +79,3 @@ def host_of(url: str) -> str:
     if not match:
         raise ConfigError(f"{url}: not an http(s) URL")
     return match.group(1).removeprefix("www.")
-
-
-def default_sources() -> list[dict[str, Any]]:
-    """The default sources of SPEC §13, as shipped in ``data/default_sources.json``."""
-    data: list[dict[str, Any]] = json.loads(resources.files("tidings").joinpath(
-        "data/default_sources.json").read_text("utf-8"))
-    return data
-
-
-def opml_of(sources: Iterable[Source]) -> str:
-    """OPML of the sources that are feeds, and of the X and WeChat accounts (their URLs
-    come back as accounts on import); other kinds have no URL a reader could poll."""
-    kinds = (SourceKind.RSS, SourceKind.X, SourceKind.WECHAT)
-    return render_opml(OpmlFeed(s.url, s.title, s.site_url or "", s.folder or "")
-                       for s in sources if s.kind in kinds)

@@ -55,7 +55,7 @@ class ApiToken:
     last_used_at: datetime | None = None
 
 
-class AccessReads(Protocol):
+class UserReads(Protocol):
     def find_user(self, name: str) -> User | None: ...
     def find_session(self, session_id: str, now: datetime) -> WebSession | None:
         """The session, unless it expired at or before ``now``. Every web request asks:
@@ -76,7 +76,7 @@ class AccessReads(Protocol):
         ...
 
 
-class AccessWrites(Protocol):
+class UserWrites(Protocol):
     def add_user(self, name: str, password_hash: str, is_admin: bool,
                  created_at: datetime) -> User:
         """Insert a user; ConfigError if the name is taken."""

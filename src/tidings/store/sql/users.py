@@ -13,8 +13,8 @@ from datetime import datetime
 from typing import Any
 
 from tidings.errors import ConfigError, NotFoundError
-from tidings.store.access import ApiToken, User, WebSession
 from tidings.store.sql._base import Connected, SqlConn, from_us, opt_dt, opt_us, to_us
+from tidings.store.users import ApiToken, User, WebSession
 
 _USER = "id, name, password_hash, is_admin, created_at, password_changed_at"
 _SESSION = "id, user_id, admin, created_at, expires_at, last_seen_at, user_agent, ip"
@@ -42,7 +42,7 @@ def _check_user(conn: SqlConn, user_id: int) -> None:
         raise NotFoundError(f"user {user_id} not found")
 
 
-class AccessMixin(Connected):
+class UsersMixin(Connected):
 
     # -- users
     def find_user(self, name: str) -> User | None:

@@ -17,7 +17,7 @@ from contextlib import suppress
 from aiohttp import web
 
 RSS = "application/rss+xml"
-HANG_S = 5.0
+HANG_S = 16.0
 _ITEM = "<item><title>{title}</title><link>http://x.example/{n}</link><guid>g{n}</guid></item>"
 
 
@@ -97,7 +97,7 @@ async def _stream(request: web.Request, chunk: bytes, pause: float, total: int,
 
 
 def fault_app() -> web.Application:
-    # both outlast the client's 3 s budget, and end soon after, so the server can stop
+    # both outlast the client's 8 s budget, and end soon after, so the server can stop
     async def hang(request: web.Request) -> web.Response:
         await asyncio.sleep(HANG_S)
         return web.Response()

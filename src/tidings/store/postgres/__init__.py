@@ -2,7 +2,7 @@
 
 Assembled from per-domain mixins exactly as ``tidings.store.sqlite`` is, module
 for module (``_sources``, ``_runs``, ``_items``, ``_reading``, ``_search``,
-``_find``, ``_raw``, ``_stats``, ``_ops``, ``_users``, ``_spend``, ``_stories``,
+``_find``, ``_raw``, ``_stats``, ``_ops``, ``_access``, ``_spend``, ``_stories``,
 ``_crawl``, ``_compat``), so that a store method added to one backend has an obvious
 place in the other. The same
 mixins make :class:`PostgresStorage`, where every call is a transaction on a
@@ -18,7 +18,6 @@ from pathlib import Path
 
 from tidings.store.base import UpsertBatch
 from tidings.store.postgres._compat import CompatMixin
-from tidings.store.postgres._crawl import CrawlMixin
 from tidings.store.postgres._db import Conn, Database, Transaction, connect
 from tidings.store.postgres._find import SearchMixin
 from tidings.store.postgres._items import ItemsWriteMixin
@@ -30,7 +29,6 @@ from tidings.store.postgres._queue import (
     queue_connector,
     queue_status,
 )
-from tidings.store.postgres._raw import RawMixin
 from tidings.store.postgres._reading import ItemsReadMixin
 from tidings.store.postgres._runs import RunsMixin
 from tidings.store.postgres._schema import migrate
@@ -39,7 +37,9 @@ from tidings.store.postgres._sources import SourcesMixin
 from tidings.store.postgres._spend import SpendMixin
 from tidings.store.postgres._stats import StatsMixin
 from tidings.store.postgres._stories import StoriesMixin
-from tidings.store.postgres._users import UsersMixin
+from tidings.store.sql.crawl import CrawlMixin
+from tidings.store.sql.raw import RawMixin
+from tidings.store.sql.users import UsersMixin
 
 __all__ = ["PostgresStorage", "PostgresUnit", "QueueStatus", "SessionLock", "ensure_queue_schema",
            "is_postgres_url", "queue_connector", "queue_status"]

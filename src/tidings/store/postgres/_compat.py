@@ -9,7 +9,8 @@ from tidings.errors import ConfigError, NotFoundError
 from tidings.store.base import ItemQuery
 from tidings.store.compat import SavedSearch, StreamEntry, UnreadCount, WebSubLease
 from tidings.store.postgres._db import Access
-from tidings.store.sqlite._compat import (
+from tidings.store.sql._base import opt_us, to_us
+from tidings.store.sql.compat import (
     _LEASE,
     _SEARCH,
     BY_FEVER_KEY,
@@ -20,9 +21,8 @@ from tidings.store.sqlite._compat import (
     unread_from_rows,
     unread_statement,
 )
-from tidings.store.sqlite._db import opt_us, to_us
-from tidings.store.sqlite._reading import timeline_filters, timeline_statement
-from tidings.store.sqlite._users import _token
+from tidings.store.sql.reading import timeline_filters, timeline_statement
+from tidings.store.sql.users import _token
 from tidings.store.users import ApiToken
 
 #: ``sqlite._compat``'s stream columns: the text quoted as JSON by the server

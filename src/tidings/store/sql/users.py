@@ -1,22 +1,48 @@
-"""Web access: users, logged-in sessions and API tokens (R-API-6)."""
+"""Web access: users, logged-in sessions and API tokens (R-API-6).
+
+Every web request looks its session up by primary key, so that read is the one
+that has to stay cheap; the writes are rare (a login, a logout, a session or a
+token seen again after a few minutes). Secrets live in the ``meta`` table under
+the ``secret:`` prefix.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from tidings.errors import ConfigError, NotFoundError
-from tidings.store.postgres._db import Access, Conn
-from tidings.store.sqlite._db import opt_us, to_us
-from tidings.store.sqlite._users import _SESSION, _TOKEN, _USER, _session, _token, _user
+from tidings.store.sql._base import Connected, SqlConn, from_us, opt_dt, opt_us, to_us
 from tidings.store.users import ApiToken, User, WebSession
 
+_USER = "id, name, password_hash, is_admin, created_at, password_changed_at"
+_SESSION = "id, user_id, admin, created_at, expires_at, last_seen_at, user_agent, ip"
+_TOKEN = "id, user_id, name, digest, created_at, last_used_at"  # noqa: S105 - column names
 
-def _check_user(conn: Conn, user_id: int) -> None:
+
+def _user(row: Sequence[Any]) -> User:
+    return User(id=row[0], name=row[1], password_hash=row[2], is_admin=bool(row[3]),
+                created_at=from_us(row[4]), password_changed_at=opt_dt(row[5]))
+
+
+def _session(row: Sequence[Any]) -> WebSession:
+    return WebSession(id=row[0], user_id=row[1], admin=bool(row[2]),
+                      created_at=from_us(row[3]), expires_at=from_us(row[4]),
+                      last_seen_at=from_us(row[5]), user_agent=row[6], ip=row[7])
+
+
+def _token(row: Sequence[Any]) -> ApiToken:
+    return ApiToken(id=row[0], user_id=row[1], name=row[2], digest=row[3],
+                    created_at=from_us(row[4]), last_used_at=opt_dt(row[5]))
+
+
+def _check_user(conn: SqlConn, user_id: int) -> None:
     if conn.execute("SELECT 1 FROM users WHERE id = ?", (user_id,)).fetchone() is None:
         raise NotFoundError(f"user {user_id} not found")
 
 
-class UsersMixin(Access):
+class UsersMixin(Connected):
 
     # -- users
     def find_user(self, name: str) -> User | None:
@@ -28,23 +54,25 @@ class UsersMixin(Access):
     def add_user(self, name: str, password_hash: str, is_admin: bool,
                  created_at: datetime) -> User:
         with self._write() as conn:
-            row = conn.execute(
-                "INSERT INTO users (name, password_hash, is_admin, created_at) "  # noqa: S608
+            # fetchall: on SQLite a RETURNING statement left unfinished holds the transaction
+            rows = conn.execute(
+                f"INSERT INTO users (name, password_hash, is_admin, created_at) "  # noqa: S608
                 f"VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING RETURNING {_USER}",
-                (name, password_hash, int(is_admin), to_us(created_at))).fetchone()
-        if row is None:
+                (name, password_hash, int(is_admin), to_us(created_at))).fetchall()
+        if not rows:
             raise ConfigError(f"user name {name!r} is already taken")
-        return _user(row)
+        return _user(rows[0])
 
     def set_password_hash(self, user_id: int, password_hash: str,
                           changed_at: datetime) -> User:
         with self._write() as conn:
-            row = conn.execute(
+            rows = conn.execute(
                 "UPDATE users SET password_hash = ?, password_changed_at = ? WHERE id = ? "  # noqa: S608
-                f"RETURNING {_USER}", (password_hash, to_us(changed_at), user_id)).fetchone()
-        if row is None:
+                f"RETURNING {_USER}",
+                (password_hash, to_us(changed_at), user_id)).fetchall()
+        if not rows:
             raise NotFoundError(f"user {user_id} not found")
-        return _user(row)
+        return _user(rows[0])
 
     # -- sessions
     def find_session(self, session_id: str, now: datetime) -> WebSession | None:
@@ -85,7 +113,8 @@ class UsersMixin(Access):
     def delete_sessions(self, user_id: int, keep: str | None = None) -> int:
         with self._write() as conn:
             return int(conn.execute(
-                "DELETE FROM sessions WHERE user_id = ? AND id IS DISTINCT FROM ?::text",
+                # session ids are never empty: no ``keep`` keeps none
+                "DELETE FROM sessions WHERE user_id = ? AND id != coalesce(?, '')",
                 (user_id, keep)).rowcount)
 
     def prune_sessions(self, now: datetime) -> int:
@@ -111,12 +140,12 @@ class UsersMixin(Access):
         t = token
         with self._write() as conn:
             _check_user(conn, t.user_id)
-            row = conn.execute(
+            rows = conn.execute(
                 f"INSERT INTO api_tokens ({_TOKEN}) VALUES (?, ?, ?, ?, ?, ?) "  # noqa: S608
                 "ON CONFLICT DO NOTHING RETURNING id",
                 (t.id, t.user_id, t.name, t.digest, to_us(t.created_at),
-                 opt_us(t.last_used_at))).fetchone()
-            if row is None:
+                 opt_us(t.last_used_at))).fetchall()
+            if not rows:
                 raise ConfigError(f"API token {t.id!r} (or its value) is already stored")
 
     def delete_api_token(self, user_id: int, token_id: str) -> bool:
@@ -135,5 +164,5 @@ class UsersMixin(Access):
         with self._write() as conn:
             conn.execute("INSERT INTO meta (name, value) VALUES (?, ?) "
                          "ON CONFLICT (name) DO NOTHING", (key, candidate))
-            (value,) = conn.row("SELECT value FROM meta WHERE name = ?", (key,))
+            (value,) = conn.execute("SELECT value FROM meta WHERE name = ?", (key,)).fetchone()
         return str(value)

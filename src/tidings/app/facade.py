@@ -53,8 +53,6 @@ class Tidings:
 
     def __init__(self, settings: Settings, store: Storage, *, clock: Clock = utcnow) -> None:
         self._core = core = Core(settings, store, clock)
-        self.settings = settings
-        self.clock = clock
         self._store = store  # the storage handle (maintenance, tests, cluster workers)
         self.sources = Sources(core)
         self.folders = Folders(core)
@@ -94,6 +92,15 @@ class Tidings:
         if create:
             settings.data_dir.mkdir(parents=True, exist_ok=True)
         return cls(settings, open_storage(settings), clock=clock)
+
+    @property
+    def settings(self) -> Settings:
+        return self._core.settings
+
+    @property
+    def clock(self) -> Clock:
+        """What every use case reads the time from (tests pass their own)."""
+        return self._core.clock
 
     @property
     def fetcher(self) -> Fetcher:

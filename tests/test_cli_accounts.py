@@ -31,12 +31,12 @@ def run(data: Path, *args: str, code: int = 0) -> str:
 
 
 @pytest.mark.parametrize(("text", "kind", "url"), [
-    ("x:@karpathy", SourceKind.X, "https://x.com/karpathy"),
-    ("x:karpathy", SourceKind.X, "https://x.com/karpathy"),
-    ("https://twitter.com/karpathy", SourceKind.X, "https://x.com/karpathy"),
-    ("https://x.com/@karpathy/", SourceKind.X, "https://x.com/karpathy"),
-    ("wechat:gh_1234abcd", SourceKind.WECHAT, "wechat:gh_1234abcd"),
-    ("weixin:机器之心", SourceKind.WECHAT, "wechat:机器之心"),
+    ("x:@karpathy", SourceKind("x"), "https://x.com/karpathy"),
+    ("x:karpathy", SourceKind("x"), "https://x.com/karpathy"),
+    ("https://twitter.com/karpathy", SourceKind("x"), "https://x.com/karpathy"),
+    ("https://x.com/@karpathy/", SourceKind("x"), "https://x.com/karpathy"),
+    ("wechat:gh_1234abcd", SourceKind("wechat"), "wechat:gh_1234abcd"),
+    ("weixin:机器之心", SourceKind("wechat"), "wechat:机器之心"),
 ])
 def test_account_shorthands(text: str, kind: SourceKind, url: str) -> None:
     ref = account_ref(text)
@@ -79,9 +79,9 @@ def test_add_import_accounts_and_opml(tmp_path: Path) -> None:
         sam, qbit = t.source("x-sama"), t.source("wx-qbitai")
     finally:
         t.close()
-    assert (sam.kind, sam.folder, sam.config["handle"]) == (SourceKind.X, "AI", "sama")
+    assert (sam.kind, sam.folder, sam.config["handle"]) == (SourceKind("x"), "AI", "sama")
     assert sam.cost_class is CostClass.PAID_LIST and sam.interval_min == 30
-    assert (qbit.kind, qbit.interval_min) == (SourceKind.WECHAT, 15)
+    assert (qbit.kind, qbit.interval_min) == (SourceKind("wechat"), 15)
     exported = run(tmp_path, "export-opml")
     assert 'xmlUrl="https://x.com/sama"' in exported and 'xmlUrl="wechat:QbitAI"' in exported
     run(tmp_path, "add", "x:@karpathy", code=1)

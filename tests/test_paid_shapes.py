@@ -113,13 +113,13 @@ def test_dajiala_error_codes_are_sorted_into_whose_trouble(case: str, reason: st
 
 def test_archived_answers_parse_again_without_the_network() -> None:
     now = datetime(2025, 3, 3, tzinfo=UTC)
-    x_source = Source("x-examplelab", SourceKind.X, "https://x.com/examplelab",
+    x_source = Source("x-examplelab", SourceKind("x"), "https://x.com/examplelab",
                       config={"handle": "examplelab"})
     body = json.dumps({"pages": [load("socialdata_search.json")]}).encode()
     raw = RawResponse("socialdata:search:examplelab", "", now, 200, {}, body)
     again = XReader().parse_raw(x_source, raw)
     assert [i.key for i in again.items] == ["x:1896506829212774400", "x:1896482900000000000"]
-    wx_source = Source("wx-a", SourceKind.WECHAT, "wechat:a", config={"account": "a"})
+    wx_source = Source("wx-a", SourceKind("wechat"), "wechat:a", config={"account": "a"})
     listing = (DATA / "dajiala_post_history.json").read_bytes()
     wx = WechatReader().parse_raw(wx_source, RawResponse("http://p/list", "", now, 200, {},
                                                          listing))

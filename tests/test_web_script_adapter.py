@@ -66,7 +66,7 @@ async def test_the_list_is_read_from_the_lazily_loaded_chunk(
     spa: tuple[Tidings, dict[str, str]],
 ) -> None:
     t, files = spa
-    await t.create_source(files["base"] + "/", kind=SourceKind.WEB_LIST, source_id="mimo",
+    await t.create_source(files["base"] + "/", kind=SourceKind("web_list"), source_id="mimo",
                           config=CONFIG)
     report = await t.collect(extract=False)
     assert report.results["mimo"].outcome is RunOutcome.OK, report.results["mimo"].error
@@ -83,7 +83,7 @@ async def test_a_bundle_without_the_marker_fails_and_never_reads_the_menu(
 ) -> None:
     t, files = spa
     files["/assets/Home-9c81d2.js"] = HOME.replace('sectionTitle:"Blog"', 'sectionTitle:"News"')
-    await t.create_source(files["base"] + "/", kind=SourceKind.WEB_LIST, source_id="mimo",
+    await t.create_source(files["base"] + "/", kind=SourceKind("web_list"), source_id="mimo",
                           config=CONFIG)
     report = await t.collect(extract=False)
     assert report.results["mimo"].outcome is RunOutcome.FAILED
@@ -100,7 +100,7 @@ async def test_a_bundle_without_the_marker_fails_and_never_reads_the_menu(
 ])
 def test_adapter_configs_are_checked_on_save(config: dict[str, object], reason: str) -> None:
     with pytest.raises(ConfigError) as caught:
-        parse_config(SourceKind.WEB_LIST, config)
+        parse_config(SourceKind("web_list"), config)
     assert reason in caught.value.message
 
 

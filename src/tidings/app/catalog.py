@@ -14,8 +14,9 @@ from importlib import resources
 from typing import Any
 
 from tidings.errors import ConfigError
-from tidings.model import Source, SourceKind
+from tidings.model import Source
 from tidings.opml import OpmlFeed, render_opml
+from tidings.readers import all_kinds
 
 #: path parts that say "this is a feed" and nothing about whose
 _FEED_WORDS = {"feed", "feeds", "rss", "rss2", "atom", "index", "xml", "json"}
@@ -94,8 +95,9 @@ def default_sources() -> list[dict[str, Any]]:
 
 
 def opml_of(sources: Iterable[Source]) -> str:
-    """OPML of the sources that are feeds, and of the X and WeChat accounts (their URLs
-    come back as accounts on import); other kinds have no URL a reader could poll."""
-    kinds = (SourceKind.RSS, SourceKind.X, SourceKind.WECHAT)
+    """OPML of the sources whose kind says their address comes back as the same kind on
+    import (``Kind.opml``: feeds, and accounts); other kinds have no URL a reader
+    could poll."""
+    kinds = {k.name for k in all_kinds() if k.opml}
     return render_opml(OpmlFeed(s.url, s.title, s.site_url or "", s.folder or "")
                        for s in sources if s.kind in kinds)

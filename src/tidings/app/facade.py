@@ -63,6 +63,7 @@ from tidings.pipeline.round import RoundProgress, RoundReport, run_round
 from tidings.pipeline.spend import Ledger, Trouble, parse_providers
 from tidings.pipeline.timing import COST_CLAMPS, local_zone
 from tidings.pipeline.upsert import UpsertOutcome, upsert_items
+from tidings.readers import feed_kind, kind_of
 from tidings.schedule import jobs, ops
 from tidings.schedule.ops import DiversityReport, HealthReport, SourceOverview
 from tidings.schedule.runner import Runner, StopReason
@@ -171,7 +172,7 @@ class Tidings:
         return self._store.list_folders()
 
     async def create_source(
-        self, url: str, *, kind: SourceKind = SourceKind.RSS, title: str = "",
+        self, url: str, *, kind: SourceKind | None = None, title: str = "",
         source_id: str | None = None, config: Mapping[str, Any] | None = None,
         site_url: str | None = None, priority: int = 0, folder: str | None = None,
         taken: set[str] | None = None,
@@ -179,9 +180,10 @@ class Tidings:
         """Store a new source after validating its config for its kind (R-SCHED-2).
 
         ``taken`` (the ids in use, kept up to date here) spares bulk imports a
-        listing of every source per new one.
+        listing of every source per new one. ``kind`` defaults to the feed kind.
         """
-        if kind is SourceKind.EXTERNAL:
+        kind = kind or feed_kind()
+        if not kind_of(kind).fetched:
             url = catalog.external_url(url)
         if self._store.find_source_by_url(url) is not None:
             raise ConfigError(f"{url}: already a source")
@@ -216,12 +218,12 @@ class Tidings:
         ``x:@handle`` and ``wechat:<id>`` into accounts on the paid APIs."""
         from tidings.discovery import discover
 
-        account = account_ref(url) if kind in (None, SourceKind.X, SourceKind.WECHAT) else None
+        account = account_ref(url) if kind is None or kind_of(kind).account else None
         if account is not None:
             return await self.add_account(account, title=title, source_id=source_id,
                                           config=config, folder=folder)
 
-        if kind is not None and kind is not SourceKind.RSS:
+        if kind is not None and kind != feed_kind():
             return await self.create_source(url, kind=kind, title=title, source_id=source_id,
                                             config=config, folder=folder)
         found = await discover(url, self.fetcher)
@@ -410,7 +412,7 @@ class Tidings:
         with ``extract``, a bounded batch of pending bodies (``report.extraction``)."""
         if source_ids:
             for sid in source_ids:
-                if self._store.get_source(sid).kind is SourceKind.EXTERNAL:  # or NotFoundError
+                if not kind_of(self._store.get_source(sid).kind).fetched:  # or NotFoundError
                     raise ConfigError(f"source {sid!r} is external: it receives pushed items "
                                       "and is never collected")
         return await run_round(self.pipeline_env(), only=source_ids, progress=progress,

@@ -11,7 +11,7 @@ from typing import Any
 
 from tidings.errors import ConfigError, NotFoundError
 from tidings.model import CostClass, Health, IdentityMode, Source, SourceKind, Visibility
-from tidings.store.base import SourceUpdate
+from tidings.store.base import PUSHED_KIND, SourceUpdate
 from tidings.store.sqlite._db import Access, marks, opt_dt, opt_us, to_us
 from tidings.textutil import collapse_ws
 
@@ -37,7 +37,7 @@ def source_from_row(row: Sequence[Any]) -> Source:
 
 
 #: a stand-in whose fields are replaced by a change, to convert just those columns
-_PROBE = Source(id="-", kind=SourceKind.RSS, url="-", created_at=datetime(2000, 1, 1, tzinfo=UTC))
+_PROBE = Source(id="-", kind=SourceKind("-"), url="-", created_at=datetime(2000, 1, 1, tzinfo=UTC))
 
 
 def _changed_params(changes: Mapping[str, Any]) -> dict[str, Any]:
@@ -203,7 +203,7 @@ class SourcesMixin(Access):
         else:
             where = "(next_fetch_at IS NULL OR next_fetch_at <= ?)"
             params = (to_us(now),)
-        where += f" AND kind != '{SourceKind.EXTERNAL.value}'"  # nothing to fetch
+        where += f" AND kind != '{PUSHED_KIND}'"  # nothing to fetch
         with self._write() as conn:
             # never fetched counts as the most overdue of all
             picked = [source_from_row(r) for r in conn.execute(

@@ -61,8 +61,15 @@ def test_an_article_answer_fills_the_pending_tweet() -> None:
         '<p><strong>Models</strong> improve faster than the <a href="https://example.org/tests">'
         "tests</a> we give them.</p>"
         "<ul><li>first point</li><li><em>second</em> &lt;point&gt;</li></ul>"
-        '<p><img src="https://pbs.twimg.com/media/GlInline.jpg" alt=""></p>'
+        '<p><img src="https://pbs.twimg.com/media/GlInline.jpg" alt=""/></p>'
         "<blockquote>Quoted wisdom</blockquote>")
+
+
+@pytest.mark.parametrize("case", load("draft_states.json"), ids=lambda c: c["name"])
+def test_draft_states_render_as_the_golden_html(case: dict[str, Any]) -> None:
+    """Lists wrapped and nested by depth, overlapping styles well nested, only http(s)
+    links and https images, blocks and ranges that are not well formed left out."""
+    assert draft_to_html(case["content"]) == case["html"]
 
 
 def test_a_dajiala_list_becomes_posts_keyed_by_their_link() -> None:

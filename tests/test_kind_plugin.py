@@ -27,13 +27,20 @@ NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 TESTS = Path(__file__).resolve().parent
 
 
+def install(site: Path, name: str, entry_points: str) -> None:
+    dist = site / f"{name}-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(f"[tidings.kinds]\n{entry_points}\n")
+
+
 @pytest.fixture
 def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """toykind installed as a package would be: its metadata and one entry point."""
-    dist = tmp_path / "site" / "toykind-0.1.dist-info"
-    dist.mkdir(parents=True)
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toykind\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[tidings.kinds]\ntoy = toykind:KIND\n")
+    """toykind installed as a package would be: its metadata and one entry point; beside
+    it two broken packages (a module that is not there, an object that is not a Kind)."""
+    install(tmp_path / "site", "toykind", "toy = toykind:KIND")
+    install(tmp_path / "site", "brokenkinds",
+            "gone = no_such_module:KIND\nwrong = toykind:TOY")
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     monkeypatch.syspath_prepend(str(TESTS))
     monkeypatch.setattr(readers, "_KINDS", dict(readers._KINDS))
@@ -70,11 +77,15 @@ async def world(installed: None, settings: Settings) -> AsyncIterator[tuple[Tidi
         await t.aclose()
 
 
-def test_the_kind_comes_from_its_entry_point(installed: None) -> None:
+def test_the_kind_comes_from_its_entry_point(installed: None,
+                                             caplog: pytest.LogCaptureFixture) -> None:
     toy = readers.kind_of("toy")
     assert type(toy.reader).__name__ == "type" and toy.reader.__module__ == "toykind"
     assert "toy" in kinds.kind_names(fetched_only=True)
     assert "toy" in readers.registered_kinds()
+    warned = sorted(r.getMessage() for r in caplog.records)
+    assert len(warned) == 2 and "'gone'" in warned[0] and "ModuleNotFoundError" in warned[0]
+    assert "'wrong'" in warned[1] and "not a Kind" in warned[1]
 
 
 def test_without_its_package_the_kind_is_unknown() -> None:

@@ -10,6 +10,7 @@ registration, nothing changed here (docs/readers.md).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import cache
@@ -27,6 +28,7 @@ from tidings.readers.wechat import kind as wechat_kind
 from tidings.readers.x import kind as x_kind
 
 ENTRY_POINT_GROUP = "tidings.kinds"
+log = logging.getLogger(__name__)
 
 _KINDS: dict[str, Kind] = {}
 _INSTANCES: dict[str, Reader] = {}
@@ -46,12 +48,23 @@ def register(kind: SourceKind | str, factory: Callable[[], Reader]) -> None:
 
 @cache
 def load_entry_points() -> None:
-    """Register the kinds installed packages declare (once; ``cache_clear`` to look again)."""
+    """Register the kinds installed packages declare (once; ``cache_clear`` to look again).
+
+    A package whose entry point does not load, or names something that is not a
+    ``Kind``, is left out with a warning naming it: its sources fail their runs
+    with "unknown source kind", every other kind keeps working."""
     for ep in entry_points(group=ENTRY_POINT_GROUP):
-        loaded = ep.load()
-        kind = loaded if isinstance(loaded, Kind) else loaded()
+        try:
+            loaded = ep.load()
+            kind = loaded() if callable(loaded) and not isinstance(loaded, Kind) else loaded
+        except Exception as exc:  # someone else's package: any fault, reported
+            log.warning("kind %r (%s) not loaded: %s: %s", ep.name, ep.value,
+                        type(exc).__name__, (str(exc).splitlines() or [""])[0])
+            continue
         if not isinstance(kind, Kind):
-            raise ConfigError(f"entry point {ep.name!r} of {ENTRY_POINT_GROUP} is not a Kind")
+            log.warning("kind %r (%s) not loaded: it names a %s, not a Kind", ep.name,
+                        ep.value, type(kind).__name__)
+            continue
         register_kind(kind)
 
 

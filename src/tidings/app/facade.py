@@ -21,7 +21,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, NoReturn
 
-from tidings.app import catalog, ingest
+from tidings.app import catalog, ingest, kinds
 from tidings.app.access import Access
 from tidings.app.accounts import AccountRef, account_ref, first_interval
 from tidings.app.compat import Compat
@@ -46,7 +46,7 @@ from tidings.model import (
     Spend,
 )
 from tidings.net import Fetcher, allow_list_from_settings, url_refusal
-from tidings.opml import parse_opml
+from tidings.opml import is_http, parse_opml
 from tidings.pipeline import history
 from tidings.pipeline.config import (
     cost_class_of,
@@ -468,11 +468,12 @@ class Tidings:
         ``notes`` receives one line per outline skipped (and why) and per added feed
         the guard will refuse by its address alone (decided without any request)."""
         notes = [] if notes is None else notes
-        feeds = parse_opml(data, origin, skipped=notes)
+        feeds = parse_opml(data, origin, skipped=notes, accept=kinds.importable,
+                           expected=kinds.import_forms())
         allow = allow_list_from_settings(self.settings)
         notes.extend(f"{feed.url}: added, but the guard will refuse it ({why}); "
                      "allow_private_hosts lets it through" for feed in feeds
-                     if (why := url_refusal(feed.url, allow)) is not None)
+                     if is_http(feed.url) and (why := url_refusal(feed.url, allow)) is not None)
         existing = self._store.list_sources()
         urls, taken = {s.url for s in existing}, {s.id for s in existing}
         added: list[Source] = []

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from tidings.errors import ConfigError
 from tidings.model import Source, SourceKind
-from tidings.readers import account_forms, all_kinds, feed_kind, kind_of, proposed_kind
+from tidings.readers import (
+    account_forms,
+    all_kinds,
+    feed_kind,
+    kind_of,
+    parse_account,
+    proposed_kind,
+)
 
 
 def kind_names(*, fetched_only: bool = False) -> list[str]:
@@ -60,6 +67,16 @@ def check_address(source: Source, url: str) -> None:
             raise ConfigError(f"url: {fixed}")
     elif not url.lower().startswith(("http://", "https://")):
         raise ConfigError("url: must start with http:// or https://")
+
+
+def importable(url: str) -> bool:
+    """Whether an imported address (an OPML ``xmlUrl``) is a page or an account line."""
+    return url.lower().startswith(("http://", "https://")) or parse_account(url) is not None
+
+
+def import_forms() -> str:
+    """What an imported address must be, for the note on one that is not."""
+    return f"neither an http(s) URL nor an account ({account_lines()})"
 
 
 def account_lines() -> str:

@@ -209,7 +209,7 @@ def pick(args: argparse.Namespace) -> None:
         with storage.write() as unit:
             for s in range(args.sources):
                 unit.add_source(Source(
-                    id=f"p{s}", kind=SourceKind.RSS, url=f"https://p{s}.example/feed",
+                    id=f"p{s}", kind=SourceKind("rss"), url=f"https://p{s}.example/feed",
                     created_at=created, priority=s % 3,
                     next_fetch_at=created + timedelta(seconds=s % 5000)))
         now = created + timedelta(days=1)
@@ -240,7 +240,7 @@ def _race_once(url: str, threads: int, rounds: int, advisory: bool) -> float:
     with PostgresStorage(url, pool_size=threads) as storage:
         with storage.write() as unit:
             for t in range(threads):
-                unit.add_source(Source(id=f"w{t}", kind=SourceKind.RSS,
+                unit.add_source(Source(id=f"w{t}", kind=SourceKind("rss"),
                                        url=f"https://w{t}.example/", created_at=datetime.now(UTC)))
         work = [_race_batches(t, rounds) for t in range(threads)]
         gate = threading.Barrier(threads + 1)

@@ -177,7 +177,7 @@ def _build(server: str, name: str, items: int, sources: int, base: int | None) -
         with PostgresStorage(url) as storage, storage.write() as unit:
             start = datetime(2023, 1, 1, tzinfo=UTC)
             for s in range(sources):
-                unit.add_source(Source(id=f"s{s}", kind=SourceKind.RSS,
+                unit.add_source(Source(id=f"s{s}", kind=SourceKind("rss"),
                                        url=f"https://site{s}.example/feed", created_at=start))
         _load(url, items, sources, base)
     except BaseException:

@@ -199,14 +199,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=200)
     parser.add_argument("--cold", action="store_true", help="empty tidings' caches per parse")
     args = parser.parse_args()
-    every = (cases(ROOT / "tests" / "data" / "web_list", SourceKind.WEB_LIST)
-             + cases(ROOT / "tests" / "data" / "json_list", SourceKind.JSON_LIST)
+    every = (cases(ROOT / "tests" / "data" / "web_list", SourceKind("web_list"))
+             + cases(ROOT / "tests" / "data" / "json_list", SourceKind("json_list"))
              + cases(ROOT / "examples" / "sources"))
-    pages_html = [c for c in every if c.kind is SourceKind.WEB_LIST
+    pages_html = [c for c in every if c.kind == SourceKind("web_list")
             and c.config.get("mode", "html") == "html"]
-    plain = [c for c in every if c.kind is SourceKind.JSON_LIST
+    plain = [c for c in every if c.kind == SourceKind("json_list")
              and not (c.config.get("window_var") or c.config.get("json_key"))]
-    embedded = [c for c in every if c.kind is SourceKind.JSON_LIST and c not in plain]
+    embedded = [c for c in every if c.kind == SourceKind("json_list") and c not in plain]
     on_html, on_json = (emptied(ours_html), emptied(ours_json)) if args.cold else (
         ours_html, ours_json)
     bench("web_list html", pages_html, on_html, html_floor, args.rounds, args.repeat)

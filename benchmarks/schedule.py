@@ -46,7 +46,7 @@ def bench_plan(n: int, reps: int = 11) -> None:
         t0 = time.perf_counter()
         for i in range(n):
             due = now - timedelta(minutes=i % 50) if i % 5 == 0 else now + timedelta(minutes=i % 60)
-            store.add_source(Source(id=f"s{i:06d}", kind=SourceKind.RSS,
+            store.add_source(Source(id=f"s{i:06d}", kind=SourceKind("rss"),
                                     url=f"https://h{i % 997}.example/feed/{i}",
                                     next_fetch_at=due, priority=1 if i % 101 == 0 else 0,
                                     created_at=now))
@@ -74,7 +74,7 @@ async def farm_run(base: str, data: Path, minutes: float, speed: float) -> None:
     urls = httpx.get(f"{base}/feeds.txt", timeout=30).text.split()
     t = Tidings.open(settings, create=True)
     for i, url in enumerate(urls):
-        await t.sources.create(url, kind=SourceKind.RSS, source_id=f"f{i:05d}")
+        await t.sources.create(url, kind=SourceKind("rss"), source_id=f"f{i:05d}")
     t0 = time.perf_counter()
     warm = await t.collection.round(extract=False)
     print(f"farm  warm-up round: {warm.sources} sources in {time.perf_counter() - t0:.1f} s real,"

@@ -412,7 +412,7 @@ def main() -> None:
     storage = SqliteStorage(path)
     if not progress.items:
         for s in range(args.sources):
-            storage.add_source(Source(id=f"s{s}", kind=SourceKind.RSS,
+            storage.add_source(Source(id=f"s{s}", kind=SourceKind("rss"),
                                       url=f"https://site{s}.example/feed", title=f"Site {s}",
                                       created_at=datetime.now(UTC)))
     print(f"{progress.items:,} -> {args.items:,} items in {path}, {args.batch} new items "

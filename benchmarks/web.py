@@ -75,7 +75,7 @@ def build(data: Path, items: int) -> None:
     store = open_storage(settings)  # the archive is built with storage calls, not collected
     now = datetime.now(UTC)
     for s in range(200):
-        store.add_source(Source(id=f"s{s}", kind=SourceKind.RSS, title=f"Source {s}",
+        store.add_source(Source(id=f"s{s}", kind=SourceKind("rss"), title=f"Source {s}",
                                 url=f"https://s{s}.example/feed", created_at=now))
     rng = random.Random(7)
     span = 400 * 86400

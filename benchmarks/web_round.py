@@ -72,7 +72,7 @@ def prepare(data: Path, feeds_url: str, items: int) -> None:
     store = open_storage(load_settings(data, env={}))
     now, rng = datetime.now(UTC), random.Random(7)
     for s in range(200):
-        store.add_source(Source(id=f"old{s}", kind=SourceKind.RSS, title=f"Old {s}",
+        store.add_source(Source(id=f"old{s}", kind=SourceKind("rss"), title=f"Old {s}",
                                 url=f"https://old{s}.example/feed", created_at=now,
                                 next_fetch_at=now + timedelta(days=1)))
     creates = []

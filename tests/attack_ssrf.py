@@ -244,8 +244,8 @@ async def _web_add_page(c: Campaign) -> None:
 async def _preview(c: Campaign) -> None:
     """Page rules tried before a source exists (issue 17) fetch through the same guard."""
     for form in FORMS:
-        for kind, config in ((SourceKind.WEB_LIST, {"item": "article"}),
-                             (SourceKind.JSON_LIST, {"items_path": "items", "url": "url"})):
+        for kind, config in ((SourceKind("web_list"), {"item": "article"}),
+                             (SourceKind("json_list"), {"items_path": "items", "url": "url"})):
             c.attempts["preview"] += 1
             with contextlib.suppress(TidingsError):
                 report = await c.tidings.probes.preview(kind, c.target(form, "/list"), config)

@@ -40,7 +40,7 @@ def at(minutes: float) -> datetime:
 
 
 def source(sid: str = "feed", **kw: object) -> Source:
-    values: dict[str, object] = {"kind": SourceKind.RSS, "url": f"https://{sid}.example/feed",
+    values: dict[str, object] = {"kind": SourceKind("rss"), "url": f"https://{sid}.example/feed",
                                  "title": f"Title of {sid}", "created_at": T0, **kw}
     return Source(id=sid, **values)  # type: ignore[arg-type]
 

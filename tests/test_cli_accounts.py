@@ -18,7 +18,7 @@ from tidings.app.accounts import account_ref, read_accounts
 from tidings.cli import cli
 from tidings.errors import ConfigError
 from tidings.model import CostClass, SourceKind
-from tidings.settings import load_settings
+from tidings.settings import Settings, load_settings
 
 ENV = {"TIDINGS_ALLOW_PRIVATE_HOSTS": "127.0.0.1", "TIDINGS_PER_HOST_DELAY": "0"}
 
@@ -31,12 +31,12 @@ def run(data: Path, *args: str, code: int = 0) -> str:
 
 
 @pytest.mark.parametrize(("text", "kind", "url"), [
-    ("x:@karpathy", SourceKind.X, "https://x.com/karpathy"),
-    ("x:karpathy", SourceKind.X, "https://x.com/karpathy"),
-    ("https://twitter.com/karpathy", SourceKind.X, "https://x.com/karpathy"),
-    ("https://x.com/@karpathy/", SourceKind.X, "https://x.com/karpathy"),
-    ("wechat:gh_1234abcd", SourceKind.WECHAT, "wechat:gh_1234abcd"),
-    ("weixin:机器之心", SourceKind.WECHAT, "wechat:机器之心"),
+    ("x:@karpathy", SourceKind("x"), "https://x.com/karpathy"),
+    ("x:karpathy", SourceKind("x"), "https://x.com/karpathy"),
+    ("https://twitter.com/karpathy", SourceKind("x"), "https://x.com/karpathy"),
+    ("https://x.com/@karpathy/", SourceKind("x"), "https://x.com/karpathy"),
+    ("wechat:gh_1234abcd", SourceKind("wechat"), "wechat:gh_1234abcd"),
+    ("weixin:机器之心", SourceKind("wechat"), "wechat:机器之心"),
 ])
 def test_account_shorthands(text: str, kind: SourceKind, url: str) -> None:
     ref = account_ref(text)
@@ -79,14 +79,30 @@ def test_add_import_accounts_and_opml(tmp_path: Path) -> None:
         sam, qbit = t.sources.get("x-sama"), t.sources.get("wx-qbitai")
     finally:
         t.close()
-    assert (sam.kind, sam.folder, sam.config["handle"]) == (SourceKind.X, "AI", "sama")
+    assert (sam.kind, sam.folder, sam.config["handle"]) == (SourceKind("x"), "AI", "sama")
     assert sam.cost_class is CostClass.PAID_LIST and sam.interval_min == 30
-    assert (qbit.kind, qbit.interval_min) == (SourceKind.WECHAT, 15)
+    assert (qbit.kind, qbit.interval_min) == (SourceKind("wechat"), 15)
     exported = run(tmp_path, "export-opml")
     assert 'xmlUrl="https://x.com/sama"' in exported and 'xmlUrl="wechat:QbitAI"' in exported
     run(tmp_path, "add", "x:@karpathy", code=1)
     refused = run(tmp_path, "add", "x:@newone", "--set", "batch=ai", code=1)
     assert "batch" in refused and "tidings:" in refused, "unknown keys are refused"
+
+
+async def test_an_opml_account_line_no_kind_reads_is_noted_not_added(settings: Settings) -> None:
+    opml = (b'<opml version="2.0"><body><outline text="ok" xmlUrl="x:@fine"/>'
+            b'<outline text="bad" xmlUrl="x:@no-dash-allowed"/>'
+            b'<outline text="odd" xmlUrl="mp:"/></body></opml>')
+    t = Tidings.open(settings, create=True)
+    try:
+        notes: list[str] = []
+        added, present = await t.import_opml(opml, notes=notes)
+        assert [s.id for s in added] == ["x-fine"] and present == 0
+        assert [s.id for s in t.sources()] == ["x-fine"]
+        assert len(notes) == 2 and all("neither an http(s) URL nor an account (x:@handle, "
+                                       "wechat:<account id>)" in n for n in notes), notes
+    finally:
+        await t.aclose()
 
 
 def test_stats_show_spend_per_provider_and_day(tmp_path: Path) -> None:

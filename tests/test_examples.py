@@ -14,7 +14,7 @@ CASES = cases(EXAMPLES)
 
 
 def test_the_examples_cover_the_kinds_the_product_is_for() -> None:
-    modes = {(c.kind.value, c.config.get("mode", "html") if c.kind.value == "web_list"
+    modes = {(c.kind, c.config.get("mode", "html") if c.kind == "web_list"
               else ("embedded" if "json_key" in c.config else "json")) for c in CASES}
     assert modes >= {("web_list", "html"), ("web_list", "changelog"), ("json_list", "embedded"),
                      ("json_list", "json")}

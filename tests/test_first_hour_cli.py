@@ -298,7 +298,7 @@ def test_opml_import_reports_skipped_outlines_and_guarded_addresses(tmp_path: Pa
     notes = result.stderr
     assert "'Again': https://good.example/feed is listed twice" in notes
     assert ("'Gopher': gopher://old.example/feed is neither an http(s) URL nor an account "
-            "(x:@handle, wechat:ID)") in notes
+            "(x:@handle, wechat:<account id>)") in notes
     assert "'Bare': no xmlUrl" in notes
     assert "http://192.168.1.1/feed: added, but the guard will refuse it " \
            "(192.168.1.1 is a private address)" in notes

@@ -111,7 +111,7 @@ def test_embedded_lists_that_are_missing_are_named() -> None:
 ])
 def test_a_bad_json_list_config_is_refused(config: dict[str, Any], reason: str) -> None:
     with pytest.raises(ConfigError) as caught:
-        parse_config(SourceKind.JSON_LIST, config)
+        parse_config(SourceKind("json_list"), config)
     assert reason in caught.value.message
 
 

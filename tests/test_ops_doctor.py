@@ -26,7 +26,7 @@ async def world(settings: Settings) -> AsyncIterator[tuple[Tidings, str]]:
 
 async def test_doctor_shows_each_stage_and_each_entrys_fate(world: tuple[Tidings, str]) -> None:
     t, base = world
-    await t.sources.create(f"{base}/healthy.xml", kind=SourceKind.RSS, source_id="healthy",
+    await t.sources.create(f"{base}/healthy.xml", kind=SourceKind("rss"), source_id="healthy",
                     config={"filters": {"block": [{"field": "title", "pattern": "post 1$"}]}})
     source = t.sources.get("healthy")
     report = await doctor(t.pipeline_env(), source)
@@ -56,7 +56,7 @@ async def test_doctor_shows_each_stage_and_each_entrys_fate(world: tuple[Tidings
 
 async def test_doctor_reports_a_failing_fetch_in_one_line(world: tuple[Tidings, str]) -> None:
     t, base = world
-    await t.sources.create(f"{base}/failing.xml", kind=SourceKind.RSS, source_id="failing")
+    await t.sources.create(f"{base}/failing.xml", kind=SourceKind("rss"), source_id="failing")
     report = await doctor(t.pipeline_env(), t.sources.get("failing"))
     assert report.error is not None
     assert "HTTP 500" in report.error

@@ -69,7 +69,7 @@ def store(tmp_path: Path) -> Iterator[SqliteStorage]:
 
 
 def add(store: SqliteStorage, sid: str, **kw: object) -> None:
-    store.add_source(Source(id=sid, kind=SourceKind.RSS, url=f"https://{sid}.example/feed",
+    store.add_source(Source(id=sid, kind=SourceKind("rss"), url=f"https://{sid}.example/feed",
                             title=sid.title(), created_at=NOW, **kw))  # type: ignore[arg-type]
 
 

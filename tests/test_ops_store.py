@@ -24,7 +24,7 @@ def store(tmp_path: Path) -> Iterator[SqliteStorage]:
 
 
 def add(store: SqliteStorage, sid: str, **kw: object) -> Source:
-    return store.add_source(Source(id=sid, kind=SourceKind.RSS, url=f"https://{sid}.example/f",
+    return store.add_source(Source(id=sid, kind=SourceKind("rss"), url=f"https://{sid}.example/f",
                                    created_at=NOW, **kw))  # type: ignore[arg-type]
 
 

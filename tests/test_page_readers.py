@@ -27,8 +27,8 @@ from tidings.readers.jsonlist.reader import github_headers
 from tidings.settings import Settings
 
 DATA = Path(__file__).parent / "data"
-CASES = cases(DATA / "web_list", SourceKind.WEB_LIST) + cases(DATA / "json_list",
-                                                               SourceKind.JSON_LIST)
+CASES = cases(DATA / "web_list", SourceKind("web_list")) + cases(DATA / "json_list",
+                                                               SourceKind("json_list"))
 NOW = datetime(2026, 9, 26, 12, 0, tzinfo=UTC)
 
 
@@ -95,7 +95,7 @@ async def test_request_options_and_the_github_token_stay_on_their_hosts(
     t = Tidings.open(replace(settings, providers=providers), create=True)
     try:
         async with serve(site.app()) as base:
-            await t.sources.create(f"{base}/releases", kind=SourceKind.JSON_LIST,
+            await t.sources.create(f"{base}/releases", kind=SourceKind("json_list"),
                                    source_id="rel", config=config)
             report = await t.collection.round(extract=False)
         assert report.results["rel"].outcome is RunOutcome.OK
@@ -106,7 +106,7 @@ async def test_request_options_and_the_github_token_stay_on_their_hosts(
     finally:
         await t.aclose()
     env = t.pipeline_env()
-    on_github = Source(id="gh", kind=SourceKind.JSON_LIST,
+    on_github = Source(id="gh", kind=SourceKind("json_list"),
                        url="https://api.github.com/repos/o/r/releases")
     ctx = ReadContext(on_github, env.fetcher, NOW, paid=env.paid)
     assert github_headers(ctx)["Authorization"] == "Bearer ghp_secret1234"
@@ -125,7 +125,7 @@ async def test_a_page_that_changed_fails_its_source_and_not_the_round(settings: 
     try:
         async with serve(site.app()) as base:
             for sid, path in (("ok", "news"), ("changed", "redesigned"), ("huge", "huge")):
-                await t.sources.create(f"{base}/{path}", kind=SourceKind.WEB_LIST,
+                await t.sources.create(f"{base}/{path}", kind=SourceKind("web_list"),
                                        source_id=sid, config=cards.config)
             report = await t.collection.round(extract=False)
         outcomes = {sid: r.outcome for sid, r in report.results.items()}
@@ -147,7 +147,7 @@ async def test_a_stored_config_that_no_longer_validates_fails_the_run(
 ) -> None:
     t = Tidings.open(settings, create=True)
     try:
-        await t.sources.create("http://127.0.0.1:9/x", kind=SourceKind.WEB_LIST,
+        await t.sources.create("http://127.0.0.1:9/x", kind=SourceKind("web_list"),
                                source_id="old", config={"item": "article"})
         await t.write(lambda unit: unit.update_source(
             "old", SourceUpdate(config={"itme": "article"})))  # as an older version wrote it
@@ -198,7 +198,7 @@ async def test_markdown_pages_are_rendered_and_a_spent_budget_is_not_a_failure(
 ) -> None:
     t, renderer = rendering
     for n in range(3):
-        await t.sources.create(f"https://lab{n}.example/news", kind=SourceKind.WEB_LIST,
+        await t.sources.create(f"https://lab{n}.example/news", kind=SourceKind("web_list"),
                                source_id=f"lab{n}",
                                config={"mode": "markdown", "links_start_line": 3})
     assert {(s.cost_class, s.interval_min) for s in t.sources.all()} == {
@@ -247,7 +247,7 @@ async def _fallback_world(settings: Settings, renderer: Renderer, provider: str,
                               "daily_calls": daily_calls}}
         t = Tidings.open(replace(settings, providers=providers,
                                  extract_render_provider=provider), create=True)
-        await t.sources.create(f"{base}/list", kind=SourceKind.WEB_LIST, source_id="lst")
+        await t.sources.create(f"{base}/list", kind=SourceKind("web_list"), source_id="lst")
         await t.collection.round(extract=False)
         yield Fallback(t, site, renderer)
         await t.aclose()
@@ -320,7 +320,7 @@ async def test_the_detail_rule_fills_dates_by_the_fallback_chain_within_its_budg
     t = Tidings.open(settings, create=True)
     try:
         async with serve(site.app()) as base:
-            await t.sources.create(f"{base}/list", kind=SourceKind.WEB_LIST, source_id="l",
+            await t.sources.create(f"{base}/list", kind=SourceKind("web_list"), source_id="l",
                                    config={"detail": {"max_fetches": 4,
                                                       "title_authoritative": True}})
             report = await t.collection.round(extract=False)
@@ -349,7 +349,7 @@ async def test_an_authoritative_date_rule_lets_no_other_timestamp_stand_in(
     t = Tidings.open(settings, create=True)
     try:
         async with serve(site.app()) as base:
-            await t.sources.create(f"{base}/list", kind=SourceKind.WEB_LIST, source_id="l",
+            await t.sources.create(f"{base}/list", kind=SourceKind("web_list"), source_id="l",
                                    config={"detail": {"date_selector": "article time",
                                                       "published_authoritative": True}})
             await t.collection.round(extract=False)

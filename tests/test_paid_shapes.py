@@ -61,8 +61,15 @@ def test_an_article_answer_fills_the_pending_tweet() -> None:
         '<p><strong>Models</strong> improve faster than the <a href="https://example.org/tests">'
         "tests</a> we give them.</p>"
         "<ul><li>first point</li><li><em>second</em> &lt;point&gt;</li></ul>"
-        '<p><img src="https://pbs.twimg.com/media/GlInline.jpg" alt=""></p>'
+        '<p><img src="https://pbs.twimg.com/media/GlInline.jpg" alt=""/></p>'
         "<blockquote>Quoted wisdom</blockquote>")
+
+
+@pytest.mark.parametrize("case", load("draft_states.json"), ids=lambda c: c["name"])
+def test_draft_states_render_as_the_golden_html(case: dict[str, Any]) -> None:
+    """Lists wrapped and nested by depth, overlapping styles well nested, only http(s)
+    links and https images, blocks and ranges that are not well formed left out."""
+    assert draft_to_html(case["content"]) == case["html"]
 
 
 def test_a_dajiala_list_becomes_posts_keyed_by_their_link() -> None:
@@ -113,13 +120,13 @@ def test_dajiala_error_codes_are_sorted_into_whose_trouble(case: str, reason: st
 
 def test_archived_answers_parse_again_without_the_network() -> None:
     now = datetime(2025, 3, 3, tzinfo=UTC)
-    x_source = Source("x-examplelab", SourceKind.X, "https://x.com/examplelab",
+    x_source = Source("x-examplelab", SourceKind("x"), "https://x.com/examplelab",
                       config={"handle": "examplelab"})
     body = json.dumps({"pages": [load("socialdata_search.json")]}).encode()
     raw = RawResponse("socialdata:search:examplelab", "", now, 200, {}, body)
     again = XReader().parse_raw(x_source, raw)
     assert [i.key for i in again.items] == ["x:1896506829212774400", "x:1896482900000000000"]
-    wx_source = Source("wx-a", SourceKind.WECHAT, "wechat:a", config={"account": "a"})
+    wx_source = Source("wx-a", SourceKind("wechat"), "wechat:a", config={"account": "a"})
     listing = (DATA / "dajiala_post_history.json").read_bytes()
     wx = WechatReader().parse_raw(wx_source, RawResponse("http://p/list", "", now, 200, {},
                                                          listing))

@@ -25,7 +25,7 @@ from tidings.app import ItemQuery, SourceUpdate, Tidings
 from tidings.errors import FetchError, TidingsError
 from tidings.model import Health, ItemData, RunOutcome, SourceKind
 from tidings.pipeline import batch
-from tidings.readers import get_reader, register
+from tidings.readers import kind_of, register, register_kind
 from tidings.readers.base import ReadContext, ReadResult
 from tidings.readers.options import ReaderConfig
 from tidings.schedule.runner import Runner, RunnerOptions
@@ -41,7 +41,7 @@ class FakeSearchConfig(ReaderConfig):
 class FakeSearchReader:
     """Three accounts per search; the answer maps each account to its new posts."""
 
-    kind = SourceKind.X
+    kind = SourceKind("x")
     config_model: type[ReaderConfig] = FakeSearchConfig
     max_batch = 3
 
@@ -113,23 +113,10 @@ def _post_id(account: str, n: int) -> int:
 
 @pytest.fixture(autouse=True)
 def fake_reader() -> Iterator[None]:
-    real = type(get_reader(SourceKind.X)) if _has_x() else None
-    register(SourceKind.X, FakeSearchReader)
+    real = kind_of("x")
+    register(SourceKind("x"), FakeSearchReader)
     yield
-    if real is not None:
-        register(SourceKind.X, real)
-    else:
-        from tidings.readers import _FACTORIES, _INSTANCES
-        _FACTORIES.pop(SourceKind.X, None)
-        _INSTANCES.pop(SourceKind.X, None)
-
-
-def _has_x() -> bool:
-    try:
-        get_reader(SourceKind.X)
-    except TidingsError:
-        return False
-    return True
+    register_kind(real)
 
 
 @pytest.fixture
@@ -145,7 +132,7 @@ async def world(settings: Settings) -> AsyncIterator[tuple[Tidings, Api]]:
 
 async def add_accounts(t: Tidings, handles: Sequence[str]) -> None:
     for handle in handles:
-        await t.sources.create(f"https://x.example/{handle}", kind=SourceKind.X,
+        await t.sources.create(f"https://x.example/{handle}", kind=SourceKind("x"),
                                source_id=handle, config={"handle": handle})
 
 
@@ -232,7 +219,7 @@ async def test_a_batched_source_whose_pages_hang_fails_in_the_run_time(
     lone run has, like ``collect_source``: a hanging page cannot hold the round."""
     t, _ = world
     for handle in ("e1", "e2"):
-        await t.sources.create(f"https://x.example/{handle}", kind=SourceKind.X,
+        await t.sources.create(f"https://x.example/{handle}", kind=SourceKind("x"),
                                source_id=handle, config={"handle": handle, "detail": {}})
 
     def hanging_pages(*args: object) -> Callable[[list[ItemData]], Awaitable[list[ItemData]]]:

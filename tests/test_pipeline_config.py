@@ -25,7 +25,7 @@ from tidings.model import RunOutcome, SourceKind
 from tidings.pipeline.config import parse_config, validate_config
 from tidings.settings import Settings
 
-RSS = SourceKind.RSS
+RSS = SourceKind("rss")
 NOW = datetime.now(UTC).replace(microsecond=0)
 
 GOOD: list[tuple[str, Any]] = [
@@ -165,15 +165,15 @@ async def test_a_stored_config_that_no_longer_validates_fails_its_runs(
 
 
 async def test_external_sources_are_created_and_never_collected(tidings: Tidings) -> None:
-    ext = await tidings.sources.create("scripts", kind=SourceKind.EXTERNAL,
+    ext = await tidings.sources.create("scripts", kind=SourceKind("external"),
                                        config={"filters": {"max_age_days": 7}})
-    assert (ext.id, ext.url, ext.kind) == ("scripts", "external:scripts", SourceKind.EXTERNAL)
+    assert (ext.id, ext.url, ext.kind) == ("scripts", "external:scripts", SourceKind("external"))
     with pytest.raises(ConfigError, match="is external"):
         await tidings.collection.round([ext.id])
     report = await tidings.collection.round(extract=False)  # a round over everything due
     assert ext.id not in report.results
     with pytest.raises(ConfigError, match="without spaces"):
-        await tidings.sources.create("two words", kind=SourceKind.EXTERNAL)
+        await tidings.sources.create("two words", kind=SourceKind("external"))
 
 
 async def test_global_filters_from_the_settings_file_apply_to_every_source(

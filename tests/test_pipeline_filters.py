@@ -18,7 +18,7 @@ NOW = datetime(2026, 11, 30, tzinfo=UTC)
 def rules(config: dict, global_filters: dict | None = None) -> EntryRules:
     """Rules as collection compiles them: the source's config checked by its schema."""
     glob = parse_global_filters(global_filters) if global_filters is not None else None
-    return compile_rules(parse_config(SourceKind.RSS, config), glob)
+    return compile_rules(parse_config(SourceKind("rss"), config), glob)
 
 
 def kept_and_dropped(items: list[ItemData], rules: EntryRules, now: datetime

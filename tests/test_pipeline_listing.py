@@ -39,7 +39,7 @@ LATER = NOW + timedelta(hours=1)
 def store(tmp_path: Path) -> Iterator[Storage]:
     s = open_storage(load_settings(tmp_path, env={}))
     for sid in ("owner", "mirror"):
-        s.add_source(Source(id=sid, kind=SourceKind.RSS, url=f"https://{sid}.example/feed",
+        s.add_source(Source(id=sid, kind=SourceKind("rss"), url=f"https://{sid}.example/feed",
                             created_at=NOW))
     yield s
     s.close()
@@ -149,7 +149,7 @@ def test_another_owner_gets_a_discovery_either_way(store: Storage) -> None:
 def test_memory_from_elsewhere_falls_back_to_creating(tmp_path: Path, store: Storage) -> None:
     memory = memory_after(store, LISTING)
     other = open_storage(load_settings(tmp_path / "other", env={}))
-    other.add_source(Source(id="owner", kind=SourceKind.RSS, url="https://owner.example/feed",
+    other.add_source(Source(id="owner", kind=SourceKind("rss"), url="https://owner.example/feed",
                             created_at=NOW))
     try:
         assert assert_same_plan(other, LISTING, memory) == [Action.CREATE] * len(LISTING)

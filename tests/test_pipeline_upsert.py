@@ -25,7 +25,7 @@ NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 def make_store(path: Path) -> Storage:
     store = open_storage(load_settings(path, env={}))
     for sid in ("owner", "mirror"):
-        store.add_source(Source(id=sid, kind=SourceKind.RSS, url=f"https://{sid}.example/feed",
+        store.add_source(Source(id=sid, kind=SourceKind("rss"), url=f"https://{sid}.example/feed",
                             created_at=NOW))
     return store
 

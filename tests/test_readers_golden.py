@@ -10,8 +10,8 @@ from readers_golden import Case, cases, check
 from tidings.model import SourceKind
 
 DATA = Path(__file__).parent / "data"
-CASES = cases(DATA / "web_list", SourceKind.WEB_LIST) + cases(DATA / "json_list",
-                                                               SourceKind.JSON_LIST)
+CASES = cases(DATA / "web_list", SourceKind("web_list")) + cases(DATA / "json_list",
+                                                               SourceKind("json_list"))
 
 
 def test_every_shape_has_a_golden_case() -> None:

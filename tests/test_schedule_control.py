@@ -53,7 +53,7 @@ async def tidings(settings: Settings) -> AsyncIterator[Tidings]:
 
 
 async def add(t: Tidings, base: str, name: str, due: datetime, **changes: Any) -> None:
-    await t.sources.create(f"{base}/{name}.xml", kind=SourceKind.RSS, source_id=name)
+    await t.sources.create(f"{base}/{name}.xml", kind=SourceKind("rss"), source_id=name)
     await t.sources.update(name, SourceUpdate(next_fetch_at=due, **changes))
 
 

@@ -17,10 +17,11 @@ NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)  # a Monday
 
 
 def src(sid: str, *, due_min_ago: float | None = 0, priority: int = 0, muted: str | None = None,
-        kind: SourceKind = SourceKind.RSS, cost: CostClass = CostClass.FREE,
+        kind: str = "rss", cost: CostClass = CostClass.FREE,
         interval: int = 30, config: dict[str, object] | None = None) -> Source:
     nxt = None if due_min_ago is None else NOW - timedelta(minutes=due_min_ago)
-    return Source(id=sid, kind=kind, url=f"https://{sid}.example/feed", next_fetch_at=nxt,
+    return Source(id=sid, kind=SourceKind(kind), url=f"https://{sid}.example/feed",
+                  next_fetch_at=nxt,
                   priority=priority, muted_reason=muted, cost_class=cost,
                   interval_min=interval, config=config or {})
 
@@ -161,20 +162,23 @@ def test_batched_x_sources_follow_the_batch_cadence() -> None:
     assert timing.adaptive_interval(CostClass.PAID_LIST, 500, batched=True) == 30
     assert timing.adaptive_interval(CostClass.HOT_SIGNAL, 0, batched=True) == 60
     watermark = {"since_id": "1759640213937398180"}
-    assert timing.is_batched(replace(src("x1", kind=SourceKind.X), cursor=watermark))
-    assert not timing.is_batched(src("x2", kind=SourceKind.X)), "a first check goes alone"
-    assert not timing.is_batched(src("x3", kind=SourceKind.X, config={"batch": "ai"}))
+    x1 = src("x1", kind="x", config={"handle": "x1"})
+    assert timing.is_batched(replace(x1, cursor=watermark))
+    assert not timing.is_batched(x1), "a first check goes alone"
+    assert not timing.is_batched(replace(src("x3", kind="x", config={"batch": "ai"}),
+                                         cursor=watermark)), "a config that fails runs alone"
     assert not timing.is_batched(replace(src("r"), cursor=watermark))
 
 
 def test_a_paid_list_first_check_sets_the_interval_the_daily_job_would() -> None:
-    wechat = src("wx", kind=SourceKind.WECHAT, cost=CostClass.PAID_LIST, interval=15)
+    wechat = src("wx", kind=SourceKind("wechat"), cost=CostClass.PAID_LIST, interval=15)
     assert timing.first_check_interval(wechat, 0) == 120, "nothing lately: the upper bound"
     assert timing.first_check_interval(wechat, 7) == 120, "a post a day"
     assert timing.first_check_interval(wechat, 35) == 96, "5 a day, as the daily job says"
     assert timing.first_check_interval(wechat, 7 * 1000) == 15
     watermark = {"since_id": "1759640213937398180"}
-    x = replace(src("x1", kind=SourceKind.X, cost=CostClass.PAID_LIST), cursor=watermark)
+    x = replace(src("x1", kind="x", cost=CostClass.PAID_LIST, config={"handle": "x1"}),
+                cursor=watermark)
     assert timing.first_check_interval(x, 3) == 30, "a batched account follows its batch"
     assert timing.first_check_interval(replace(wechat, last_success_at=NOW), 0) is None
     assert timing.first_check_interval(src("feed", interval=15), 0) is None, "free: daily"

@@ -46,7 +46,7 @@ class Sim:
     started: datetime = START
 
     async def add(self, name: str, interval: int = 30, **changes: Any) -> None:
-        await self.tidings.sources.create(f"{self.base}/{name}.xml", kind=SourceKind.RSS,
+        await self.tidings.sources.create(f"{self.base}/{name}.xml", kind=SourceKind("rss"),
                                           source_id=name)
         await self.tidings.sources.update(name, SourceUpdate(
             interval_min=interval, next_fetch_at=self.clock.now(), **changes))

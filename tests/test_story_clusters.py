@@ -46,7 +46,7 @@ def seed(tid: Tidings) -> dict[str, int]:
     ids: dict[str, int] = {}
     texts = {"a": STORY[0], "b": STORY[1], "c": STORY[2], "d": OTHER}
     for n, (sid, (title, lead)) in enumerate(texts.items()):
-        store.add_source(Source(id=sid, kind=SourceKind.RSS, url=f"https://{sid}.example/feed",
+        store.add_source(Source(id=sid, kind=SourceKind("rss"), url=f"https://{sid}.example/feed",
                                 created_at=NOW, site_url=f"https://{sid}.example/"))
         upsert_items(store, store.get_source(sid), [entry(n, title, lead, 3 - n)], NOW)
         ids[sid] = store.list_items(ItemQuery(source_id=sid))[0].id

@@ -54,7 +54,7 @@ def test_a_restart_still_knows_the_pages(tmp_path: Path) -> None:
     link still counts where it does not, e.g. a source keyed by URL and title)."""
     tid = open_tidings(tmp_path)
     store = tid._store
-    store.add_source(Source(id="a", kind=SourceKind.RSS, url="https://a.example/feed",
+    store.add_source(Source(id="a", kind=SourceKind("rss"), url="https://a.example/feed",
                             created_at=NOW, site_url="https://a.example/"))
     first = entry(1, "Harbour strike vote tonight", "Dockers vote on the contract offer "
                   "at the harbour union hall tonight.", 3)

@@ -48,7 +48,7 @@ def test_the_add_page_offers_an_account_without_discovery(web: Web) -> None:
     assert added.status_code == 303 and added.headers["location"] == "/sources/x-karpathy"
     source = web.tid.sources.get("x-karpathy")
     assert (source.kind, source.url, source.interval_min) == (
-        SourceKind.X, "https://x.com/karpathy", 30)
+        SourceKind("x"), "https://x.com/karpathy", 30)
     again = web.client.post("/add", data={"csrf": web.csrf(), "url": "x:@karpathy"})
     assert again.status_code == 400 and "already a source" in again.text
     bad = web.client.post("/add", data={"csrf": web.csrf(), "url": "wechat:"})

@@ -122,6 +122,9 @@ def test_a_source_is_added_with_its_config_checked(api: tuple[Tidings, httpx.Cli
                                     "config": {"itemspath": "hits", "url": "u"}})
     assert typo.status_code == 400
     assert "did you mean 'items_path'?" in typo.json()["detail"]
+    odd = c.post("/sources", json={**body, "kind": "gopher", "url": "https://g.example/"})
+    assert odd.status_code == 400
+    assert odd.json()["detail"].startswith("unknown source kind 'gopher' (known: rss, ")
     assert len(tid.sources.all()) == 3  # alpha, beta and the new one
 
 

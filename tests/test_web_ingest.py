@@ -133,7 +133,7 @@ def test_pushed_to_unknown_source_stays_isolated_until_promoted(
     add_source(tid, "alpha", "Alpha")
     push(server, token, {"source_id": "secret-finds", "items": [item(7, title="Hidden gem")]})
     source = tid.sources.get("secret-finds")
-    assert source.kind is SourceKind.EXTERNAL and source.visibility is Visibility.ISOLATED
+    assert source.kind == SourceKind("external") and source.visibility is Visibility.ISOLATED
     with httpx.Client(base_url=server.url) as anon:  # public reading: no login
         for path in ("/", "/all", "/unread", "/source/secret-finds", "/search?q=gem",
                      "/api/v1/items", "/api/v1/sources", "/api/v1/search?q=gem"):

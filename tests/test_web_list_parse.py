@@ -102,5 +102,5 @@ def test_a_changelog_without_sections_fails() -> None:
 def test_a_bad_config_is_refused_with_the_key_named(config: dict[str, object],
                                                     reason: str) -> None:
     with pytest.raises(ConfigError) as caught:
-        parse_config(SourceKind.WEB_LIST, config)
+        parse_config(SourceKind("web_list"), config)
     assert reason in caught.value.message

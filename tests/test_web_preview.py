@@ -71,7 +71,7 @@ def test_preview_on_the_add_page_shows_entries_and_keeps_the_form(world: World) 
 
 
 def test_preview_on_the_edit_page_tries_the_typed_config(world: World) -> None:
-    run(lambda: world.tid.sources.create(f"{world.site}/news", kind=SourceKind.WEB_LIST,
+    run(lambda: world.tid.sources.create(f"{world.site}/news", kind=SourceKind("web_list"),
                                          source_id="lumen", config={"item": "article"}))
     form = {"csrf": world.csrf("/sources/lumen"), "title": "", "url": f"{world.site}/news",
             "interval_min": "30", "priority": "0", "visibility": "editorial", "folder": "",

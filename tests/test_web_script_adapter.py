@@ -3,11 +3,16 @@ site, the JS-literal reader, and the loud failure when the bundle changed."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp import web
+from hypothesis import given
+from hypothesis import strategies as st
 
 from netservers import serve
 from tidings.app import ItemQuery, Tidings
@@ -66,7 +71,7 @@ async def test_the_list_is_read_from_the_lazily_loaded_chunk(
     spa: tuple[Tidings, dict[str, str]],
 ) -> None:
     t, files = spa
-    await t.sources.create(files["base"] + "/", kind=SourceKind.WEB_LIST, source_id="mimo",
+    await t.sources.create(files["base"] + "/", kind=SourceKind("web_list"), source_id="mimo",
                            config=CONFIG)
     report = await t.collection.round(extract=False)
     assert report.results["mimo"].outcome is RunOutcome.OK, report.results["mimo"].error
@@ -83,7 +88,7 @@ async def test_a_bundle_without_the_marker_fails_and_never_reads_the_menu(
 ) -> None:
     t, files = spa
     files["/assets/Home-9c81d2.js"] = HOME.replace('sectionTitle:"Blog"', 'sectionTitle:"News"')
-    await t.sources.create(files["base"] + "/", kind=SourceKind.WEB_LIST, source_id="mimo",
+    await t.sources.create(files["base"] + "/", kind=SourceKind("web_list"), source_id="mimo",
                            config=CONFIG)
     report = await t.collection.round(extract=False)
     assert report.results["mimo"].outcome is RunOutcome.FAILED
@@ -100,15 +105,38 @@ async def test_a_bundle_without_the_marker_fails_and_never_reads_the_menu(
 ])
 def test_adapter_configs_are_checked_on_save(config: dict[str, object], reason: str) -> None:
     with pytest.raises(ConfigError) as caught:
-        parse_config(SourceKind.WEB_LIST, config)
+        parse_config(SourceKind("web_list"), config)
     assert reason in caught.value.message
 
 
-def test_js_literals_become_data() -> None:
-    assert parse_literal("{a:1,'b':'it\\'s',c:[!0,!1,void 0,null,],d:-1.5e3,}") == {
-        "a": 1, "b": "it's", "c": [True, False, None, None], "d": -1500.0}
-    assert parse_literal('[{title:"x \\"y\\" ]}",link:"/a"}]') == [
-        {"title": 'x "y" ]}', "link": "/a"}]
-    for bad in ("{a:foo()}", "{a:`tpl`}", "{a:x}"):
-        with pytest.raises(ScanError):
-            parse_literal(bad)
+GOLDEN_LITERALS = json.loads(
+    (Path(__file__).parent / "data" / "js_literals.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("case", GOLDEN_LITERALS["literals"], ids=lambda c: c["literal"][:24])
+def test_js_literals_become_data(case: dict[str, Any]) -> None:
+    assert parse_literal(case["literal"]) == case["data"]
+
+
+@pytest.mark.parametrize("bad", GOLDEN_LITERALS["not_data"])
+def test_what_is_not_data_is_refused(bad: str) -> None:
+    with pytest.raises(ScanError):
+        parse_literal(bad)
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(), lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=20)
+
+
+@given(JSON_VALUES, st.booleans())
+def test_json_is_read_as_itself(value: Any, spaced: bool) -> None:
+    """JSON is a JS literal: copied through whole, whatever its strings hold."""
+    text = json.dumps({"v": value}, indent=1 if spaced else None, ensure_ascii=spaced)
+    assert parse_literal(text) == {"v": value}
+
+
+def test_a_literal_nested_too_deep_is_refused_not_raised() -> None:
+    with pytest.raises(ScanError, match="nests too deep"):
+        parse_literal("[" * 5000 + "]" * 5000)

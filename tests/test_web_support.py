@@ -79,7 +79,7 @@ def new_token(tid: Tidings, name: str) -> str:
 def add_source(tid: Tidings, sid: str, title: str = "", *,
                visibility: Visibility = Visibility.EDITORIAL, url: str | None = None) -> Source:
     source = Source(
-        id=sid, kind=SourceKind.RSS, url=url or f"https://{sid}.example/feed.xml",
+        id=sid, kind=SourceKind("rss"), url=url or f"https://{sid}.example/feed.xml",
         title=title or sid.title(), visibility=visibility, created_at=NOW, next_fetch_at=NOW,
     )
     return write(tid, lambda unit: unit.add_source(source))

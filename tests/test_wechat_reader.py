@@ -27,7 +27,7 @@ class World:
 
     async def add(self, *accounts: str) -> None:
         for a in accounts:
-            await self.t.sources.create(f"wechat:{a}", kind=SourceKind.WECHAT, source_id=a,
+            await self.t.sources.create(f"wechat:{a}", kind=SourceKind("wechat"), source_id=a,
                                         config={"account": a})
 
     def calls(self, kind: str) -> int:

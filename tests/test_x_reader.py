@@ -26,7 +26,7 @@ class World:
 
     async def add(self, *handles: str) -> None:
         for h in handles:
-            await self.t.sources.create(f"https://x.com/{h}", kind=SourceKind.X, source_id=h,
+            await self.t.sources.create(f"https://x.com/{h}", kind=SourceKind("x"), source_id=h,
                                         config={"handle": h})
 
     def searches(self) -> list[str]:

@@ -14,18 +14,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, NewType
 
 JSON = dict[str, Any]
 
 
-class SourceKind(StrEnum):
-    RSS = "rss"
-    WEB_LIST = "web_list"
-    JSON_LIST = "json_list"
-    X = "x"
-    WECHAT = "wechat"
-    EXTERNAL = "external"
+#: a source kind's name ("rss", "x"...): an open set, because a kind is whatever a
+#: reader module declares (``tidings.readers.kind``), installed packages' kinds included
+SourceKind = NewType("SourceKind", str)
 
 
 class Visibility(StrEnum):

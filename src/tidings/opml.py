@@ -8,7 +8,7 @@ URL, remembers its folder as a category, and skips the rest with a count.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -41,12 +41,19 @@ def _outlines(node: ET.Element, folder: str, depth: int) -> list[tuple[ET.Elemen
             if child.tag.lower() == "outline"]
 
 
+def is_http(url: str) -> bool:
+    return url.lower().startswith(("http://", "https://"))
+
+
 def parse_opml(data: bytes, origin: str = "OPML file",
-               skipped: list[str] | None = None) -> list[OpmlFeed]:
-    """Every outline that names a feed URL; raises ParseError if it is not OPML.
+               skipped: list[str] | None = None, *, accept: Callable[[str], bool] = is_http,
+               expected: str = "not an http(s) URL") -> list[OpmlFeed]:
+    """Every outline whose ``xmlUrl`` ``accept`` takes (feeds; the application adds the
+    account lines its kinds read); raises ParseError if it is not OPML.
 
     Each outline left out is described in ``skipped`` (when given), with why: an
-    import that drops a subscription without a word loses it for good."""
+    import that drops a subscription without a word loses it for good; ``expected``
+    says what the address is not ("not an http(s) URL")."""
     notes: list[str] = [] if skipped is None else skipped
     try:
         root = ET.fromstring(data)  # noqa: S314 - see the import note
@@ -66,26 +73,22 @@ def parse_opml(data: bytes, origin: str = "OPML file",
             raise ParseError(f"{origin}: outlines nested more than {MAX_DEPTH} levels deep")
         url = _attr(node, "xmlUrl")
         title = _attr(node, "title") or _attr(node, "text")
-        if url.lower().startswith(_SCHEMES) and url not in seen:
+        if url and accept(url) and url not in seen:
             seen.add(url)
             feeds.append(OpmlFeed(url, title, _attr(node, "htmlUrl"), folder))
         elif url or not len(node):
             notes.append(f"outline {title or url or '(untitled)'!r}: "
-                         + _skip_reason(url, seen))
+                         + _skip_reason(url, seen, expected))
         stack.extend(_outlines(node, title if not url else folder, depth + 1))
     return feeds
 
 
-#: feeds, and accounts on paid APIs (``x:@handle``, ``wechat:<id>``; see app/accounts.py)
-_SCHEMES = ("http://", "https://", "x:", "twitter:", "wechat:", "weixin:", "mp:")
-
-
-def _skip_reason(url: str, seen: set[str]) -> str:
+def _skip_reason(url: str, seen: set[str], expected: str) -> str:
     if not url:
         return "no xmlUrl (neither a feed nor a folder with feeds)"
     if url in seen:
         return f"{url} is listed twice (imported once)"
-    return f"{url[:200]} is neither an http(s) URL nor an account (x:@handle, wechat:ID)"
+    return f"{url[:200]} is {expected}"
 
 
 def render_opml(feeds: Iterable[OpmlFeed], title: str = "tidings subscriptions") -> str:

@@ -1,30 +1,22 @@
-"""Accounts on paid APIs as sources: ``x:@handle`` and ``wechat:<account id>``.
+"""Accounts on APIs as sources: one line (``x:@handle``, ``wechat:<account id>``) each.
 
-Adding an X or WeChat account is meant to be as easy as adding a feed, from
-the command line, the web add page, an OPML outline or a file of hundreds; all
-of them come through :func:`account_ref`. Such sources are paid lists (cost
-class ``paid_list``, R-SCHED-5): X accounts start at the batch cadence, WeChat
-accounts at the 15-minute reconcile (R-WX-1), until their first good check sets
-the interval R-SCHED-5 gives what it found (``pipeline.timing.first_check_interval``).
+Adding an account is meant to be as easy as adding a feed, from the command
+line, the web add page, an OPML outline or a file of hundreds; all of them come
+through :func:`account_ref`, which asks the kinds which of them reads the line
+(``Kind.account``). Each kind declares its cost class and first interval; a paid
+account keeps its first interval until its first good check sets the one
+R-SCHED-5 gives what it found (``pipeline.timing.first_check_interval``).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from tidings.errors import ConfigError
 from tidings.model import SourceKind
-
-X_INTERVAL_MIN = 30
-WECHAT_INTERVAL_MIN = 15
-_X = re.compile(r"^(?:x:|twitter:)@?([A-Za-z0-9_]{1,15})$", re.IGNORECASE)
-_X_URL = re.compile(r"^https?://(?:www\.|mobile\.)?(?:x|twitter)\.com/@?([A-Za-z0-9_]{1,15})/?$",
-                    re.IGNORECASE)
-_WECHAT = re.compile(r"^(?:wechat|weixin|mp):([^\s/]{1,100})$", re.IGNORECASE)
-_NOT_HANDLES = frozenset({"home", "i", "search", "explore", "settings", "intent", "share"})
+from tidings.readers import account_forms, kind_of, parse_account
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,35 +27,26 @@ class AccountRef:
     url: str
     name: str
     config: dict[str, Any] = field(default_factory=dict)
+    id_prefix: str = ""
 
     @property
     def source_id(self) -> str:
-        prefix = "x" if self.kind is SourceKind.X else "wx"
-        return f"{prefix}-{self.name.lower()}"
+        return f"{self.id_prefix or self.kind}-{self.name.lower()}"
 
 
 def account_ref(text: str) -> AccountRef | None:
-    """``x:@handle``, an x.com / twitter.com profile URL or ``wechat:<id>``; else None."""
-    text = text.strip()
-    found = _X.match(text) or _X_URL.match(text)
-    if found and found.group(1).lower() not in _NOT_HANDLES:
-        handle = found.group(1)
-        return AccountRef(SourceKind.X, f"https://x.com/{handle}", handle, {"handle": handle})
-    wx = _WECHAT.match(text)
-    if wx:
-        account = wx.group(1)
-        return AccountRef(SourceKind.WECHAT, f"wechat:{account}", account, {"account": account})
-    return None
+    """An account line some kind reads (``x:@handle``, an x.com profile URL,
+    ``wechat:<id>``...); else None."""
+    found = parse_account(text)
+    if found is None:
+        return None
+    kind, account = found
+    return AccountRef(kind.name, account.url, account.name, dict(account.config), kind.id_prefix)
 
 
 def first_interval(kind: SourceKind, default_interval: int) -> int:
-    """The first interval of a new source of ``kind`` (its cost class comes from
-    ``pipeline.config.cost_class_of``, with the other kinds')."""
-    if kind is SourceKind.X:
-        return X_INTERVAL_MIN
-    if kind is SourceKind.WECHAT:
-        return WECHAT_INTERVAL_MIN
-    return default_interval
+    """The first interval of a new source of ``kind``: its own, else the settings'."""
+    return kind_of(kind).first_interval_min or default_interval
 
 
 def read_accounts(lines: Iterable[str]) -> list[AccountRef]:
@@ -85,5 +68,5 @@ def read_accounts(lines: Iterable[str]) -> list[AccountRef]:
             refs.append(ref)
     if bad:
         shown = "; ".join(bad[:5]) + (f"; and {len(bad) - 5} more" if len(bad) > 5 else "")
-        raise ConfigError(f"not an account (x:@handle or wechat:<id>): {shown}")
+        raise ConfigError(f"not an account ({' or '.join(account_forms())}): {shown}")
     return refs

@@ -14,10 +14,10 @@ from datetime import datetime
 
 from tidings.app.core import Core
 from tidings.errors import ConfigError
-from tidings.model import SourceKind
 from tidings.pipeline.extraction import ExtractReport, extract_pending, prune_archive
 from tidings.pipeline.reparse import ReparseReport, reparse
 from tidings.pipeline.round import RoundProgress, RoundReport, run_round
+from tidings.readers import kind_of
 from tidings.schedule.runner import Runner, StopReason
 from tidings.schedule.webhooks import WebhookSender
 
@@ -35,7 +35,7 @@ class Collection:
         """One round over the due sources (or exactly ``source_ids``); then, with
         ``extract``, a bounded batch of pending bodies (``report.extraction``)."""
         for sid in source_ids or ():
-            if self._core.store.get_source(sid).kind is SourceKind.EXTERNAL:  # or NotFound
+            if not kind_of(self._core.store.get_source(sid).kind).fetched:  # or NotFound
                 raise ConfigError(f"source {sid!r} is external: it receives pushed items "
                                   "and is never collected")
         return await run_round(self._core.env(), only=source_ids, progress=progress,

@@ -20,8 +20,9 @@ from tidings.app.core import Core
 from tidings.errors import ConfigError, NotFoundError
 from tidings.identity import batch_keys, is_http_url, normalize_url
 from tidings.identity.decide import Action
-from tidings.model import BodyState, ItemData, Source, SourceKind, Visibility
+from tidings.model import BodyState, ItemData, Source, Visibility
 from tidings.pipeline.upsert import apply_prepared, prepare
+from tidings.readers import kind_of, pushed_kind
 from tidings.store.base import Unit
 
 #: the most items one request may carry (R-INGEST-2)
@@ -129,7 +130,7 @@ def _item_data(item: PushedItem) -> ItemData:
 
 def external_source(source_id: str, now: datetime, interval_min: int) -> Source:
     """The isolated ``external`` source an unknown ``source_id`` creates (R-INGEST-3)."""
-    return Source(id=source_id, kind=SourceKind.EXTERNAL, url=naming.external_url(source_id),
+    return Source(id=source_id, kind=pushed_kind(), url=naming.external_url(source_id),
                   title=source_id, visibility=Visibility.ISOLATED, interval_min=interval_min,
                   created_at=now)
 
@@ -146,8 +147,8 @@ def ingest_step(unit: Unit, template: Source, keep: list[tuple[int, ItemData]],
                               "exists under another id") from None
         source = unit.add_source(template)
         created = True
-    if source.kind is not SourceKind.EXTERNAL:
-        raise ConfigError(f"source {source.id!r} is a {source.kind.value} source that tidings "
+    if kind_of(source.kind).fetched:
+        raise ConfigError(f"source {source.id!r} is a {source.kind} source that tidings "
                           "collects itself; push to an external source id instead")
     datas = [data for _, data in keep]
     keys = batch_keys(source.id, datas, source.identity_mode)

@@ -19,6 +19,7 @@ from tidings.errors import ConfigError, NoFeedError
 from tidings.model import CostClass, FeedCandidate, FetchRun, Source, SourceKind
 from tidings.pipeline.config import cost_class_of, identity_mode_of, validate_config
 from tidings.pipeline.timing import COST_CLAMPS
+from tidings.readers import feed_kind, kind_of
 from tidings.schedule import ops
 from tidings.schedule.ops import SourceOverview
 from tidings.store.base import UNSET, SourceStats, SourceUpdate, Unit
@@ -42,7 +43,7 @@ class Sources:
         return self._store.get_source(source_id)
 
     async def create(
-        self, url: str, *, kind: SourceKind = SourceKind.RSS, title: str = "",
+        self, url: str, *, kind: SourceKind | None = None, title: str = "",
         source_id: str | None = None, config: Mapping[str, Any] | None = None,
         site_url: str | None = None, priority: int = 0, folder: str | None = None,
         taken: set[str] | None = None,
@@ -50,9 +51,10 @@ class Sources:
         """Store a new source exactly as given (no discovery), its config validated.
 
         ``taken`` (the ids in use, kept up to date here) spares bulk imports a
-        listing of every source per new one.
+        listing of every source per new one. ``kind`` defaults to the feed kind.
         """
-        if kind is SourceKind.EXTERNAL:
+        kind = kind or feed_kind()
+        if not kind_of(kind).fetched:
             url = naming.external_url(url)
         if self._store.find_source_by_url(url) is not None:
             raise ConfigError(f"{url}: already a source")
@@ -86,11 +88,11 @@ class Sources:
         its ``x:`` / ``wechat:`` reference, any other kind as given."""
         from tidings.discovery import discover
 
-        account = account_ref(url) if kind in (None, SourceKind.X, SourceKind.WECHAT) else None
+        account = account_ref(url) if kind is None or kind_of(kind).account else None
         if account is not None:
             return await self.add_account(account, title=title, source_id=source_id,
                                           config=config, folder=folder)
-        if kind is not None and kind is not SourceKind.RSS:
+        if kind is not None and kind != feed_kind():
             return await self.create(url, kind=kind, title=title, source_id=source_id,
                                      config=config, folder=folder)
         found = await discover(url, self._core.fetcher)

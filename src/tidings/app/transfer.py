@@ -15,16 +15,18 @@ from importlib import resources
 from itertools import islice
 from typing import Any
 
+from tidings.app import kinds
 from tidings.app.accounts import account_ref
 from tidings.app.core import Core
 from tidings.app.paging import sort_time
 from tidings.app.sources import Sources
-from tidings.model import Item, Source, SourceKind
+from tidings.model import Item, Source
 from tidings.net import allow_list_from_settings, url_refusal
-from tidings.opml import OpmlFeed, parse_opml, render_opml
+from tidings.opml import OpmlFeed, is_http, parse_opml, render_opml
 from tidings.pipeline import history
 from tidings.pipeline.history import HistoryReport
 from tidings.pipeline.upsert import UpsertOutcome, upsert_items
+from tidings.readers import all_kinds
 from tidings.store.base import ItemQuery
 
 Progress = Callable[[int, int], None]
@@ -57,7 +59,8 @@ class Transfer:
         ``notes`` receives one line per outline skipped (and why) and per added feed
         the guard will refuse by its address alone (decided without any request)."""
         notes = [] if notes is None else notes
-        feeds = parse_opml(data, origin, skipped=notes)
+        feeds = parse_opml(data, origin, skipped=notes, accept=kinds.importable,
+                           expected=kinds.import_forms())
         notes.extend(_refused(feeds, self._core))
         existing = self._store.list_sources()
         urls, taken = {s.url for s in existing}, {s.id for s in existing}
@@ -127,7 +130,7 @@ def _refused(feeds: list[OpmlFeed], core: Core) -> list[str]:
     allow = allow_list_from_settings(core.settings)
     return [f"{feed.url}: added, but the guard will refuse it ({why}); "
             "allow_private_hosts lets it through" for feed in feeds
-            if (why := url_refusal(feed.url, allow)) is not None]
+            if is_http(feed.url) and (why := url_refusal(feed.url, allow)) is not None]
 
 
 def default_sources() -> list[dict[str, Any]]:
@@ -138,8 +141,9 @@ def default_sources() -> list[dict[str, Any]]:
 
 
 def opml_of(sources: Iterable[Source]) -> str:
-    """OPML of the sources that are feeds, and of the X and WeChat accounts (their URLs
-    come back as accounts on import); other kinds have no URL a reader could poll."""
-    kinds = (SourceKind.RSS, SourceKind.X, SourceKind.WECHAT)
+    """OPML of the sources whose kind says their address comes back as the same kind on
+    import (``Kind.opml``: feeds, and accounts); other kinds have no URL a reader
+    could poll."""
+    opml_kinds = {k.name for k in all_kinds() if k.opml}
     return render_opml(OpmlFeed(s.url, s.title, s.site_url or "", s.folder or "")
-                       for s in sources if s.kind in kinds)
+                       for s in sources if s.kind in opml_kinds)

@@ -1,7 +1,7 @@
 """``Tidings.websub``: the WebSub subscriber (R-RSS-8).
 
-When a feed names a hub (the RSS reader keeps ``websub_hub`` / ``websub_topic``
-in the source's cursor), tidings asks the hub to push: a form POST with a
+When a feed names a hub (its reader keeps it in the source's cursor, which only its
+kind reads back: ``readers.hub_of``), tidings asks the hub to push: a form POST with a
 callback under ``public_url``, a fresh secret and a verify token. The hub
 checks the callback with a challenge (:meth:`WebSub.verify`), then POSTs new
 content signed with the secret (``X-Hub-Signature: sha1=…`` or ``sha256=…``);
@@ -26,10 +26,11 @@ from datetime import datetime, timedelta
 from urllib.parse import quote
 
 from tidings.errors import ConfigError, NotFoundError, TidingsError
-from tidings.model import Source, SourceKind
+from tidings.model import Source
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.push import Pushed, plan_push, store_push
 from tidings.pipeline.reading import Listing
+from tidings.readers import hub_of
 from tidings.settings import Settings
 from tidings.store.base import Reads, SourceUpdate, Unit
 from tidings.store.compat import WebSubLease
@@ -66,9 +67,10 @@ class WebSub:
 
     def status(self, source: Source) -> str | None:
         """One line for the source page; None when the feed names no hub."""
-        hub = source.cursor.get("websub_hub")
-        if not hub:
+        named = hub_of(source)
+        if named is None:
             return None
+        hub = named[0]
         if not self.settings.public_url:
             return (f"its feed names a WebSub hub ({hub}), but pushes need public_url "
                     "(the address hubs reach this reader at): polled as usual")
@@ -189,10 +191,8 @@ class WebSub:
 
 
 def _named(source: Source) -> tuple[str | None, str | None]:
-    if source.kind is not SourceKind.RSS or source.muted_reason:
-        return None, None
-    hub, topic = source.cursor.get("websub_hub"), source.cursor.get("websub_topic")
-    return (hub, topic) if isinstance(hub, str) and isinstance(topic, str) else (None, None)
+    named = None if source.muted_reason else hub_of(source)
+    return named if named is not None else (None, None)
 
 
 def _due(lease: WebSubLease | None, hub: str, topic: str, now: datetime) -> bool:

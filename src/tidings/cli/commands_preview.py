@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from tidings.app import kinds
 from tidings.cli import Context, cli, handle_errors, print_json, run_async
 from tidings.errors import ConfigError
 from tidings.model import SourceKind
@@ -57,8 +58,7 @@ def load_config(value: str) -> dict[str, Any]:
 
 
 @cli.command()
-@click.argument("kind", type=click.Choice([k.value for k in SourceKind
-                                           if k is not SourceKind.EXTERNAL]))
+@click.argument("kind", type=click.Choice(kinds.kind_names(fetched_only=True)))
 @click.argument("url")
 @click.option("--config", "config_text", default="{}", metavar="FILE|JSON",
               help="The source's config: a .json/.toml file, or a JSON object.")

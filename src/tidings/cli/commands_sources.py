@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from tidings.app import SourceOverview, Tidings
+from tidings.app import SourceOverview, Tidings, kinds
 from tidings.cli import Context, cli, handle_errors, print_json, run_async
 from tidings.cli.commands_config import changed
 from tidings.cli.commands_preview import SourceSpec, load_config, source_spec
@@ -74,7 +74,7 @@ def offer_web_list(tidings: Tidings, url: str, no_feed: NoFeedError,
 
 @cli.command()
 @click.argument("url", required=False)
-@click.option("--kind", type=click.Choice([k.value for k in SourceKind]),
+@click.option("--kind", type=click.Choice(kinds.kind_names()),
               help="Source kind; default: find the feed of the page (autodiscovery).")
 @click.option("--config", "config_text", metavar="FILE|JSON",
               help="The config: a JSON object, a .json/.toml file, or a source file "
@@ -114,7 +114,7 @@ def add(ctx: Context, url: str | None, kind: str | None, config_text: str | None
         config = offer_web_list(ctx.open(), url, exc, yes)
         tidings = ctx.open()  # each run_async closes the archive it ran on
         source = run_async(tidings, tidings.sources.create(
-            url, kind=SourceKind.WEB_LIST, title=title, source_id=source_id, config=config,
+            url, kind=kinds.page_kind(), title=title, source_id=source_id, config=config,
             folder=folder))
     if as_json:
         print_json(source)

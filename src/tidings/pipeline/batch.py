@@ -60,7 +60,7 @@ def _key(source: Source) -> tuple[BatchKey, BatchReader] | None:
         key = reader.batch_key(source, parse_config(source.kind, source.config))
     except TidingsError:  # a config that no longer validates fails its own run, alone
         return None
-    return None if key is None else ((source.kind.value, key), reader)
+    return None if key is None else ((source.kind, key), reader)
 
 
 def groups(sources: Sequence[Source]) -> list[Group]:

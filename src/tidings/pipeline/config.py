@@ -35,7 +35,7 @@ from pydantic import (
 
 from tidings.errors import ConfigError
 from tidings.model import CostClass, IdentityMode, SourceKind
-from tidings.readers import get_reader
+from tidings.readers import get_reader, kind_of
 from tidings.readers.options import ReaderConfig, RequestOptions
 
 
@@ -177,10 +177,10 @@ class CommonConfig(ReaderConfig):
 @cache
 def config_model(kind: SourceKind) -> type[CommonConfig]:
     """The whole schema of one kind: the common keys and the reader's own."""
-    if kind is SourceKind.EXTERNAL:  # pushed to, never fetched: no reader of its own
+    if not kind_of(kind).fetched:  # pushed to, never fetched: no reader of its own
         return CommonConfig
     bases = cast("tuple[type[CommonConfig], ...]", (CommonConfig, get_reader(kind).config_model))
-    model: type[CommonConfig] = create_model(f"{kind.value.title()}Config", __base__=bases)
+    model: type[CommonConfig] = create_model(f"{kind.title()}Config", __base__=bases)
     return model
 
 
@@ -200,23 +200,16 @@ def validate_config(kind: SourceKind, config: Mapping[str, Any]) -> dict[str, An
 
 
 def cost_class_of(kind: SourceKind, config: Mapping[str, Any]) -> CostClass:
-    """What reading a source costs (R-SCHED-5 clamps its interval by it): a page rendered
-    by the paid service is ``paid_render``; the paid kinds bring their own class."""
-    if kind is SourceKind.WEB_LIST and config.get("mode") == "markdown":
-        return CostClass.PAID_RENDER
-    if kind in (SourceKind.X, SourceKind.WECHAT):
-        return CostClass.PAID_LIST
-    return CostClass.FREE
+    """What reading a source costs (R-SCHED-5 clamps its interval by it), as its kind
+    declares it for its config."""
+    return kind_of(kind).cost(config)
 
 
 def identity_mode_of(kind: SourceKind, config: Mapping[str, Any]) -> IdentityMode:
-    """How a new source's entries are keyed: pages without feeds have no GUIDs (their
-    entries are their URLs, or explicit keys), so they start on URLs instead of
-    degrading to them with a warning on their first run; a JSON list with an ``id``
-    field keeps GUIDs."""
-    if kind is SourceKind.WEB_LIST or (kind is SourceKind.JSON_LIST and not config.get("id")):
-        return IdentityMode.URL
-    return IdentityMode.GUID
+    """How a new source's entries are keyed, as its kind declares it for its config (a
+    kind whose entries have no GUIDs starts on URLs instead of degrading to them with
+    a warning on its first run)."""
+    return kind_of(kind).identity(config)
 
 
 def parse_global_filters(filters: Mapping[str, Any]) -> Filters:
@@ -236,11 +229,11 @@ def _one_line_error(kind: SourceKind, model: type[BaseModel],
     first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     loc = [str(p) for p in first["loc"] if p != "[key]"]
     if not loc:
-        return ConfigError(f"config of {kind.value} source: {_reason(first)}")
+        return ConfigError(f"config of {kind} source: {_reason(first)}")
     if first["type"] == "extra_forbidden" and len(loc) == 1:
         names = sorted(f.alias or name for name, f in model.model_fields.items())
-        article = "an" if kind.value[0] in "aeiour" else "a"  # "an rss source"
-        return ConfigError(f"unknown config key {loc[0]!r} for {article} {kind.value} source"
+        article = "an" if kind[0] in "aeiour" else "a"  # "an rss source"
+        return ConfigError(f"unknown config key {loc[0]!r} for {article} {kind} source"
                            f"{did_you_mean(loc[0], names)} (allowed: {', '.join(names)})")
     if first["type"] == "extra_forbidden":
         names = _table_keys(model, loc[:-1])

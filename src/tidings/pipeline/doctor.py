@@ -58,7 +58,7 @@ class DoctorReport:
 
     def text(self) -> str:
         who = "" if self.label == "preview" else f" {self.source.id}"  # a preview has no id
-        lines = [f"{self.label}{who} ({self.source.kind.value}) {self.source.url}"]
+        lines = [f"{self.label}{who} ({self.source.kind}) {self.source.url}"]
         lines += [f"  {stage:<9} {detail}" for stage, detail in self.stages]
         lines += [f"  header    {k}: {v}" for k, v in self.headers.items()]
         lines += [f"  warning   {w}" for w in self.warnings]

@@ -38,13 +38,14 @@ from tidings.errors import (
     TidingsError,
 )
 from tidings.identity.decide import Action
-from tidings.model import BodyState, Item, ItemData, RawResponse, Source, SourceKind
+from tidings.model import BodyState, Item, ItemData, RawResponse, Source
 from tidings.net import decode_body
 from tidings.net.types import Response
 from tidings.pipeline.config import CommonConfig, Extract, parse_config
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.render import render_page
 from tidings.pipeline.upsert import upsert_items
+from tidings.readers import kind_of, own_hosts
 from tidings.settings import Settings
 from tidings.store.base import ItemQuery, Reads, Unit
 
@@ -53,9 +54,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: bodies from these hosts come from their own APIs, never from their pages (R-EXTRACT-1)
-NO_FETCH_HOSTS = ("x.com", "twitter.com", "mp.weixin.qq.com")
-NO_FETCH_KINDS = frozenset({SourceKind.X, SourceKind.WECHAT})
 MEDIA_PREFIX = "/media/"
 PAGE_ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
 #: one item (page, extraction, images) may take at most this long
@@ -85,13 +83,21 @@ class ExtractReport:
 
 
 def no_fetch_host(url: str | None) -> bool:
+    """Whether ``url`` is on a host whose pages some kind's API serves (``Kind.own_hosts``):
+    bodies from there come from that API, never from the page (R-EXTRACT-1)."""
     host = (urlsplit(url).hostname or "") if url else ""
-    return any(host == h or host.endswith("." + h) for h in NO_FETCH_HOSTS)
+    return any(host == h or host.endswith("." + h) for h in own_hosts())
 
 
 def leave_pending(item: Item, source: Source | None) -> bool:
-    """Items whose body is not ours to fetch: it comes from an API, or nobody owns it."""
-    return (source is None or source.kind in NO_FETCH_KINDS or no_fetch_host(item.url))
+    """Items whose body is not ours to fetch: it comes from an API (the source's kind
+    says so, or the page's host), or nobody owns it."""
+    if source is None or no_fetch_host(item.url):
+        return True
+    try:
+        return not kind_of(source.kind).fetch_bodies
+    except TidingsError:  # a kind no longer installed: leave its items alone
+        return True
 
 
 def _no_fetch_record(item: Item, config: CommonConfig) -> dict[str, Any] | None:
@@ -340,7 +346,6 @@ def prune_archive(unit: Unit, settings: Settings, now: datetime) -> int:
 
 __all__ = [
     "MEDIA_PREFIX",
-    "NO_FETCH_HOSTS",
     "ExtractReport",
     "extract_item",
     "extract_pending",

@@ -19,6 +19,7 @@ from tidings.pipeline.config import cost_class_of, validate_config
 from tidings.pipeline.doctor import DoctorReport, doctor
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.extraction import PAGE_ACCEPT
+from tidings.readers import proposed_kind
 from tidings.readers.web.propose import propose_web_list
 
 PREVIEW_ID = "preview"
@@ -36,9 +37,10 @@ async def preview(env: PipelineEnv, kind: SourceKind, url: str,
 
 async def propose(env: PipelineEnv, url: str) -> tuple[dict[str, Any], DoctorReport] | None:
     """Selectors for the dominant repeated link block of the page at ``url`` and the
-    preview of a ``web_list`` source with them; None when the page has none."""
+    preview of a source of the kind they are for (``proposed_kind``); None when the
+    page has none."""
     resp = await env.fetcher.fetch(url, headers={"Accept": PAGE_ACCEPT})
     found = await env.offload(propose_web_list, decode_body(resp), resp.final_url)
     if found is None:
         return None
-    return found.config, await preview(env, SourceKind.WEB_LIST, resp.final_url, found.config)
+    return found.config, await preview(env, proposed_kind(), resp.final_url, found.config)

@@ -17,13 +17,13 @@ from datetime import datetime
 from enum import StrEnum
 
 from tidings.identity import batch_keys, choose_identity_mode
-from tidings.model import ItemData, RawResponse, Source, SourceKind
+from tidings.model import ItemData, RawResponse, Source
 from tidings.net import Fetcher
 from tidings.pipeline import limits
 from tidings.pipeline.config import CommonConfig, Filters, parse_config
 from tidings.pipeline.filters import EntryRules, compile_rules, judge, limit_batch, summary_only
 from tidings.pipeline.upsert import Prepared, prepare
-from tidings.readers import get_reader
+from tidings.readers import get_reader, kind_of
 from tidings.readers.base import (
     NoPaidCalls,
     Offload,
@@ -116,9 +116,9 @@ class Selection:
 
 
 def _later_limit(source: Source, settings: Settings, found: int) -> int:
-    """A later run's batch limit: X is excepted (SPEC §5), because its watermark moves
-    past everything a search returned: what a limit cut off would never come again."""
-    return found if source.kind is SourceKind.X else settings.max_items_per_run
+    """A later run's batch limit; a kind may be excepted (SPEC §5): one whose watermark
+    moves past everything a search returned would never see what a limit cut off."""
+    return settings.max_items_per_run if kind_of(source.kind).batch_limited else found
 
 
 def select(settings: Settings, source: Source, rules: SourceRules, result: ReadResult,

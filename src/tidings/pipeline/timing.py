@@ -12,8 +12,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from tidings.errors import ConfigError
-from tidings.model import CostClass, Health, Source, SourceKind
+from tidings.errors import ConfigError, TidingsError
+from tidings.model import CostClass, Health, Source
+from tidings.pipeline.config import parse_config
+from tidings.readers import get_reader, kind_of
+from tidings.readers.base import BatchReader
 
 BACKOFF_CAP_MIN = 360
 BUDGET_RETRY_MIN = 15
@@ -58,9 +61,17 @@ def next_after_success(
 
 
 def is_batched(source: Source) -> bool:
-    """An X source that shares batched searches with others: every account with a
-    watermark does (R-X-2; the x reader's ``batch_key``)."""
-    return source.kind is SourceKind.X and bool(source.cursor.get("since_id"))
+    """A source read in a batch with others, of a kind that follows the batch's cadence
+    (``Kind.batch_cadence``): its reader's ``batch_key`` says whether it is batched
+    (an X account with a watermark, R-X-2); a config that no longer validates is not."""
+    try:
+        if not kind_of(source.kind).batch_cadence:
+            return False
+        reader = get_reader(source.kind)
+        return isinstance(reader, BatchReader) and reader.batch_key(
+            source, parse_config(source.kind, source.config)) is not None
+    except TidingsError:
+        return False
 
 
 def adaptive_interval(

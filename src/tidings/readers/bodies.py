@@ -68,6 +68,13 @@ def dump(waiting: Sequence[Waiting]) -> list[dict[str, Any]]:
              "first": w.first.isoformat()} for w in waiting[-MAX_WAITING:]]
 
 
+def facts(cursor: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """How many bodies wait, for the source's page (``Kind.facts``)."""
+    count = len(cursor.get(CURSOR_KEY) or ())
+    return [("Bodies waiting", f"{count} (bought again at most {MAX_TRIES} times within "
+             f"{RETRY_WITHIN.days} days)")] if count else []
+
+
 def due(waiting: Sequence[Waiting], now: datetime) -> list[Waiting]:
     """The entries still worth a try: fewer than MAX_TRIES, within RETRY_WITHIN."""
     return [w for w in waiting if w.tries < MAX_TRIES and now - w.first <= RETRY_WITHIN]

@@ -105,7 +105,7 @@ def overview(store: Reads, now: datetime,
         counts = daily.get(s.id, (0,) * 7)
         run = last.get(s.id)
         out.append(SourceOverview(
-            id=s.id, title=s.title, kind=s.kind.value, url=s.url, health=s.health,
+            id=s.id, title=s.title, kind=s.kind, url=s.url, health=s.health,
             fail_count=s.fail_count, interval_min=s.interval_min,
             next_fetch_at=s.next_fetch_at, muted_reason=s.muted_reason,
             last_run_at=run.started_at if run else None,

@@ -49,6 +49,7 @@ from tidings.model import (
     RunCounts,
     SearchHit,
     Source,
+    SourceKind,
     Spend,
     Visibility,
 )
@@ -57,6 +58,11 @@ from tidings.store.crawl import CrawlReads, CrawlWrites
 from tidings.store.ops import OpsReads, OpsWrites
 from tidings.store.stories import StoriesReads, StoriesWrites
 from tidings.store.users import UserReads, UserWrites
+
+#: the kind of sources that are pushed to and never fetched, which claims of due
+#: sources skip: storage sits below the readers that declare kinds, so it keeps this
+#: one name itself (tests/test_kind_seams.py checks it is the readers' pushed kind)
+PUSHED_KIND = SourceKind("external")
 
 # ----------------------------------------------------------------- write models
 

@@ -168,7 +168,7 @@ def with_stories(tid: Tidings, items: list[ItemOut]) -> list[ItemOut]:
 
 
 def _source_out(s: Source) -> SourceOut:
-    return SourceOut(id=s.id, kind=s.kind.value, url=s.url, title=s.title, health=s.health.value,
+    return SourceOut(id=s.id, kind=s.kind, url=s.url, title=s.title, health=s.health.value,
                      visibility=s.visibility.value, interval_min=s.interval_min,
                      next_fetch_at=s.next_fetch_at, last_success_at=s.last_success_at,
                      last_error=s.last_error, fail_count=s.fail_count)

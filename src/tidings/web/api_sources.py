@@ -24,7 +24,8 @@ router = APIRouter(prefix="/api/v1", tags=["api"],
 
 
 class NewSource(BaseModel):
-    kind: SourceKind
+    kind: SourceKind = Field(description="the source's kind, one of those installed (an "
+                             "unknown one is refused with the known ones named)")
     url: str = Field(min_length=1, max_length=2000, pattern=r"^https?://")
     title: str = Field(default="", max_length=300)
     config: dict[str, Any] = Field(default_factory=dict)

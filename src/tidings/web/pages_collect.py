@@ -16,9 +16,9 @@ import logging
 from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
-from tidings.app import Tidings
+from tidings.app import Tidings, kinds
 from tidings.errors import ConfigError
-from tidings.model import RunOutcome, SourceKind
+from tidings.model import RunOutcome
 from tidings.web.context import form_with_csrf, require_admin, web_state
 from tidings.web.state import WebState
 
@@ -34,7 +34,7 @@ async def collect_one(request: Request, source_id: str) -> Response:
     await form_with_csrf(request)
     st = web_state(request)
     source = st.tidings.sources.get(source_id)  # 404 for an unknown id
-    if source.kind is SourceKind.EXTERNAL:
+    if not kinds.is_fetched(source):
         raise ConfigError(f"source {source_id!r} is external: its items are pushed, "
                           "there is nothing to collect")
     report = await st.tidings.collection.round([source_id], extract=False)
@@ -50,7 +50,7 @@ async def collect_all(request: Request) -> Response:
     await form_with_csrf(request)
     st = web_state(request)
     ids = [s.id for s in st.tidings.sources.all()
-           if s.kind is not SourceKind.EXTERNAL and not s.muted_reason]
+           if kinds.is_fetched(s) and not s.muted_reason]
     if ids:
         task = asyncio.create_task(_round(st, ids))
         _ROUNDS.add(task)

@@ -14,10 +14,11 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
+from tidings.app import kinds
 from tidings.errors import TidingsError
 from tidings.model import SourceKind
 from tidings.web.context import form_with_csrf, render, require_admin, web_state
-from tidings.web.pages_sources import EDITABLE_KINDS, _parse_config, _source_context
+from tidings.web.pages_sources import _parse_config, _source_context, editable_kinds
 
 router = APIRouter(include_in_schema=False)
 
@@ -39,13 +40,10 @@ async def add_preview(request: Request) -> Response:
     require_admin(request)
     form = await form_with_csrf(request)
     url = str(form.get("url") or "").strip()
-    try:
-        kind = SourceKind(str(form.get("kind") or "web_list"))
-    except ValueError:
-        kind = SourceKind.WEB_LIST
+    kind = SourceKind(str(form.get("kind") or kinds.page_kind()))
     report, error = await _preview(request, kind, url, form.get("config"))
-    ctx = {"title": "Add a source", "url": url, "candidates": [], "kinds": EDITABLE_KINDS,
-           "error": error, "preview": report, "form_kind": kind.value,
+    ctx = {"title": "Add a source", "url": url, "candidates": [], "kinds": editable_kinds(),
+           "error": error, "preview": report, "form_kind": kind,
            "form_title": str(form.get("title") or ""),
            "form_config": str(form.get("config") or "{}")}
     return render(request, "add.html", ctx, status=400 if error else 200)

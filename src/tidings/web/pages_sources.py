@@ -12,7 +12,7 @@ from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
-from tidings.app import SourceStats, SourceUpdate
+from tidings.app import SourceStats, SourceUpdate, kinds
 from tidings.app.accounts import account_ref
 from tidings.errors import ConfigError, NotFoundError, TidingsError
 from tidings.model import FeedCandidate, Source, SourceKind, Visibility
@@ -21,7 +21,9 @@ from tidings.web.edge import ItemId, RawIndex
 
 router = APIRouter(include_in_schema=False)
 
-EDITABLE_KINDS = [k.value for k in SourceKind]
+
+def editable_kinds() -> list[str]:
+    return kinds.kind_names()
 
 
 def _stats(request: Request, source: Source) -> SourceStats | None:
@@ -44,7 +46,8 @@ async def sources(request: Request) -> Response:
         for _, _, health in rows:
             counts[health] = counts.get(health, 0) + 1
         return {"title": "Sources", "rows": rows, "counts": counts, "stats": st.stats(),
-                "spend": st.tidings.paid.by_day(), "troubles": st.tidings.paid.troubles()}
+                "spend": st.tidings.paid.by_day(), "troubles": st.tidings.paid.troubles(),
+                "unfetched": kinds.unfetched_kinds()}
 
     return render(request, "sources.html", context)
 
@@ -61,9 +64,10 @@ def _source_context(request: Request, source: Source) -> dict[str, Any]:
     runs = tid.sources.runs(source.id, 20)
     warnings = sorted({w for r in runs[:5] for w in r.warnings})
     return {"title": source.title or source.id, "source": source, "runs": runs,
-            "warnings": warnings, "stat": _stats(request, source), "kinds": EDITABLE_KINDS,
+            "warnings": warnings, "stat": _stats(request, source), "kinds": editable_kinds(),
             "visibilities": [v.value for v in Visibility], "folders": tid.folders.names(),
-            "form": _form_values(source), "error": "", "websub": tid.websub.status(source)}
+            "form": _form_values(source), "error": "", "websub": tid.websub.status(source),
+            "fetched": kinds.is_fetched(source), "facts": kinds.facts(source)}
 
 
 def _form_values(source: Source) -> dict[str, str]:
@@ -89,13 +93,7 @@ def _parse_edit(form: dict[str, Any], source: Source) -> SourceUpdate:
         raise ConfigError("title: at most 300 characters")
     changes["title"] = title
     url = str(form.get("url") or "").strip()
-    if source.kind is SourceKind.EXTERNAL:
-        if url != source.url:
-            raise ConfigError("url: an external source keeps its name (nothing is fetched)")
-    elif source.kind is SourceKind.WECHAT and url != source.url:
-        raise ConfigError("url: a WeChat account keeps its address (set config.account)")
-    elif not url.lower().startswith(("http://", "https://", "wechat:")):
-        raise ConfigError("url: must start with http:// or https://")
+    kinds.check_address(source, url)
     changes["url"] = url
     folder = str(form.get("folder") or "").strip()
     if len(folder) > 100:
@@ -174,7 +172,7 @@ async def add_find(request: Request) -> Response:
     error = ""
     account = account_ref(url) if url else None
     if account is not None:  # an X or WeChat account: nothing to discover
-        candidates = [FeedCandidate(account.url, account.name, account.kind.value)]
+        candidates = [FeedCandidate(account.url, account.name, account.kind)]
     elif url:
         if not url.lower().startswith(("http://", "https://")):
             url = "https://" + url
@@ -192,7 +190,8 @@ async def add_find(request: Request) -> Response:
 def _add_page(request: Request, url: str, candidates: list[Any], error: str,
               proposal: dict[str, Any] | None = None) -> Response:
     ctx = {"title": "Add a source", "url": url, "candidates": candidates, "error": error,
-           "kinds": EDITABLE_KINDS, **(proposal or {})}
+           "kinds": editable_kinds(), "account_kinds": kinds.account_kinds(),
+           "default_kind": kinds.default_kind(), **(proposal or {})}
     return render(request, "add.html", ctx, status=200 if not error or not url else 422)
 
 
@@ -206,7 +205,7 @@ async def _proposal(request: Request, url: str) -> dict[str, Any]:
     if found is None:
         return {}
     config, report = found
-    return {"proposal": True, "preview": report, "form_kind": "web_list",
+    return {"proposal": True, "preview": report, "form_kind": kinds.page_kind(),
             "form_config": json.dumps(config, indent=2, ensure_ascii=False)}
 
 
@@ -224,13 +223,13 @@ async def add_source(request: Request) -> Response:
                 form.get("config")))
         elif not url.lower().startswith(("http://", "https://")):
             raise ConfigError("url: must start with http:// or https://, or be an account "
-                              "(x:@handle, wechat:<account id>)")
+                              f"({kinds.account_lines()})")
         else:
             source = await st.tidings.sources.create(
-                url, kind=SourceKind(str(form.get("kind") or "rss")), title=title,
+                url, kind=SourceKind(str(form.get("kind") or kinds.default_kind())), title=title,
                 config=_parse_config(form.get("config")))
     except (ConfigError, ValueError) as exc:
-        ctx = {"title": "Add a source", "url": url, "candidates": [], "kinds": EDITABLE_KINDS,
+        ctx = {"title": "Add a source", "url": url, "candidates": [], "kinds": editable_kinds(),
                "error": str(exc)}
         return render(request, "add.html", ctx, status=400)
     st.changed()

@@ -6,6 +6,13 @@ Minified bundles write data as literals that are not JSON: unquoted keys
 token by token (strings are copied whole, so nothing inside them is touched),
 and leaves the parsing to the json module; anything else - a variable, a
 function call - makes the literal "not data", which the caller reports.
+
+chompjs parses such literals too, 10-20x faster (it is C), but it was measured
+against this on golden literals and lost where it matters here
+(``benchmarks/js_literal.py``, docs/readers.md): it reads ``!0``, ``void 0``,
+``true`` and ``undefined`` as strings, and turns a call or a variable
+(``{a:foo()}``) into the string ``"foo()"`` instead of refusing it, so a
+rebuilt bundle would store garbage instead of failing loudly (R-WEB-4).
 """
 
 from __future__ import annotations
@@ -14,31 +21,52 @@ import json
 import re
 from typing import Any
 
-from tidings.readers.jsonlist.scan import ScanError, string_end
+from tidings.readers.jsonlist.scan import ScanError
 
-_IDENT = re.compile(r"[A-Za-z_$][\w$]*")
-_NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+#: one token of a literal; the first alternative that matches at a position wins. A run
+#: of what JSON reads as it is (double-quoted strings, brackets, colons, commas that are
+#: not trailing, JSON numbers, spaces) is one token, copied whole
+_TOKEN = re.compile(r"""
+    (?P<json>(?:"(?:[^"\\]|\\.)*"|[{}\[\]:\s]|,(?!\s*[}\]])
+              |-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w$.]))+)
+  | (?P<trailing>,\s*(?=[}\]]))
+  | (?P<sq>'(?:[^'\\]|\\.)*')
+  | (?P<bang>![01])
+  | (?P<void>void\s+0(?![\w$]))
+  | (?P<num>-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)
+  | (?P<key>[A-Za-z_$][\w$]*)(?=\s*:)
+  | (?P<word>[A-Za-z_$][\w$]*)
+  | (?P<tpl>`)
+""", re.VERBOSE | re.DOTALL)
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_SQ_ESCAPES = re.compile(r'\\(.)|"', re.DOTALL)
 _WORDS = {"true": "true", "false": "false", "null": "null", "undefined": "null"}
 
 
-def _string(text: str, i: int) -> tuple[str, int]:
-    end = string_end(text, i)
-    literal = text[i:end]
-    if literal[0] == '"':
-        return literal, end
+def _sq_escape(m: re.Match[str]) -> str:
+    escaped = m.group(1)
+    if escaped is None:
+        return '\\"'  # a double quote inside single quotes
+    return "'" if escaped == "'" else "\\" + escaped
+
+
+def _single_quoted(literal: str) -> str:
+    """A single-quoted JS string as a JSON one (its escapes kept, quotes swapped)."""
     body = literal[1:-1]
-    out: list[str] = []
-    j = 0
-    while j < len(body):
-        ch = body[j]
-        if ch == "\\":
-            nxt = body[j + 1] if j + 1 < len(body) else ""
-            out.append("'" if nxt == "'" else "\\" + nxt)
-            j += 2
-            continue
-        out.append('\\"' if ch == '"' else ch)
-        j += 1
-    return '"' + "".join(out) + '"', end
+    if "\\" in body or '"' in body:
+        body = _SQ_ESCAPES.sub(_sq_escape, body)
+    return f'"{body}"'
+
+
+def _number(literal: str) -> str:
+    """A JS number as JSON writes it: ``.5``, ``5.`` and ``1.e3`` are JS, not JSON."""
+    return literal if _JSON_NUMBER.fullmatch(literal) else repr(float(literal))
+
+
+def _word(word: str) -> str:
+    if word not in _WORDS:
+        raise ScanError(f"{word!r} in the literal is not data")
+    return _WORDS[word]
 
 
 def to_json(text: str) -> str:
@@ -46,45 +74,36 @@ def to_json(text: str) -> str:
     out: list[str] = []
     i, n = 0, len(text)
     while i < n:
-        ch = text[i]
-        if ch in "\"'`":
-            if ch == "`":
-                raise ScanError("a template string in the literal")
-            piece, i = _string(text, i)
-            out.append(piece)
-        elif ch in "{}[]:,":
-            if ch in "}]" and out and out[-1] == ",":
-                out.pop()  # a trailing comma
-            out.append(ch)
-            i += 1
-        elif ch.isspace():
-            i += 1
-        elif text.startswith(("!0", "!1"), i):
-            out.append("true" if text[i + 1] == "0" else "false")
-            i += 2
-        elif text.startswith("void 0", i):
+        m = _TOKEN.match(text, i)
+        if m is None:
+            raise ScanError(f"{text[i]!r} at offset {i} of the literal is not data")
+        kind, token = m.lastgroup, m.group()
+        i = m.end()
+        if kind == "json":
+            out.append(token)
+        elif kind == "sq":
+            out.append(_single_quoted(token))
+        elif kind == "bang":
+            out.append("true" if token.endswith("0") else "false")  # !0 is true
+        elif kind == "void":
             out.append("null")
-            i += 6
-        elif (m := _NUMBER.match(text, i)) is not None:
-            out.append(m.group(0))
-            i = m.end()
-        elif (m := _IDENT.match(text, i)) is not None:
-            word = m.group(0)
-            after = text[m.end():].lstrip()[:1]
-            if after == ":":
-                out.append(json.dumps(word))
-            elif word in _WORDS:
-                out.append(_WORDS[word])
-            else:
-                raise ScanError(f"{word!r} in the literal is not data")
-            i = m.end()
-        else:
-            raise ScanError(f"{ch!r} at offset {i} of the literal is not data")
+        elif kind == "num":
+            out.append(_number(token))
+        elif kind == "key":
+            out.append(json.dumps(token))
+        elif kind == "word":
+            out.append(_word(token))
+        elif kind == "tpl":
+            raise ScanError("a template string in the literal")
     return "".join(out)
 
 
 def parse_literal(text: str) -> Any:
+    """The data of a JS literal; ScanError when it is not data or nests too deep to read
+    (thousands of levels: the json module's recursion limit, reported, not raised)."""
     try:
         return json.loads(to_json(text))
     except ValueError as exc:
         raise ScanError(f"the literal is not data ({exc})") from None
+    except RecursionError:
+        raise ScanError("the literal nests too deep to read") from None

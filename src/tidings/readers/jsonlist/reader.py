@@ -41,7 +41,7 @@ def github_headers(ctx: ReadContext) -> dict[str, str]:
 class JsonListReader:
     """Reader of JSON lists and of JSON embedded in pages (kind ``json_list``)."""
 
-    kind = SourceKind.JSON_LIST
+    kind = SourceKind("json_list")
     config_model: type[ReaderConfig] = JsonListConfig
 
     async def read(self, ctx: ReadContext) -> ReadResult:

@@ -22,7 +22,7 @@ from tidings.readers.base import ReadContext, ReadResult
 from tidings.readers.options import ReaderConfig
 from tidings.readers.rss.hints import not_before
 from tidings.readers.rss.parse import ParsedFeed, parse_feed
-from tidings.readers.rss.websub import websub_links
+from tidings.readers.rss.websub import CURSOR_HUB, CURSOR_TOPIC, websub_links
 
 FEED_ACCEPT = (
     "application/rss+xml, application/atom+xml, application/feed+json, "
@@ -40,7 +40,7 @@ CURSOR_KEYS = ("etag", "last_modified", "validators_url")
 class RssReader:
     """Reader for RSS, Atom, RDF and JSON Feed sources (kind ``rss``)."""
 
-    kind = SourceKind.RSS
+    kind = SourceKind("rss")
     #: no keys of its own: the common ones (request options, filters, limits...) do
     config_model: type[ReaderConfig] = ReaderConfig
 
@@ -94,7 +94,7 @@ class RssReader:
                       "validators_url": resp.final_url}
         hub, topic = websub_links(resp.content, resp.headers)
         if hub:  # R-RSS-8: the subscriber (app.websub) subscribes while this is named
-            cursor.update(websub_hub=hub, websub_topic=topic or resp.final_url)
+            cursor.update({CURSOR_HUB: hub, CURSOR_TOPIC: topic or resp.final_url})
         raw = RawResponse(url=source.url, final_url=resp.final_url, fetched_at=resp.fetched_at,
                           status=resp.status, headers=dict(resp.headers), body=resp.content,
                           source_id=source.id)

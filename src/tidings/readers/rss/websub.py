@@ -13,6 +13,9 @@ import re
 from collections.abc import Mapping
 
 _HEAD = 65536
+#: the cursor keys the reader keeps them under (read back by ``rss.kind.hub``)
+CURSOR_HUB = "websub_hub"
+CURSOR_TOPIC = "websub_topic"
 _LINK_TAG = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?link\b[^>]*>", re.IGNORECASE)
 _ATTR = re.compile(rb"""([\w:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 _LINK_HEADER = re.compile(r"""<([^>]*)>\s*((?:;\s*[\w*-]+\s*=\s*(?:"[^"]*"|[^;,]*)\s*)*)""")

@@ -49,7 +49,7 @@ def _config(ctx_config: ReaderConfig) -> WebListConfig:
 class WebListReader:
     """Reader of pages without feeds (kind ``web_list``)."""
 
-    kind = SourceKind.WEB_LIST
+    kind = SourceKind("web_list")
     config_model: type[ReaderConfig] = WebListConfig
 
     async def read(self, ctx: ReadContext) -> ReadResult:

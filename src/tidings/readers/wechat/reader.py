@@ -102,7 +102,7 @@ class _Run:
 
 
 class WechatReader:
-    kind = SourceKind.WECHAT
+    kind = SourceKind("wechat")
     config_model: type[ReaderConfig] = WechatConfig
 
     def parse_raw(self, source: Source, raw: RawResponse) -> ReadResult:

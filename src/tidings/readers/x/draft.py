@@ -1,23 +1,66 @@
 """X long-form articles arrive as Draft.js content (blocks + entity map): made HTML here.
 
-No maintained Python library renders Draft.js's raw format (the renderers are
-JavaScript), and the subset X uses is small: paragraphs, headings, lists, quotes,
-code, links, bold and italic, images as atomic blocks.
+The rendering is draftjs-exporter's (blocks, list wrappers and nesting by depth,
+overlapping inline styles, entities); what is ours is the reading of an answer we
+do not trust: only well-formed blocks, ranges inside their text, links to http(s)
+pages and images on https go to the exporter, so nothing an answer holds can make
+it raise or emit a ``javascript:`` link. The subset X uses: paragraphs, headings,
+lists, quotes, code, links, bold and italic, images as atomic blocks. The
+library was measured against the renderer it replaced (docs/benchmarks.md,
+``benchmarks/draft_render.py``): the same HTML on the golden article, slower per
+article but rendered once per item.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from html import escape
 from typing import Any
 
-_BLOCK_TAGS = {
-    "unstyled": "p", "paragraph": "p", "header-one": "h2", "header-two": "h3",
-    "header-three": "h4", "header-four": "h5", "header-five": "h6", "header-six": "h6",
-    "blockquote": "blockquote", "code-block": "pre",
-}
-_LISTS = {"unordered-list-item": "ul", "ordered-list-item": "ol"}
+from draftjs_exporter.constants import BLOCK_TYPES, ENTITY_TYPES, INLINE_STYLES
+from draftjs_exporter.defaults import render_children
+from draftjs_exporter.dom import DOM
+from draftjs_exporter.html import HTML
+from draftjs_exporter.types import (
+    Block,
+    Element,
+    EntityMap,
+    EntityRange,
+    InlineStyleRange,
+    Props,
+)
+
+_HEADINGS = {"header-one": "h2", "header-two": "h3", "header-three": "h4",
+             "header-four": "h5", "header-five": "h6", "header-six": "h6"}
+_LISTS = {"unordered-list-item", "ordered-list-item"}
 _STYLES = {"BOLD": "strong", "Bold": "strong", "ITALIC": "em", "Italic": "em", "CODE": "code"}
+_LINK, _IMAGE = ENTITY_TYPES.LINK, ENTITY_TYPES.IMAGE
+
+
+def _link(props: Props) -> Element:
+    return DOM.create_element("a", {"href": props["url"]}, props["children"])
+
+
+def _image(props: Props) -> Element:
+    return DOM.create_element("img", {"src": props["src"], "alt": ""})
+
+
+def _figure(props: Props) -> Element:
+    return DOM.create_element("p", {}, props["children"])
+
+
+_EXPORTER = HTML({
+    "block_map": {
+        BLOCK_TYPES.UNSTYLED: "p", "paragraph": "p", **_HEADINGS,
+        BLOCK_TYPES.UNORDERED_LIST_ITEM: {"element": "li", "wrapper": "ul"},
+        BLOCK_TYPES.ORDERED_LIST_ITEM: {"element": "li", "wrapper": "ol"},
+        BLOCK_TYPES.BLOCKQUOTE: "blockquote", BLOCK_TYPES.CODE: "pre",
+        BLOCK_TYPES.ATOMIC: _figure, BLOCK_TYPES.FALLBACK: "p",
+    },
+    "style_map": {**_STYLES, INLINE_STYLES.FALLBACK: render_children},
+    "entity_decorators": {_LINK: _link, _IMAGE: _image,
+                          ENTITY_TYPES.FALLBACK: render_children},
+    "engine": DOM.STRING,
+})
 
 
 def _seq(value: Any) -> list[Any]:
@@ -34,51 +77,7 @@ def _range(entry: Any, text: str) -> tuple[int, int] | None:
     if not isinstance(entry, Mapping):
         return None
     start, length = _num(entry.get("offset")), _num(entry.get("length"))
-    return (start, start + length) if 0 <= start < start + length <= len(text) else None
-
-
-def _marks(block: Mapping[str, Any], entities: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Per character of the block's text, the opening and closing markup around it."""
-    text = str(block.get("text") or "")
-    opens, closes = [""] * (len(text) + 1), [""] * (len(text) + 1)
-    for style in _seq(block.get("inlineStyleRanges")):
-        tag = _STYLES.get(str(style.get("style"))) if isinstance(style, Mapping) else None
-        span = _range(style, text)
-        if tag and span:
-            opens[span[0]] += f"<{tag}>"
-            closes[span[1]] = f"</{tag}>" + closes[span[1]]
-    for ref in _seq(block.get("entityRanges")):
-        url = _entity_url(ref, entities)
-        span = _range(ref, text)
-        if url and url.startswith(("http://", "https://")) and span:
-            opens[span[0]] += f'<a href="{escape(url)}">'
-            closes[span[1]] = "</a>" + closes[span[1]]
-    return list(zip(opens, closes, strict=True))
-
-
-def _inline(block: Mapping[str, Any], entities: Mapping[str, Any]) -> str:
-    text = str(block.get("text") or "")
-    marks = _marks(block, entities)
-    out = [marks[0][0]]
-    for i, char in enumerate(text):
-        out.append(escape(char))
-        out.append(marks[i + 1][1] + (marks[i + 1][0] if i + 1 < len(text) else ""))
-    return "".join(out)
-
-
-def _entity_url(ref: Any, entities: Mapping[str, Any]) -> str | None:
-    entity = entities.get(str(ref.get("key"))) if isinstance(ref, Mapping) else None
-    data = entity.get("data") if isinstance(entity, Mapping) else None
-    url = (data.get("url") or data.get("src")) if isinstance(data, Mapping) else None
-    return url if isinstance(url, str) else None
-
-
-def _image(block: Mapping[str, Any], entities: Mapping[str, Any]) -> str:
-    for ref in _seq(block.get("entityRanges")):
-        url = _entity_url(ref, entities)
-        if url and url.startswith("https://"):
-            return f'<p><img src="{escape(url)}" alt=""></p>'
-    return ""
+    return (start, length) if 0 <= start < start + length <= len(text) else None
 
 
 def _entity_map(raw: Any) -> dict[str, Any]:
@@ -89,27 +88,70 @@ def _entity_map(raw: Any) -> dict[str, Any]:
     return {}
 
 
+def _entity_url(ref: Any, entities: Mapping[str, Any]) -> str | None:
+    entity = entities.get(str(ref.get("key"))) if isinstance(ref, Mapping) else None
+    data = entity.get("data") if isinstance(entity, Mapping) else None
+    url = (data.get("url") or data.get("src")) if isinstance(data, Mapping) else None
+    return url if isinstance(url, str) else None
+
+
+class _Clean:
+    """The content state rebuilt from what an answer holds that can be shown."""
+
+    def __init__(self, content: Mapping[str, Any]) -> None:
+        self.source = _entity_map(content.get("entityMap"))
+        self.entities: EntityMap = {}
+        self.blocks: list[Block] = []
+
+    def _entity(self, kind: str, data: dict[str, str]) -> int:
+        key = len(self.entities)
+        self.entities[str(key)] = {"type": kind, "mutability": "MUTABLE", "data": data}
+        return key
+
+    def _links(self, block: Mapping[str, Any], text: str) -> list[EntityRange]:
+        out: list[EntityRange] = []
+        for ref in _seq(block.get("entityRanges")):
+            url, span = _entity_url(ref, self.source), _range(ref, text)
+            if url and url.startswith(("http://", "https://")) and span:
+                key = self._entity(_LINK, {"url": url})
+                out.append({"offset": span[0], "length": span[1], "key": key})
+        return out
+
+    def _image(self, block: Mapping[str, Any]) -> None:
+        for ref in _seq(block.get("entityRanges")):
+            url = _entity_url(ref, self.source)
+            if url and url.startswith("https://"):
+                key = self._entity(_IMAGE, {"src": url})
+                self.blocks.append({"key": str(len(self.blocks)), "type": "atomic", "text": " ",
+                                    "depth": 0, "inlineStyleRanges": [], "data": {},
+                                    "entityRanges": [{"offset": 0, "length": 1, "key": key}]})
+                return
+
+    def add(self, block: Any) -> None:
+        if not isinstance(block, Mapping):
+            return
+        kind, text = str(block.get("type") or "unstyled"), str(block.get("text") or "")
+        if kind == "atomic":
+            self._image(block)
+            return
+        if kind not in _LISTS and not text.strip():
+            return
+        styles: list[InlineStyleRange] = [
+            {"offset": span[0], "length": span[1], "style": s["style"]}
+            for s in _seq(block.get("inlineStyleRanges"))
+            if (span := _range(s, text)) and s.get("style") in _STYLES]
+        depth = _num(block.get("depth")) if kind in _LISTS else 0
+        self.blocks.append({"key": str(len(self.blocks)), "type": kind, "text": text,
+                            "depth": min(max(depth, 0), 4), "data": {},
+                            "inlineStyleRanges": styles,
+                            "entityRanges": self._links(block, text)})
+
+
 def draft_to_html(content: Mapping[str, Any]) -> str:
     """The HTML of a Draft.js raw content state (unknown block types as paragraphs)."""
-    entities = _entity_map(content.get("entityMap"))
-    out: list[str] = []
-    open_list = ""
+    clean = _Clean(content)
     for block in _seq(content.get("blocks")):
-        if not isinstance(block, Mapping):
-            continue
-        kind = str(block.get("type") or "unstyled")
-        wanted = _LISTS.get(kind, "")
-        if wanted != open_list:
-            out.append(f"</{open_list}>" if open_list else "")
-            out.append(f"<{wanted}>" if wanted else "")
-            open_list = wanted
-        if wanted:
-            out.append(f"<li>{_inline(block, entities)}</li>")
-        elif kind == "atomic":
-            out.append(_image(block, entities))
-        elif str(block.get("text") or "").strip():
-            tag = _BLOCK_TAGS.get(kind, "p")
-            out.append(f"<{tag}>{_inline(block, entities)}</{tag}>")
-    if open_list:
-        out.append(f"</{open_list}>")
-    return "".join(out)
+        clean.add(block)
+    if not clean.blocks:
+        return ""
+    return _EXPORTER.render({"blocks": clean.blocks, "entityMap": clean.entities})

@@ -127,7 +127,7 @@ class _Search:
 
 
 class XReader:
-    kind = SourceKind.X
+    kind = SourceKind("x")
     config_model: type[ReaderConfig] = XConfig
     max_batch = q.MAX_ACCOUNTS
 

@@ -11,8 +11,8 @@ from datetime import datetime
 from typing import Any
 
 from tidings.errors import ConfigError, NotFoundError
-from tidings.model import Source, SourceKind
-from tidings.store.base import SourceUpdate
+from tidings.model import Source
+from tidings.store.base import PUSHED_KIND, SourceUpdate
 from tidings.store.postgres._db import Access, Conn
 from tidings.store.sql._base import marks, to_us
 from tidings.store.sql.sources import (
@@ -155,7 +155,7 @@ class SourcesMixin(Access):
         else:
             where = "(next_fetch_at IS NULL OR next_fetch_at <= ?)"
             params = (to_us(now),)
-        where += f" AND kind != '{SourceKind.EXTERNAL.value}'"
+        where += f" AND kind != '{PUSHED_KIND}'"
         with self._write() as conn:
             picked = [source_from_row(r) for r in conn.execute(
                 f"SELECT {_COLUMNS} FROM sources WHERE muted_reason IS NULL AND {where} "  # noqa: S608

@@ -39,7 +39,7 @@ def source_from_row(row: Sequence[Any]) -> Source:
 
 
 #: a stand-in whose fields are replaced by a change, to convert just those columns
-_PROBE = Source(id="-", kind=SourceKind.RSS, url="-", created_at=datetime(2000, 1, 1, tzinfo=UTC))
+_PROBE = Source(id="-", kind=SourceKind("-"), url="-", created_at=datetime(2000, 1, 1, tzinfo=UTC))
 
 
 def _changed_params(changes: Mapping[str, Any]) -> dict[str, Any]:

@@ -9,8 +9,8 @@ from datetime import datetime
 from typing import Any
 
 from tidings.errors import ConfigError, NotFoundError
-from tidings.model import Source, SourceKind
-from tidings.store.base import SourceUpdate
+from tidings.model import Source
+from tidings.store.base import PUSHED_KIND, SourceUpdate
 from tidings.store.sql.sources import (
     _COLUMNS,
     _FOLDER,
@@ -153,7 +153,7 @@ class SourcesMixin(Access):
         else:
             where = "(next_fetch_at IS NULL OR next_fetch_at <= ?)"
             params = (to_us(now),)
-        where += f" AND kind != '{SourceKind.EXTERNAL.value}'"  # nothing to fetch
+        where += f" AND kind != '{PUSHED_KIND}'"  # nothing to fetch
         with self._write() as conn:
             # never fetched counts as the most overdue of all
             picked = [source_from_row(r) for r in conn.execute(

@@ -140,6 +140,8 @@ def test_stream_entries_carry_the_text_as_json(storage: Storage) -> None:
     assert json.loads(entries[ids["body"]].content_json) == f"<p>{hard}</p>"
     assert json.loads(entries[ids["summary"]].content_json) == hard
     assert json.loads(entries[ids["none"]].content_json) == ""
+    # which one it is: the body is HTML, the summary plain text to escape
+    assert [entries[ids[k]].has_body for k in ("body", "summary", "none")] == [1, 0, 0]
     first = entries[ids["body"]]
     assert (first.source_id, first.read, first.starred) == ("a", 0, 0)
     assert [e.id for e in storage.stream_entries(ItemQuery(order="id", limit=1))] == [

@@ -17,6 +17,7 @@ from typing import Any
 from lxml import etree
 
 from tidings.model import Item
+from tidings.web.textout import web_link
 
 ATOM = "http://www.w3.org/2005/Atom"
 #: the namespace of tidings' own Atom elements (the story an entry belongs to)
@@ -90,15 +91,15 @@ def _entry(item: Item, extra: Callable[[etree._Element, Item], None] | None,
     _text(entry, "title", item.title or "(untitled)", type="text")
     _text(entry, "updated", _iso(item.updated_at))
     _text(entry, "published", _iso(item.published_at or item.discovered_at))
-    if item.url:
-        _link(entry, "alternate", item.url, "text/html")
+    if link := web_link(item.url):
+        _link(entry, "alternate", link, "text/html")
     if item.author:
         author = etree.SubElement(entry, f"{{{ATOM}}}author")
         _text(author, "name", item.author)
     for tag in item.categories:
         etree.SubElement(entry, f"{{{ATOM}}}category", term=_clean(tag))
-    if item.summary:
-        _text(entry, "summary", item.summary, type="html")
+    if item.summary:  # plain text (see web/textout.py): never labelled html
+        _text(entry, "summary", item.summary, type="text")
     if item.body:
         _text(entry, "content", item.body, type="html")
     source = etree.SubElement(entry, f"{{{ATOM}}}source")
@@ -160,8 +161,8 @@ def _json_item(item: Item, story: StoryTag | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"id": str(item.id), "title": item.title,
                            "date_published": _iso(item.published_at or item.discovered_at),
                            "date_modified": _iso(item.updated_at), "_tidings": ext}
-    if item.url:
-        out["url"] = item.url
+    if link := web_link(item.url):
+        out["url"] = link
     if item.body:
         out["content_html"] = item.body
     else:

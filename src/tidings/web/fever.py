@@ -27,6 +27,7 @@ from starlette.responses import JSONResponse, Response
 from tidings.app import ItemQuery, Tidings
 from tidings.model import Item, Source, Visibility
 from tidings.web.context import web_state
+from tidings.web.textout import text_as_html, title_text, web_link
 
 router = APIRouter(include_in_schema=False)
 API_VERSION = 3
@@ -125,7 +126,7 @@ def _folders(sources: list[Source]) -> dict[str, list[Source]]:
 
 
 def _groups(sources: list[Source]) -> list[dict[str, Any]]:
-    return [{"id": number(name), "title": name} for name in _folders(sources)]
+    return [{"id": number(name), "title": title_text(name)} for name in _folders(sources)]
 
 
 def _feeds_groups(sources: list[Source]) -> list[dict[str, Any]]:
@@ -136,8 +137,8 @@ def _feeds_groups(sources: list[Source]) -> list[dict[str, Any]]:
 
 def _feed(s: Source) -> dict[str, Any]:
     updated = s.last_success_at or s.created_at
-    return {"id": number(s.id), "favicon_id": 0, "title": s.title or s.id, "url": s.url,
-            "site_url": s.site_url or "", "is_spark": 0,
+    return {"id": number(s.id), "favicon_id": 0, "title": title_text(s.title or s.id),
+            "url": s.url, "site_url": web_link(s.site_url) or "", "is_spark": 0,
             "last_updated_on_time": int(updated.timestamp()) if updated else 0}
 
 
@@ -171,8 +172,9 @@ def _items(tid: Tidings, params: FormData, visible: set[str]) -> dict[str, Any]:
 
 def _item(item: Item) -> dict[str, Any]:
     created = item.published_at or item.discovered_at
-    return {"id": item.id, "feed_id": number(item.source_id), "title": item.title,
-            "author": item.author, "html": item.body or item.summary, "url": item.url or "",
+    html = item.body or text_as_html(item.summary)  # see web/textout.py
+    return {"id": item.id, "feed_id": number(item.source_id), "title": title_text(item.title),
+            "author": title_text(item.author), "html": html, "url": web_link(item.url) or "",
             "is_saved": int(item.starred), "is_read": int(item.read),
             "created_on_time": int(created.timestamp())}
 

@@ -38,6 +38,7 @@ from tidings.web import greader_streams as gs
 from tidings.web.context import web_state
 from tidings.web.feeds_out import base_url
 from tidings.web.feedwriter import ATOM, FeedMeta, atom
+from tidings.web.textout import text_as_html, title_text, web_link
 
 PREFIX = "/api/greader"
 USER = "admin"
@@ -137,9 +138,9 @@ def visible_sources(request: Request) -> dict[str, Source]:
 
 
 def _subscription(s: Source, base: str) -> dict[str, Any]:
-    folder = [{"id": gs.LABEL + s.folder, "label": s.folder}] if s.folder else []
-    return {"id": f"feed/{s.id}", "title": s.title or s.id, "categories": folder,
-            "url": s.url, "htmlUrl": s.site_url or f"{base}/source/{s.id}",
+    folder = [{"id": gs.LABEL + s.folder, "label": title_text(s.folder)}] if s.folder else []
+    return {"id": f"feed/{s.id}", "title": title_text(s.title or s.id), "categories": folder,
+            "url": s.url, "htmlUrl": web_link(s.site_url) or f"{base}/source/{s.id}",
             "iconUrl": "", "firstitemmsec": "0"}
 
 
@@ -293,7 +294,8 @@ def _contents(page: _Page, entries: Sequence[StreamEntry], more: str | None) -> 
     shared = _Shared(page)
     parts = [orjson.dumps(head)[:-1] + b',"items":[']
     for e in entries:
-        parts += (shared.head(e), e.content_json, b"}}")
+        parts += (shared.head(e), e.content_json if e.has_body else _escaped(e.content_json),
+                  b"}}")
     if entries:
         parts[1] = parts[1][1:]  # no comma before the first item
     parts.append(b"]}")
@@ -318,19 +320,21 @@ class _Shared:
         self.tags: dict[tuple[str, int, int], bytes] = {}
 
     def head(self, e: StreamEntry) -> bytes:
-        links = orjson.dumps([{"href": e.url, "type": "text/html"}]) if e.url else b"[]"
+        link = web_link(e.url)
+        links = orjson.dumps([{"href": link, "type": "text/html"}]) if link else b"[]"
         return _ITEM % (
             e.id, e.discovered_us // 1000, e.sort_us, int(e.sort_us / 10**6),
-            int(e.updated_us / 10**6), orjson.dumps(e.title), links, links,
-            orjson.dumps(e.author),
+            int(e.updated_us / 10**6), orjson.dumps(title_text(e.title)), links, links,
+            orjson.dumps(title_text(e.author)),
             self.tags.get((e.source_id, e.read, e.starred)) or self._categories(e),
             self.origins.get(e.source_id) or self._origin(e.source_id))
 
     def _origin(self, source_id: str) -> bytes:
         source = self.page.sources.get(source_id)
         origin = self.origins[source_id] = orjson.dumps({
-            "streamId": f"feed/{source_id}", "title": (source.title if source else None) or "",
-            "htmlUrl": (source.site_url if source else None)
+            "streamId": f"feed/{source_id}",
+            "title": title_text((source.title if source else None) or ""),
+            "htmlUrl": web_link(source.site_url if source else None)
             or f"{self.page.base}/source/{source_id}"})
         return origin
 
@@ -339,6 +343,12 @@ class _Shared:
         tags = self.tags[(e.source_id, e.read, e.starred)] = orjson.dumps(gs.categories(
             source.folder if source else None, read=bool(e.read), starred=bool(e.starred)))
         return tags
+
+
+def _escaped(text_json: bytes) -> bytes:
+    """A plain-text summary (a JSON string) as the HTML that shows it: ``summary.content``
+    is HTML to every client."""
+    return orjson.dumps(text_as_html(orjson.loads(text_json) or ""))
 
 
 def _json(body: bytes) -> Response:

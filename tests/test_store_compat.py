@@ -49,6 +49,20 @@ def test_id_lists_filter_and_order(storage: Storage, items: list[int]) -> None:
         items[5]]
 
 
+def test_read_until_by_arrival_not_by_publish_date(storage: Storage) -> None:
+    """A client's "mark all read" covers what had arrived when it looked: items that
+    arrived later but are dated earlier stay unread; the item stored at the time
+    itself is included."""
+    storage.add_source(source("a"))
+    ids = storage.apply_upserts(UpsertBatch(creates=[
+        new("seen", "a", minutes=10, published_at=at(5)),
+        new("at", "a", minutes=20, published_at=at(20)),
+        new("late, dated early", "a", minutes=30, published_at=at(1))]))
+    assert storage.set_read_where(ItemQuery(arrived_until=at(20)), True) == 2
+    assert [storage.get_item(ids[k]).read for k in ("seen", "at", "late, dated early")] == [
+        True, True, False]
+
+
 def test_unread_counts_and_read_until(storage: Storage, items: list[int]) -> None:
     storage.update_source("c", SourceUpdate(visibility=Visibility.ISOLATED))
     storage.set_read([items[0]], True)

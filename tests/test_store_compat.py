@@ -63,6 +63,13 @@ def test_read_until_by_arrival_not_by_publish_date(storage: Storage) -> None:
         True, True, False]
 
 
+def test_the_read_items_alone(storage: Storage, items: list[int]) -> None:
+    """Google Reader's read stream (Read You syncs read state from it)."""
+    storage.set_read([items[1], items[4]], True)
+    assert _refs(storage, read_only=True, order="id") == [items[1], items[4]]
+    assert _refs(storage, read_only=True, source_ids=("c",)) == [items[4]]
+
+
 def test_unread_counts_and_read_until(storage: Storage, items: list[int]) -> None:
     storage.update_source("c", SourceUpdate(visibility=Visibility.ISOLATED))
     storage.set_read([items[0]], True)

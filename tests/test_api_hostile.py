@@ -6,7 +6,8 @@ categories, links), and a summary-only source stores the payloads as plain-text
 summaries with no body. Then every output a client reads is fetched over HTTP
 and parsed as that client would: Atom by its ``type`` attributes, JSON Feed by
 its fields, Google Reader and Fever with their HTML fields as HTML and their
-titles as HTML too (clients render them so), every link as a link. The
+titles as HTML too (clients render them so), Miniflux's content as HTML, every
+link as a link. The
 detector (``live_markup``) is html5lib, a browser's parser. Pass: 0 live parts
 in every output; the control: the detector finds the payloads live when they
 are fed to it raw.
@@ -80,6 +81,7 @@ class Served:
     greader: Client
     fever_key: str
     ids: list[int]
+    token: str
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +109,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     ids = [i.id for i in tid.items(ItemQuery(limit=1000))]
     client = Client(server, value)
     yield Served(tid, server.url, client, hashlib.md5(f"admin:{value}".encode()).hexdigest(),
-                 ids)
+                 ids, value)
     client.http.close()
     server.stop()
     tid.close()
@@ -163,6 +165,18 @@ def greader_live(doc: dict[str, Any]) -> list[str]:
     return found
 
 
+def miniflux_live(doc: dict[str, Any]) -> list[str]:
+    """Miniflux entries: ``content`` is HTML; titles are text there (Miniflux itself
+    sends them unescaped), links are links."""
+    found: list[str] = []
+    for entry in doc["entries"]:
+        found += live_parts(entry["content"])
+        found += [f"url={entry['url']}"] if bad_url(entry["url"]) else []
+        found += [f"site_url={entry['feed']['site_url']}"] if bad_url(
+            entry["feed"]["site_url"]) else []
+    return found
+
+
 def fever_live(doc: dict[str, Any]) -> list[str]:
     found: list[str] = []
     for item in doc.get("items", []):
@@ -202,6 +216,9 @@ def _outputs(s: Served) -> dict[str, list[str]]:
     ids = ",".join(str(i) for i in s.ids[:50])
     out["fever with_ids"] = fever_live(_fever(s, f"items&with_ids={ids}"))
     out["fever feeds"] = fever_live(_fever(s, "feeds&groups"))
+    mini = plain.get("/v1/entries", params={"limit": 1000},
+                     headers={"X-Auth-Token": s.token}).raise_for_status().json()
+    out["miniflux entries"] = miniflux_live(mini)
     plain.close()
     return out
 
@@ -239,7 +256,7 @@ def test_no_output_hands_a_client_anything_live(served: Served) -> None:
     outputs = _outputs(served)
     live = {name: found for name, found in outputs.items() if found}
     assert live == {}, {name: len(found) for name, found in live.items()}
-    assert len(outputs) == 16
+    assert len(outputs) == 17
     print(f"hostile outputs: {len(PAYLOADS)} payloads x {len(outputs)} outputs, "
           f"{len(served.ids)} items, 0 live parts")
 

@@ -39,6 +39,7 @@ from tidings.web import (
     ingest,
     logredact,
     media,
+    miniflux,
     pages_collect,
     pages_explore,
     pages_items,
@@ -164,6 +165,10 @@ def _error(request: Request, status: int, message: str) -> Response:
 
 
 def _install_handlers(app: FastAPI) -> None:
+    @app.exception_handler(miniflux.MinifluxError)
+    async def miniflux_error(request: Request, exc: miniflux.MinifluxError) -> Response:
+        return miniflux.error_response(exc)
+
     @app.exception_handler(LoginRequired)
     async def login_required(request: Request, exc: LoginRequired) -> Response:
         return login_redirect(request)
@@ -243,6 +248,7 @@ def create_app(tidings: Tidings, settings: Settings, *, page_ttl: float = 2.0) -
     app.include_router(feeds_out.router)
     app.include_router(greader.router)
     app.include_router(fever.router)
+    app.include_router(miniflux.router)
     app.include_router(websub.router)
     app.include_router(pages_read.router)
     app.include_router(pages_sources.router)

@@ -156,3 +156,26 @@ def test_bad_arguments_are_400_unknown_ids_ignored_and_nothing_changes(
     assert not any(i.read for i in tid.items(ItemQuery(limit=100)))
     answer = httpx.post(server.url + "/api/fever", data={"api_key": fever.key})
     assert answer.status_code == 400
+
+
+def test_filters_long_id_lists_and_marks_by_arrival(
+        served: tuple[Tidings, Fever, ServerThread]) -> None:
+    """FreshRSS's ``feed_ids``/``group_ids`` narrow ``items``; ``with_ids`` past Fever's
+    50 are all served; ``before`` is about arrival: items that came after the client
+    looked, dated earlier, stay unread."""
+    tid, fever, _ = served
+    feeds = {f["title"]: f["id"] for f in fever.call("feeds")["feeds"]}
+    group = fever.call("groups")["groups"][0]["id"]
+    beta = fever.call("items", feed_ids=str(feeds["Beta"]))["items"]
+    assert {i["feed_id"] for i in beta} == {feeds["Beta"]} and len(beta) == 5
+    tech = fever.call("items", group_ids=str(group))["items"]
+    assert {i["feed_id"] for i in tech} == {feeds["Alpha"]} and len(tech) == 50
+    assert fever.call("items", feed_ids="424242")["items"] == []
+    ids = [int(i) for i in fever.call("unread_item_ids")["unread_item_ids"].split(",")]
+    assert len(fever.call("items", with_ids=",".join(map(str, ids[:60])))["items"]) == 60
+    looked = int(max(i.discovered_at for i in tid.items(ItemQuery(limit=100))).timestamp())
+    late = add_items(tid, [Spec(f"Late {n}", source_id="beta", age=timedelta(days=3),
+                                arrived_age=timedelta(minutes=-10 - n)) for n in range(4)])
+    fever.call("", mark="feed", **{"as": "read"}, id=str(feeds["Beta"]), before=str(looked))
+    assert [tid.item(i).read for i in late] == [False] * 4
+    assert all(i.read for i in tid.items(ItemQuery(source_id="beta")) if i.id not in late)

@@ -4,6 +4,7 @@ follow), and the real newsboat through its ``miniflux`` urls-source."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator
 from datetime import timedelta
@@ -13,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from test_greader_newsboat import MISSING, cached, env, newsboat
+from test_greader_newsboat import MISSING, _keys, _wait_for_screen, cached, env, newsboat
 from test_web_support import (
     ServerThread,
     Spec,
@@ -23,6 +24,7 @@ from test_web_support import (
     open_archive,
     run,
     serve_web,
+    wait_until,
 )
 from tidings.app import ItemQuery, SourceUpdate, Tidings
 from tidings.model import Visibility
@@ -160,3 +162,43 @@ def test_newsboat_through_its_miniflux_source(
                                                    limit=1000))}
     assert {t for t, (_, flag) in items.items() if flag} == unread
     assert "Hidden thing" not in items
+
+
+@pytest.mark.skipif(bool(MISSING), reason="newsboat or tmux missing: apt-get install both")
+def test_newsboat_marks_read_through_miniflux(
+        served: tuple[Tidings, ServerThread, httpx.Client, str], tmp_path: Path) -> None:
+    """Opening an article in newsboat marks it read in tidings (PUT /v1/entries), keys
+    pressed through tmux as a person presses them."""
+    tid, server, _, token = served
+    home = tmp_path / "home"
+    (home / ".newsboat").mkdir(parents=True)
+    (home / "urls").write_text("")
+    (home / "config").write_text(
+        f'urls-source "miniflux"\nminiflux-url "{server.url}"\nminiflux-login "admin"\n'
+        f'miniflux-password "{token}"\ndownload-retries 1\nconfirm-exit no\n'
+        "show-read-feeds yes\n")
+    done = subprocess.run(newsboat(home, "-x", "reload"), env=env(home), timeout=120,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    session = f"tidings-mf-{os.getpid()}"
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "40",
+                    " ".join(newsboat(home))], env=env(home), check=True)
+    try:
+        _wait_for_screen(session, "Beta")
+        screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", session],
+                                capture_output=True, text=True, check=False).stdout
+        if screen.find("Alpha") < screen.find("Beta"):
+            _keys(session, "Down")
+        _keys(session, "Enter")
+        _wait_for_screen(session, "Beta 0")
+        _keys(session, "Enter")
+        wait_until(lambda: any(i.read for i in tid.items(ItemQuery(source_id="beta"))), 20)
+        _keys(session, "q")
+        _keys(session, "q")
+        _keys(session, "q")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False,
+                       capture_output=True)
+    read = [i.title for i in tid.items(ItemQuery(source_id="beta")) if i.read]
+    assert len(read) == 1 and read[0].startswith("Beta")
+    assert not any(i.read for i in tid.items(ItemQuery(source_id="alpha", limit=200)))

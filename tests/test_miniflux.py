@@ -202,3 +202,28 @@ def test_newsboat_marks_read_through_miniflux(
     read = [i.title for i in tid.items(ItemQuery(source_id="beta")) if i.read]
     assert len(read) == 1 and read[0].startswith("Beta")
     assert not any(i.read for i in tid.items(ItemQuery(source_id="alpha", limit=200)))
+
+
+def test_miniflutt(served: tuple[Tidings, ServerThread, httpx.Client, str]) -> None:
+    """Miniflutt (``lib/models/data.dart``, ``lib/api/miniflux.dart``): one refresh asks
+    ``status=unread&limit=500&order=published_at&direction=desc`` and builds its feeds
+    and categories from each entry's embedded feed; ``status=`` (empty) with
+    ``starred=1`` for the starred view; ``search``; marks by PUT with a JSON body."""
+    tid, _, http, _ = served
+    page = _get(http, "/v1/entries", status="unread", limit="500", order="published_at",
+                direction="desc")
+    assert len(page["entries"]) == 135
+    stamps = [e["published_at"] for e in page["entries"]]
+    assert stamps == sorted(stamps, reverse=True)
+    assert {(e["feed"]["title"], e["feed"]["category"]["title"])
+            for e in page["entries"]} == {("Alpha", "Tech"), ("Beta", "All")}
+    first = page["entries"][0]["id"]
+    assert http.put(f"/v1/entries/{first}/bookmark", json={}).status_code == 204
+    starred = _get(http, "/v1/entries", status="", limit="500", order="published_at",
+                   direction="desc", starred="1")["entries"]
+    assert [e["id"] for e in starred] == [first]
+    found = _get(http, "/v1/entries", status="unread", limit="500", search="Beta")
+    assert {e["title"] for e in found["entries"]} == {f"Beta {i}" for i in range(5)}
+    assert http.put("/v1/entries", json={"entry_ids": [first], "status": "read"},
+                    headers={"Content-Type": "application/json"}).status_code == 204
+    assert tid.item(first).read and tid.item(first).starred

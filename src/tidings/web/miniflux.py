@@ -6,8 +6,8 @@ Log in with an API token: ``X-Auth-Token: <token>``, or HTTP Basic with user
 ``/v1/me``, ``/v1/categories``, ``/v1/feeds`` (and one by id, its entries,
 ``/v1/feeds/counters``), ``/v1/entries`` (and one by id) with ``status``,
 ``starred``, ``limit``, ``offset``, ``order``, ``direction``,
-``before_entry_id``/``after_entry_id``, ``before``/``after``, ``category_id``
-and ``feed_id``; ``PUT /v1/entries`` (status of many), ``PUT
+``before_entry_id``/``after_entry_id``, ``before``/``after``, ``category_id``,
+``feed_id`` and ``search`` (tidings' search syntax); ``PUT /v1/entries`` (status of many), ``PUT
 /v1/entries/{id}/bookmark`` (toggle the star), and mark-all-as-read of a feed
 and a category. Shapes in ``miniflux_shapes``. Isolated sources appear nowhere;
 unknown entry ids in a status change are ignored, as Miniflux does; errors are
@@ -137,6 +137,7 @@ Limit = Annotated[int | None, Query(ge=0)]
 Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
 Id = Annotated[int | None, Query(ge=0, le=2**63 - 1)]
 Stamp = Annotated[int | None, Query(ge=0, le=10**11)]
+Search = Annotated[str | None, Query(max_length=200)]
 
 
 def _query(request: Request, *, feed_id: int | None, category_id: int | None,
@@ -193,11 +194,29 @@ async def entries(request: Request, token: Client, limit: Limit = None, offset: 
                   order: str = "published_at", direction: str = "desc",
                   before_entry_id: Id = None, after_entry_id: Id = None,
                   before: Stamp = None, after: Stamp = None, category_id: Id = None,
-                  feed_id: Id = None) -> Response:
+                  feed_id: Id = None, search: Search = None) -> Response:
     query = _query(request, feed_id=feed_id, category_id=category_id,
                    before_entry_id=before_entry_id, after_entry_id=after_entry_id,
                    before=before, after=after, order=order, direction=direction)
+    if search:
+        return await _found(request, query, search, limit)
     return await _entries(request, query, limit, offset)
+
+
+async def _found(request: Request, query: ItemQuery, text: str, limit: int | None
+                 ) -> Response:
+    """``search``: tidings' own search (its syntax, newest first), then the other
+    filters of the query on what it found."""
+    tid = web_state(request).tidings
+    await tid.index_recent()
+    hits = tid.search(text, limit=min(limit or MAX_LIMIT, MAX_LIMIT))
+    refs = {i for i, _ in tid.compat.item_refs(replace(query, ids=tuple(
+        h.item.id for h in hits), limit=len(hits)))} if hits else set()
+    sources = {s.id: s for s in _visible(request).values()}
+    base = base_url(request)
+    found = [tid.item(h.item.id) for h in hits if h.item.id in refs]
+    return _json({"total": len(found), "entries": [
+        shapes.entry(i, sources.get(i.source_id), base) for i in found]})
 
 
 @router.get("/feeds/{feed_id}/entries")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 from urllib.parse import quote
@@ -27,6 +27,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
+import pgserver
 from test_web_support import (
     NOW,
     ServerThread,
@@ -60,8 +61,12 @@ class World:
                                                        editorial_only=True))}
 
 
-@pytest.fixture
-def world(settings: Settings) -> Iterator[World]:
+@pytest.fixture(params=["sqlite", "postgres"])
+def world(request: pytest.FixtureRequest, settings: Settings) -> Iterator[World]:
+    """The same archive on each backend: the filters clients lean on (read items,
+    arrival times, body or summary) are SQL of each."""
+    if request.param == "postgres":
+        settings = replace(settings, database_url=pgserver.schema_url())
     tid = open_archive(settings)
     for sid, folder in (("alpha", "Tech"), ("beta", "News"), ("gamma", None)):
         add_source(tid, sid, sid.title())

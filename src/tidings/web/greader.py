@@ -1,5 +1,5 @@
-"""The Google Reader API under ``/api/greader`` (R-API-3), for Reeder, NetNewsWire,
-newsboat, Read You and the other clients of FreshRSS and Miniflux.
+"""The Google Reader API under ``/api/greader`` and FreshRSS's ``/api/greader.php`` (R-API-3),
+for Reeder, NetNewsWire, newsboat, Read You and the other clients of FreshRSS and Miniflux.
 
 Log in with ``ClientLogin`` (user ``admin``, an API token as the password: one
 token per client, an app password that revoking logs out); the answer's

@@ -169,3 +169,44 @@ def _wait_for_screen(session: str, text: str, timeout: float = 30) -> None:
 def _keys(session: str, *keys: str) -> None:
     subprocess.run(["tmux", "send-keys", "-t", session, *keys], check=True)
     time.sleep(0.3)
+
+
+def _documented_config(url: str, token: str) -> str:
+    """The newsboat config of docs/api.md, as a user copies it."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "api.md").read_text("utf-8")
+    block = text.split("**newsboat**", 1)[1].split("```", 2)[1]
+    return (block.replace("https://your.host/api/greader", url).replace('"tdg_…"', f'"{token}"')
+            + "download-retries 1\nconfirm-exit no\n")
+
+
+def test_the_documented_config_gets_every_unread_item(settings: Settings,
+                                                      tmp_path: Path) -> None:
+    """Feeds holding far more than newsboat's default 20 items, some read: with the
+    config of docs/api.md every unread item arrives, unread, and no read one as unread."""
+    tid = open_archive(settings)
+    sizes = {"alpha": 640, "beta": 410, "gamma": 35}
+    for sid, size in sizes.items():
+        add_source(tid, sid, sid.title())
+        add_items(tid, [Spec(f"{sid} {i}", source_id=sid, age=timedelta(minutes=i))
+                        for i in range(size)])
+    read = [i.id for i in tid.items.query(ItemQuery(source_id="alpha", limit=1000))[::7]]
+    run(lambda: tid.items.mark_read(read))
+    unread = {i.title for i in tid.items.query(ItemQuery(unread_only=True, limit=5000))}
+    server = serve_web(tid, settings)
+    home = tmp_path / "home"
+    (home / ".newsboat").mkdir(parents=True)
+    (home / "urls").write_text("")
+    (home / "config").write_text(_documented_config(f"{server.url}/api/greader",
+                                                    new_token(tid, "newsboat")))
+    try:
+        done = subprocess.run(newsboat(home, "-x", "reload"), env=env(home), timeout=300,
+                              capture_output=True, text=True, check=False)
+    finally:
+        server.stop()
+        tid.close()
+    assert done.returncode == 0, done.stderr
+    items = cached(home)
+    arrived = {title for title, (_, flag) in items.items() if flag}
+    assert len(unread) == sum(sizes.values()) - len(read) == 993
+    assert arrived == unread  # every unread item, and only those, unread in newsboat
+    assert len(items) == sum(sizes.values())

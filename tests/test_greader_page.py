@@ -6,6 +6,7 @@ escape (quotes, backslashes, control characters, CJK, emoji), an item with no bo
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Iterator
 from datetime import timedelta
@@ -27,6 +28,7 @@ from tidings.app import SourceUpdate, Tidings
 from tidings.app.paging import micros
 from tidings.model import Item
 from tidings.settings import Settings
+from tidings.web.textout import title_text
 
 API = "/api/greader/reader/api/0"
 READING = "user/-/state/com.google/reading-list"
@@ -69,12 +71,12 @@ def expected(item: Item, folder: str | None, base: str) -> dict[str, Any]:
         "id": f"tag:google.com,2005:reader/item/{item.id:016x}",
         "crawlTimeMsec": str(micros(item.discovered_at) // 1000),
         "timestampUsec": str(micros(sort)), "published": int(sort.timestamp()),
-        "updated": int(item.updated_at.timestamp()), "title": item.title,
-        "canonical": links, "alternate": links, "author": item.author,
+        "updated": int(item.updated_at.timestamp()), "title": title_text(item.title),
+        "canonical": links, "alternate": links, "author": title_text(item.author),
         "categories": categories,
         "origin": {"streamId": f"feed/{item.source_id}", "title": item.source_title,
                    "htmlUrl": f"{base}/source/{item.source_id}"},
-        "summary": {"direction": "ltr", "content": item.body or item.summary},
+        "summary": {"direction": "ltr", "content": item.body or html.escape(item.summary)},
     }
 
 
@@ -90,7 +92,10 @@ def test_stream_page_matches_the_stored_items(
     assert page["items"] == [expected(i, folders[i.source_id], base) for i in items[:3]]
     body = page["items"][0]["summary"]["content"]
     assert body == items[0].body and all(part in body for part in ('"hi"', "\\", "中文 🎉"))
-    assert page["items"][1]["summary"]["content"] == TRICKY  # no body: the summary
+    # no body: the summary, a plain text, as the HTML that shows it
+    assert page["items"][1]["summary"]["content"] == TRICKY.replace('"', "&quot;").replace(
+        "</b>", "&lt;/b&gt;")
+    assert page["items"][0]["title"] == TRICKY.replace("</b>", "\uff1c/b\uff1e")
     assert page["items"][2]["summary"]["content"] == ""
     assert page["updated"] == max(int(i.updated_at.timestamp()) for i in items[:3])
     assert page["continuation"] == f"n{page['items'][2]['timestampUsec']}.{ids[2]}"

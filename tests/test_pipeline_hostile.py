@@ -93,7 +93,7 @@ def test_deep_json_feed_and_opml_are_parse_errors_not_recursion_errors() -> None
               b'<outline text="B"><outline xmlUrl="http://b/2"/></outline></outline>'
               b'<outline xmlUrl="http://c/3"/></body></opml>')
     assert [(f.url, f.category) for f in parse_opml(nested)] == [
-        ("http://a/1", "A"), ("http://b/2", "B"), ("http://c/3", "")]
+        ("http://a/1", "A"), ("http://b/2", "A/B"), ("http://c/3", "")]  # a path
 
 
 async def test_a_huge_retry_after_pushes_a_source_one_day_at_most(settings: Settings) -> None:

@@ -49,6 +49,27 @@ def test_id_lists_filter_and_order(storage: Storage, items: list[int]) -> None:
         items[5]]
 
 
+def test_read_until_by_arrival_not_by_publish_date(storage: Storage) -> None:
+    """A client's "mark all read" covers what had arrived when it looked: items that
+    arrived later but are dated earlier stay unread; the item stored at the time
+    itself is included."""
+    storage.add_source(source("a"))
+    ids = storage.apply_upserts(UpsertBatch(creates=[
+        new("seen", "a", minutes=10, published_at=at(5)),
+        new("at", "a", minutes=20, published_at=at(20)),
+        new("late, dated early", "a", minutes=30, published_at=at(1))]))
+    assert storage.set_read_where(ItemQuery(arrived_until=at(20)), True) == 2
+    assert [storage.get_item(ids[k]).read for k in ("seen", "at", "late, dated early")] == [
+        True, True, False]
+
+
+def test_the_read_items_alone(storage: Storage, items: list[int]) -> None:
+    """Google Reader's read stream (Read You syncs read state from it)."""
+    storage.set_read([items[1], items[4]], True)
+    assert _refs(storage, read_only=True, order="id") == [items[1], items[4]]
+    assert _refs(storage, read_only=True, source_ids=("c",)) == [items[4]]
+
+
 def test_unread_counts_and_read_until(storage: Storage, items: list[int]) -> None:
     storage.update_source("c", SourceUpdate(visibility=Visibility.ISOLATED))
     storage.set_read([items[0]], True)
@@ -140,6 +161,8 @@ def test_stream_entries_carry_the_text_as_json(storage: Storage) -> None:
     assert json.loads(entries[ids["body"]].content_json) == f"<p>{hard}</p>"
     assert json.loads(entries[ids["summary"]].content_json) == hard
     assert json.loads(entries[ids["none"]].content_json) == ""
+    # which one it is: the body is HTML, the summary plain text to escape
+    assert [entries[ids[k]].has_body for k in ("body", "summary", "none")] == [1, 0, 0]
     first = entries[ids["body"]]
     assert (first.source_id, first.read, first.starred) == ("a", 0, 0)
     assert [e.id for e in storage.stream_entries(ItemQuery(order="id", limit=1))] == [

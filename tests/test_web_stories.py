@@ -26,6 +26,7 @@ from test_web_support import (
 )
 from tidings.app import Tidings
 from tidings.settings import load_settings
+from tidings.web.feedwriter import TIDINGS_NS
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--no-first-run",
@@ -111,7 +112,7 @@ def test_feeds_out_carry_cluster_and_heat(site: Site) -> None:
     assert 2.0 < ext[site.story[1]]["heat"] < 3.0
     assert ext[site.alone]["cluster_id"] == site.alone
     atom = etree.fromstring(httpx.get(site.server.url + "/feeds/all.atom", headers=auth).content)
-    ns = {"a": "http://www.w3.org/2005/Atom", "t": "urn:tidings"}
+    ns = {"a": "http://www.w3.org/2005/Atom", "t": TIDINGS_NS}
     stories = [e.find("t:story", ns) for e in atom.findall("a:entry", ns)]
     assert len(stories) == 4 and None not in stories
     assert {int(s.get("cluster")) for s in stories} == {site.story[0], site.alone}

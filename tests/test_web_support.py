@@ -97,6 +97,8 @@ class Spec:
     body_state: BodyState = BodyState.OK
     summary: str = ""
     raw: dict[str, Any] = field(default_factory=dict)
+    #: how long ago it was stored; None: a minute after it was published
+    arrived_age: timedelta | None = None
 
 
 def add_items(tid: Tidings, specs: Iterable[Spec]) -> list[int]:
@@ -113,7 +115,9 @@ def add_items(tid: Tidings, specs: Iterable[Spec]) -> list[int]:
             raw=spec.raw, content_hash=f"h{n}", title_fp=title_fingerprint(spec.title),
         )
         creates.append(NewItem(key=f"test:{n}", source_id=spec.source_id, fields=fields,
-                               discovered_at=NOW - spec.age + timedelta(minutes=1),
+                               discovered_at=NOW - (spec.age - timedelta(minutes=1)
+                                                    if spec.arrived_age is None
+                                                    else spec.arrived_age),
                                backfill=spec.backfill))
     ids = write(tid, lambda unit: unit.apply_upserts(UpsertBatch(creates=creates)))
     return [ids[c.key] for c in creates]

@@ -102,6 +102,8 @@ class Settings:
                                 "minute (R-INGEST-2).", default=10)
     public_url: str = _h("The reader's address as others reach it (https://…): links in "
                          "feeds out, and the WebSub callback; empty: not known.", default="")
+    feeds_hub: str = _h("A WebSub hub (https://…) that feeds out name as theirs, for "
+                        "readers that subscribe to it; empty: none.", default="")
     # --- backups (R-STORE-5)
     backup_keep_daily: int = _h("Daily backups kept.", default=14)
     backup_keep_monthly: int = _h("Monthly backups kept.", default=12)

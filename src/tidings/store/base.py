@@ -197,6 +197,11 @@ class ItemQuery:
     #: "newest" (sort time descending), "oldest" (ascending), "id" or "id_desc"
     order: str = "newest"
     after: tuple[datetime, int] | None = None  # keyset for "oldest": (sort_time, id) >
+    #: only items stored at or before this time (a client's "mark all read" is about
+    #: what had arrived when it looked, whatever the items' publish dates)
+    arrived_until: datetime | None = None
+    #: only items read (a client's "read" stream, what it syncs read state from)
+    read_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,6 +58,7 @@ class StreamEntry(NamedTuple):
     read: int  # 0 or 1, as stored
     starred: int
     content_json: bytes  # the body, else the summary, as a JSON string (UTF-8)
+    has_body: int  # 1: content_json is the (sanitized) body; 0: the plain-text summary
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,8 +3,10 @@
 ``/feeds/all``, ``/feeds/source/ID``, ``/feeds/folder/NAME`` and
 ``/feeds/search/ID`` (saved searches, R-API-5), each ``.atom`` or ``.json``.
 Pages of ``limit`` items go back in time with ``before`` (the ``next`` link).
-Answers carry ``ETag`` and ``Last-Modified`` and honour ``If-None-Match`` /
-``If-Modified-Since`` with 304. Isolated sources appear in no feed.
+Answers carry ``ETag`` and ``Last-Modified`` and honour ``If-None-Match`` (weak
+tags too) / ``If-Modified-Since`` with 304; ``HEAD`` is answered. A configured
+WebSub hub (``feeds_hub``) is named in each feed and in a ``Link`` header.
+Isolated sources appear in no feed.
 
 Who may read a feed: anyone in public mode; otherwise whoever could read the
 reader (a session, a token, this machine on first run), or anyone holding the
@@ -100,12 +102,16 @@ async def serve_stream(request: Request, stream: Stream, fmt: str, before: str |
         more = f"{base}{stream.path}.{fmt}?" + urlencode(
             {**params, "before": encode_cursor(items[-1]), "limit": limit})
     self_url = f"{base}{stream.path}.{fmt}" + (f"?{urlencode(params)}" if params else "")
+    hub = web_state(request).settings.feeds_hub or None
     meta = FeedMeta(id=f"{base}{stream.path}", title=stream.title, self_url=self_url,
-                    home_url=base + stream.home, next_url=more)
+                    home_url=base + stream.home, next_url=more, hub_url=hub)
     stories = story_tags(web_state(request).tidings, items)
     body = (atom(meta, items, entry_extra=story_atom(stories), nsmap={"tidings": TIDINGS_NS})
             if fmt == "atom" else json_feed(meta, items, stories))
-    return conditional(request, body, _TYPES[fmt], items)
+    response = conditional(request, body, _TYPES[fmt], items)
+    if hub:  # WebSub discovery by header too (the spec's first place to look)
+        response.headers["Link"] = f'<{hub}>; rel="hub", <{self_url}>; rel="self"'
+    return response
 
 
 def story_tags(tid: Tidings, items: Sequence[Item]) -> dict[int, StoryTag]:
@@ -139,7 +145,9 @@ def conditional(request: Request, body: bytes, media_type: str,
                "Cache-Control": "no-cache"}
     match = request.headers.get("if-none-match")
     if match is not None:
-        if etag in {t.strip() for t in match.split(",")} or match.strip() == "*":
+        # the weak comparison of RFC 9110 13.1.2: W/"x" matches "x" (proxies weaken tags)
+        given = {t.strip().removeprefix("W/") for t in match.split(",")}
+        if etag in given or match.strip() == "*":
             return Response(status_code=304, headers=headers)
     elif since := request.headers.get("if-modified-since"):
         try:
@@ -153,14 +161,14 @@ def conditional(request: Request, body: bytes, media_type: str,
 # ----------------------------------------------------------------- the feeds
 
 
-@router.get("/feeds/all.{fmt}")
+@router.api_route("/feeds/all.{fmt}", methods=["GET", "HEAD"])
 async def all_feed(request: Request, fmt: str, before: Cursor = None, limit: Limit = 50,
                    key: Key = None) -> Response:
     stream = Stream("/feeds/all", "tidings: everything", "/all", ItemQuery())
     return await serve_stream(request, stream, _fmt(fmt), before, limit, key)
 
 
-@router.get("/feeds/source/{source_id}.{fmt}")
+@router.api_route("/feeds/source/{source_id}.{fmt}", methods=["GET", "HEAD"])
 async def source_feed(request: Request, source_id: str, fmt: str, before: Cursor = None,
                       limit: Limit = 50, key: Key = None) -> Response:
     source = web_state(request).tidings.sources.get(source_id)
@@ -171,7 +179,7 @@ async def source_feed(request: Request, source_id: str, fmt: str, before: Cursor
     return await serve_stream(request, stream, _fmt(fmt), before, limit, key)
 
 
-@router.get("/feeds/folder/{name}.{fmt}")
+@router.api_route("/feeds/folder/{name}.{fmt}", methods=["GET", "HEAD"])
 async def folder_feed(request: Request, name: str, fmt: str, before: Cursor = None,
                       limit: Limit = 50, key: Key = None) -> Response:
     tid = web_state(request).tidings
@@ -184,7 +192,7 @@ async def folder_feed(request: Request, name: str, fmt: str, before: Cursor = No
     return await serve_stream(request, stream, _fmt(fmt), before, limit, key)
 
 
-@router.get("/feeds/search/{search_id}.{fmt}")
+@router.api_route("/feeds/search/{search_id}.{fmt}", methods=["GET", "HEAD"])
 async def search_feed(request: Request, search_id: int, fmt: str, before: Cursor = None,
                       limit: Limit = 50, key: Key = None) -> Response:
     saved = web_state(request).tidings.compat.saved_search(search_id)

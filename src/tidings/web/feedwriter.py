@@ -17,10 +17,12 @@ from typing import Any
 from lxml import etree
 
 from tidings.model import Item
+from tidings.web.textout import web_link
 
 ATOM = "http://www.w3.org/2005/Atom"
-#: the namespace of tidings' own Atom elements (the story an entry belongs to)
-TIDINGS_NS = "urn:tidings"
+#: the namespace of tidings' own Atom elements (the story an entry belongs to): an
+#: https URI of the project (the W3C validator refuses ``urn:tidings``, not a valid URN)
+TIDINGS_NS = "https://github.com/tidings/tidings/blob/main/docs/api.md#atom-namespace"
 JSONFEED_VERSION = "https://jsonfeed.org/version/1.1"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -43,6 +45,8 @@ class FeedMeta:
     self_url: str
     home_url: str
     next_url: str | None = None
+    #: the WebSub hub that announces this feed's changes, when one is configured
+    hub_url: str | None = None
 
 
 def updated_of(items: Sequence[Item]) -> datetime:
@@ -52,6 +56,13 @@ def updated_of(items: Sequence[Item]) -> datetime:
 
 def item_id(item: Item) -> str:
     return f"urn:tidings:item:{item.id}"
+
+
+def entry_time(item: Item) -> datetime:
+    """An entry's ``updated``: the item's own time (published, else when it arrived),
+    not when tidings last rewrote its row, which is the collection time for nearly
+    every item."""
+    return item.published_at or item.discovered_at
 
 
 def _iso(when: datetime) -> str:
@@ -70,40 +81,50 @@ def atom(meta: FeedMeta, items: Sequence[Item],
     feed = etree.Element(f"{{{ATOM}}}feed", nsmap=namespaces)  # type: ignore[arg-type]
     _text(feed, "id", meta.id)
     _text(feed, "title", meta.title)
-    _text(feed, "updated", _iso(updated_of(items)))
+    newest = max([updated_of(items), *(entry_time(i) for i in items)])
+    _text(feed, "updated", _iso(newest))
     _link(feed, "self", meta.self_url, "application/atom+xml")
     _link(feed, "alternate", meta.home_url, "text/html")
     if meta.next_url:
         _link(feed, "next", meta.next_url, "application/atom+xml")
+    if meta.hub_url:
+        etree.SubElement(feed, f"{{{ATOM}}}link", rel="hub", href=_clean(meta.hub_url))
     _text(feed, "generator", "tidings")
     if feed_extra is not None:
         feed_extra(feed)
+    source_times: dict[str, datetime] = {}
     for item in items:
-        feed.append(_entry(item, entry_extra, id_of))
+        when = entry_time(item)
+        source_times[item.source_id] = max(when, source_times.get(item.source_id, when))
+    for item in items:
+        feed.append(_entry(item, entry_extra, id_of, meta, source_times[item.source_id]))
     return bytes(etree.tostring(feed, xml_declaration=True, encoding="utf-8"))
 
 
 def _entry(item: Item, extra: Callable[[etree._Element, Item], None] | None,
-           id_of: Callable[[Item], str]) -> etree._Element:
+           id_of: Callable[[Item], str], meta: FeedMeta, source_time: datetime
+           ) -> etree._Element:
     entry = etree.Element(f"{{{ATOM}}}entry")
     _text(entry, "id", id_of(item))
     _text(entry, "title", item.title or "(untitled)", type="text")
-    _text(entry, "updated", _iso(item.updated_at))
+    _text(entry, "updated", _iso(entry_time(item)))
     _text(entry, "published", _iso(item.published_at or item.discovered_at))
-    if item.url:
-        _link(entry, "alternate", item.url, "text/html")
-    if item.author:
-        author = etree.SubElement(entry, f"{{{ATOM}}}author")
-        _text(author, "name", item.author)
+    if link := web_link(item.url):
+        _link(entry, "alternate", link, "text/html")
+    # every entry has an author (RFC 4287 4.1.2): the item's, else its source, else
+    # the feed's own title
+    author = etree.SubElement(entry, f"{{{ATOM}}}author")
+    _text(author, "name", item.author or item.source_title or item.source_id or meta.title)
     for tag in item.categories:
         etree.SubElement(entry, f"{{{ATOM}}}category", term=_clean(tag))
-    if item.summary:
-        _text(entry, "summary", item.summary, type="html")
+    if item.summary:  # plain text (see web/textout.py): never labelled html
+        _text(entry, "summary", item.summary, type="text")
     if item.body:
         _text(entry, "content", item.body, type="html")
     source = etree.SubElement(entry, f"{{{ATOM}}}source")
     _text(source, "id", f"urn:tidings:source:{item.source_id}")
     _text(source, "title", item.source_title or item.source_id)
+    _text(source, "updated", _iso(source_time))  # its newest entry on this page
     if extra is not None:
         extra(entry, item)
     return entry
@@ -149,6 +170,8 @@ def json_feed(meta: FeedMeta, items: Sequence[Item],
                                      for i in items]}
     if meta.next_url:
         doc["next_url"] = meta.next_url
+    if meta.hub_url:
+        doc["hubs"] = [{"type": "WebSub", "url": meta.hub_url}]
     return json.dumps(doc, ensure_ascii=False).encode()
 
 
@@ -160,8 +183,8 @@ def _json_item(item: Item, story: StoryTag | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"id": str(item.id), "title": item.title,
                            "date_published": _iso(item.published_at or item.discovered_at),
                            "date_modified": _iso(item.updated_at), "_tidings": ext}
-    if item.url:
-        out["url"] = item.url
+    if link := web_link(item.url):
+        out["url"] = link
     if item.body:
         out["content_html"] = item.body
     else:

@@ -8,8 +8,9 @@ the token itself, and revoking the token ends the client's access.
 Fever numbers everything: items keep their ids; sources and folders (Fever's
 feeds and groups) get a stable number from a hash of their id or name (group 0
 is everything, as in Fever). Isolated sources appear nowhere. A refused key is
-401 with ``auth: 0``; bad arguments are 400 with the reason; nothing is changed
-unless the whole request is good.
+200 with ``auth: 0`` (as Fever and FreshRSS answer); bad arguments are 400 with
+the reason; unknown item, feed and group ids are ignored, as those servers do;
+nothing is changed unless the whole request is good.
 """
 
 from __future__ import annotations
@@ -27,11 +28,14 @@ from starlette.responses import JSONResponse, Response
 from tidings.app import ItemQuery, Tidings
 from tidings.model import Item, Source, Visibility
 from tidings.web.context import web_state
+from tidings.web.textout import text_as_html, title_text, web_link
 
 router = APIRouter(include_in_schema=False)
 API_VERSION = 3
 PAGE = 50
-_IDS = re.compile(r"^\d{1,18}(,\d{1,18}){0,49}$")
+#: ``with_ids`` is 50 ids a call in Fever's documentation; more are served all the same
+MAX_WITH_IDS = 1000
+_IDS = re.compile(r"^\d{1,18}(,\d{1,18})*$")
 
 
 class FeverError(Exception):
@@ -65,8 +69,9 @@ async def fever(request: Request) -> Response:
     tid = web_state(request).tidings
     key = str(params.get("api_key") or "")
     if not key or len(key) > 64 or tid.compat.token_by_fever_key(key) is None:
-        return JSONResponse({"api_version": API_VERSION, "auth": 0,
-                             "detail": "api_key: MD5 of admin:<API token>"}, status_code=401)
+        # 200 with auth 0, as Fever and FreshRSS answer: clients read the flag, and
+        # some take any other status for a server that is down
+        return JSONResponse({"api_version": API_VERSION, "auth": 0})
     if "api" not in params:
         return _error(400, "add ?api to the address")
     try:
@@ -125,7 +130,7 @@ def _folders(sources: list[Source]) -> dict[str, list[Source]]:
 
 
 def _groups(sources: list[Source]) -> list[dict[str, Any]]:
-    return [{"id": number(name), "title": name} for name in _folders(sources)]
+    return [{"id": number(name), "title": title_text(name)} for name in _folders(sources)]
 
 
 def _feeds_groups(sources: list[Source]) -> list[dict[str, Any]]:
@@ -136,8 +141,8 @@ def _feeds_groups(sources: list[Source]) -> list[dict[str, Any]]:
 
 def _feed(s: Source) -> dict[str, Any]:
     updated = s.last_success_at or s.created_at
-    return {"id": number(s.id), "favicon_id": 0, "title": s.title or s.id, "url": s.url,
-            "site_url": s.site_url or "", "is_spark": 0,
+    return {"id": number(s.id), "favicon_id": 0, "title": title_text(s.title or s.id),
+            "url": s.url, "site_url": web_link(s.site_url) or "", "is_spark": 0,
             "last_updated_on_time": int(updated.timestamp()) if updated else 0}
 
 
@@ -155,24 +160,47 @@ def _items(tid: Tidings, params: FormData, visible: set[str]) -> dict[str, Any]:
     with_ids = params.get("with_ids")
     since, until = _int(params, "since_id"), _int(params, "max_id")
     if isinstance(with_ids, str) and with_ids:
-        if not _IDS.fullmatch(with_ids.replace(" ", "")):
-            raise FeverError(400, "with_ids: up to 50 comma-separated item ids")
-        ids = tuple(int(i) for i in with_ids.replace(" ", "").split(","))
-        query = ItemQuery(editorial_only=True, ids=ids, limit=PAGE, order="id")
+        ids = _id_csv(with_ids, "with_ids")[:MAX_WITH_IDS]
+        query = ItemQuery(editorial_only=True, ids=ids, limit=len(ids), order="id")
     elif since is not None:
         query = ItemQuery(editorial_only=True, min_id=since, limit=PAGE, order="id")
     elif until is not None:
         query = ItemQuery(editorial_only=True, max_id=until, limit=PAGE, order="id_desc")
+    query = replace(query, source_ids=_only_sources(tid, params))
     items = [i for i in tid.items.query(query) if i.source_id in visible]
     hidden = [s.id for s in tid.sources.all() if s.id not in visible]
     total = tid.reports.stats().items - sum(tid.sources.stats(sid).items_total for sid in hidden)
     return {"items": [_item(i) for i in items], "total_items": total}
 
 
+def _id_csv(value: str, name: str) -> tuple[int, ...]:
+    text = value.replace(" ", "").strip(",")
+    if not _IDS.fullmatch(text):
+        raise FeverError(400, f"{name}: comma-separated ids")
+    return tuple(int(i) for i in text.split(","))
+
+
+def _only_sources(tid: Tidings, params: FormData) -> tuple[str, ...] | None:
+    """The sources ``feed_ids`` and ``group_ids`` keep to (FreshRSS's extension of
+    ``items``), None when neither is given; unknown numbers match nothing."""
+    feeds, groups = params.get("feed_ids"), params.get("group_ids")
+    if not (isinstance(feeds, str) and feeds) and not (isinstance(groups, str) and groups):
+        return None
+    sources = _visible(tid)
+    wanted = set(_id_csv(feeds, "feed_ids")) if isinstance(feeds, str) and feeds else set()
+    chosen = {s.id for s in sources if number(s.id) in wanted}
+    if isinstance(groups, str) and groups:
+        members = {number(n): m for n, m in _folders(sources).items()}
+        for group in _id_csv(groups, "group_ids"):
+            chosen |= {s.id for s in (sources if group == 0 else members.get(group, []))}
+    return tuple(sorted(chosen))
+
+
 def _item(item: Item) -> dict[str, Any]:
     created = item.published_at or item.discovered_at
-    return {"id": item.id, "feed_id": number(item.source_id), "title": item.title,
-            "author": item.author, "html": item.body or item.summary, "url": item.url or "",
+    html = item.body or text_as_html(item.summary)  # see web/textout.py
+    return {"id": item.id, "feed_id": number(item.source_id), "title": title_text(item.title),
+            "author": title_text(item.author), "html": html, "url": web_link(item.url) or "",
             "is_saved": int(item.starred), "is_read": int(item.read),
             "created_on_time": int(created.timestamp())}
 
@@ -193,8 +221,8 @@ async def _mark(tid: Tidings, params: FormData) -> None:
         if state not in ("read", "unread", "saved", "unsaved"):
             raise FeverError(400, "as: read, unread, saved or unsaved")
         found = tid.compat.item_refs(ItemQuery(ids=(target,), editorial_only=True, limit=1))
-        if not found:
-            raise FeverError(404, f"no item {target}")
+        if not found:  # gone or never ours: nothing to do (Fever and FreshRSS answer so)
+            return
         if state in ("read", "unread"):
             await tid.items.mark_read([target], state == "read")
         else:
@@ -203,8 +231,9 @@ async def _mark(tid: Tidings, params: FormData) -> None:
     if state != "read":
         raise FeverError(400, "feeds and groups can only be marked read")
     before = _int(params, "before")
+    # what had arrived when the client looked, not what was published before then
     until = datetime.fromtimestamp(before, UTC) if before is not None else None
-    query = ItemQuery(editorial_only=True, until=until, **_scope(tid, what, target))
+    query = ItemQuery(editorial_only=True, arrived_until=until, **_scope(tid, what, target))
     await tid.compat.set_read_where(query, True)
 
 
@@ -212,12 +241,8 @@ def _scope(tid: Tidings, what: object, target: int) -> dict[str, Any]:
     sources = _visible(tid)
     if what == "feed":
         match = [s.id for s in sources if number(s.id) == target]
-        if not match:
-            raise FeverError(404, f"no feed {target}")
-        return {"source_id": match[0]}
+        return {"source_ids": tuple(match[:1])}  # an unknown feed: nothing is marked
     if target == 0:  # Fever's "Kindling": everything
         return {}
     members = {number(n): m for n, m in _folders(sources).items()}
-    if target not in members:
-        raise FeverError(404, f"no group {target}")
-    return {"source_ids": tuple(s.id for s in members[target])}
+    return {"source_ids": tuple(s.id for s in members.get(target, []))}

@@ -1,5 +1,5 @@
-"""The Google Reader API under ``/api/greader`` (R-API-3), for Reeder, NetNewsWire,
-newsboat, Read You and the other clients of FreshRSS and Miniflux.
+"""The Google Reader API under ``/api/greader`` and FreshRSS's ``/api/greader.php`` (R-API-3),
+for Reeder, NetNewsWire, newsboat, Read You and the other clients of FreshRSS and Miniflux.
 
 Log in with ``ClientLogin`` (user ``admin``, an API token as the password: one
 token per client, an app password that revoking logs out); the answer's
@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -29,7 +29,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData, UploadFile
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from tidings.app import ApiToken, ItemQuery, SourceUpdate, StreamEntry, Tidings
+from tidings.app import ApiToken, ItemQuery, SourceUpdate, Tidings
 from tidings.app.paging import micros
 from tidings.errors import ConfigError, NotFoundError, TidingsError
 from tidings.model import Item, ItemBrief, Source, Visibility
@@ -38,15 +38,19 @@ from tidings.web import greader_streams as gs
 from tidings.web.context import web_state
 from tidings.web.feeds_out import base_url
 from tidings.web.feedwriter import ATOM, FeedMeta, atom
+from tidings.web.greader_page import Page, contents
+from tidings.web.textout import title_text, web_link
 
 PREFIX = "/api/greader"
 USER = "admin"
 GR_NS = "http://www.google.com/schemas/reader/atom/"
 GR_SCHEME = "http://www.google.com/reader/"
-MAX_N = 1000
-MAX_IDS = 1000
+MAX_N = 1000  # items with their text a page
+MAX_REFS = 10_000  # ids a page
+MAX_IDS = 10_000
 
-router = APIRouter(prefix=PREFIX, include_in_schema=False)
+#: every route below, served under both addresses (``router``, at the end)
+routes = APIRouter(include_in_schema=False)
 
 
 # ------------------------------------------------------------------ logging in
@@ -84,12 +88,12 @@ async def _params(request: Request) -> FormData:
     """The query string and, on a POST, the form: clients put parameters in either."""
     pairs: list[tuple[str, str | UploadFile]] = list(request.query_params.multi_items())
     if request.method == "POST":
-        form = await request.form(max_files=0, max_fields=5000)
+        form = await request.form(max_files=0, max_fields=MAX_IDS + 100)
         pairs += [(k, v) for k, v in form.multi_items() if isinstance(v, str)]
     return FormData(pairs)
 
 
-@router.api_route("/accounts/ClientLogin", methods=["GET", "POST"])
+@routes.api_route("/accounts/ClientLogin", methods=["GET", "POST"])
 async def client_login(request: Request) -> Response:
     params = await _params(request)
     email, password = str(params.get("Email") or ""), str(params.get("Passwd") or "")
@@ -117,12 +121,12 @@ def _check_edit_token(request: Request, token: ApiToken, params: FormData) -> No
                             {"X-Reader-Google-Bad-Token": "true"})
 
 
-@router.get("/reader/api/0/token")
+@routes.get("/reader/api/0/token")
 async def token_route(request: Request, token: Client) -> Response:
     return PlainTextResponse(edit_token(request, token))
 
 
-@router.get("/reader/api/0/user-info")
+@routes.get("/reader/api/0/user-info")
 async def user_info(request: Request, token: Client) -> Any:
     return {"userId": "1", "userName": USER, "userProfileId": "1", "userEmail": "",
             "isBloggerUser": False, "signupTimeSec": 0, "isMultiLoginEnabled": False}
@@ -137,19 +141,19 @@ def visible_sources(request: Request) -> dict[str, Source]:
 
 
 def _subscription(s: Source, base: str) -> dict[str, Any]:
-    folder = [{"id": gs.LABEL + s.folder, "label": s.folder}] if s.folder else []
-    return {"id": f"feed/{s.id}", "title": s.title or s.id, "categories": folder,
-            "url": s.url, "htmlUrl": s.site_url or f"{base}/source/{s.id}",
+    folder = [{"id": gs.LABEL + s.folder, "label": title_text(s.folder)}] if s.folder else []
+    return {"id": f"feed/{s.id}", "title": title_text(s.title or s.id), "categories": folder,
+            "url": s.url, "htmlUrl": web_link(s.site_url) or f"{base}/source/{s.id}",
             "iconUrl": "", "firstitemmsec": "0"}
 
 
-@router.get("/reader/api/0/subscription/list")
+@routes.get("/reader/api/0/subscription/list")
 async def subscription_list(request: Request, token: Client) -> Any:
     base = base_url(request)
     return {"subscriptions": [_subscription(s, base) for s in visible_sources(request).values()]}
 
 
-@router.post("/reader/api/0/subscription/edit")
+@routes.post("/reader/api/0/subscription/edit")
 async def subscription_edit(request: Request, token: Client) -> Response:
     params = await _params(request)
     _check_edit_token(request, token, params)
@@ -197,7 +201,7 @@ def _label(value: object) -> str | None:
     return name or None
 
 
-@router.post("/reader/api/0/subscription/quickadd")
+@routes.post("/reader/api/0/subscription/quickadd")
 async def quickadd(request: Request, token: Client) -> Any:
     params = await _params(request)
     _check_edit_token(request, token, params)
@@ -213,31 +217,36 @@ async def quickadd(request: Request, token: Client) -> Any:
             "streamName": source.title or source.id}
 
 
-@router.get("/reader/api/0/tag/list")
+@routes.get("/reader/api/0/tag/list")
 async def tag_list(request: Request, token: Client) -> Any:
-    folders = web_state(request).tidings.folders.names()
+    # only folders with a visible source: an empty one would be a stream that 404s
+    folders = dict.fromkeys(s.folder for s in visible_sources(request).values() if s.folder)
     return {"tags": [{"id": gs.STARRED}] + [{"id": gs.LABEL + f, "type": "folder"}
                                            for f in folders]}
 
 
-@router.get("/reader/api/0/unread-count")
+@routes.get("/reader/api/0/unread-count")
 async def unread_count(request: Request, token: Client) -> Any:
     sources = visible_sources(request)
-    counts = [c for c in web_state(request).tidings.compat.unread_counts(True)
-              if c.source_id in sources]
-    out = [_count(f"feed/{c.source_id}", c.count, c.newest) for c in counts]
+    unread = {c.source_id: (c.count, c.newest)
+              for c in web_state(request).tidings.compat.unread_counts(True)}
+    # every feed and folder, those with 0 unread too (as FreshRSS and Miniflux answer):
+    # a client clears its badge only for a stream it is told about
+    counts = [(sid, *unread.get(sid, (0, None))) for sid in sources]
+    out = [_count(f"feed/{sid}", count, when) for sid, count, when in counts]
     totals: dict[str, int] = {}
     newest: dict[str, datetime] = {}
-    for c in counts:
-        folder = sources[c.source_id].folder
+    for sid, count, when in counts:
+        folder = sources[sid].folder
         if folder:
-            totals[folder] = totals.get(folder, 0) + c.count
-            if c.newest and (folder not in newest or c.newest > newest[folder]):
-                newest[folder] = c.newest
+            totals[folder] = totals.get(folder, 0) + count
+            if when and (folder not in newest or when > newest[folder]):
+                newest[folder] = when
     out += [_count(gs.LABEL + name, total, newest.get(name)) for name, total in totals.items()]
-    newest_all = max((c.newest for c in counts if c.newest), default=None)
-    out.append(_count(gs.READING_LIST, sum(c.count for c in counts), newest_all))
-    return {"max": sum(c.count for c in counts), "unreadcounts": out}
+    newest_all = max((when for _, _, when in counts if when), default=None)
+    total = sum(count for _, count, _ in counts)
+    out.append(_count(gs.READING_LIST, total, newest_all))
+    return {"max": total, "unreadcounts": out}
 
 
 def _count(stream: str, count: int, newest: datetime | None) -> dict[str, Any]:
@@ -247,13 +256,16 @@ def _count(stream: str, count: int, newest: datetime | None) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ streams
 
-N = Annotated[int, Query(ge=1, le=MAX_N)]
-Stamp = Annotated[int | None, Query(ge=0, le=10**11)]
+#: any page size is taken and more than MAX_N served as MAX_N with a continuation:
+#: RSS Guard asks n=200000 and NetNewsWire 10000, and a 422 stops their sync
+N = Annotated[int, Query(ge=1, le=2**62)]
+#: seconds since 1970, fractions taken (NetNewsWire sends ot=1733000000.123)
+Stamp = Annotated[float | None, Query(ge=0, le=10**11)]
 Text = Annotated[str | None, Query(max_length=600)]
 
 
 def _stream_query(request: Request, stream: str, *, n: int, c: str | None, r: str | None,
-                  ot: int | None, nt: int | None) -> ItemQuery:
+                  ot: float | None, nt: float | None) -> ItemQuery:
     params = request.query_params
     return gs.with_filters(
         gs.stream_query(stream, visible_sources(request)),
@@ -262,83 +274,9 @@ def _stream_query(request: Request, stream: str, *, n: int, c: str | None, r: st
         newer_than=ot, older_than=nt, oldest_first=r == "o", continuation=c, limit=n)
 
 
-@dataclass(frozen=True, slots=True)
-class _Page:
-    """What a stream page needs from the request, taken on the event loop so that the
-    page itself can be read and written on a worker thread."""
-
-    stream: str
-    self_url: str
-    sources: dict[str, Source]
-    base: str
-
-    @classmethod
-    def of(cls, request: Request, stream: str) -> _Page:
-        return cls(stream, str(request.url), visible_sources(request), base_url(request))
-
-
-def _contents(page: _Page, entries: Sequence[StreamEntry], more: str | None) -> bytes:
-    """A stream page as JSON, written straight from the stored rows: each item's fixed
-    part formatted as bytes, its text (already JSON from the database) put beside it,
-    and the page joined once. No dict per item: building one and serializing it cost
-    three times as much, and a thousand items' worth of them once pushed the collector
-    into full passes over the server's heap (docs/benchmarks.md)."""
-    head: dict[str, Any] = {
-        "direction": "ltr", "id": page.stream, "title": page.stream,
-        "self": [{"href": page.self_url}],
-        "updated": (int(max(e.updated_us for e in entries) / 10**6) if entries
-                    else int(datetime.now().timestamp()))}
-    if more:
-        head["continuation"] = more
-    shared = _Shared(page)
-    parts = [orjson.dumps(head)[:-1] + b',"items":[']
-    for e in entries:
-        parts += (shared.head(e), e.content_json, b"}}")
-    if entries:
-        parts[1] = parts[1][1:]  # no comma before the first item
-    parts.append(b"]}")
-    return b"".join(parts)
-
-
-#: an item of a stream page up to its text (which follows, then ``}}``); the comma
-#: before it is dropped for the first item of a page
-_ITEM = (b',{"id":"' + gs.LONG_PREFIX.encode() + b'%016x","crawlTimeMsec":"%d",'
-         b'"timestampUsec":"%d","published":%d,"updated":%d,"title":%b,"canonical":%b,'
-         b'"alternate":%b,"author":%b,"categories":%b,"origin":%b,'
-         b'"summary":{"direction":"ltr","content":')
-
-
-class _Shared:
-    """What the items of one source have in common on a page (origin, categories),
-    serialized once per page."""
-
-    def __init__(self, page: _Page) -> None:
-        self.page = page
-        self.origins: dict[str, bytes] = {}
-        self.tags: dict[tuple[str, int, int], bytes] = {}
-
-    def head(self, e: StreamEntry) -> bytes:
-        links = orjson.dumps([{"href": e.url, "type": "text/html"}]) if e.url else b"[]"
-        return _ITEM % (
-            e.id, e.discovered_us // 1000, e.sort_us, int(e.sort_us / 10**6),
-            int(e.updated_us / 10**6), orjson.dumps(e.title), links, links,
-            orjson.dumps(e.author),
-            self.tags.get((e.source_id, e.read, e.starred)) or self._categories(e),
-            self.origins.get(e.source_id) or self._origin(e.source_id))
-
-    def _origin(self, source_id: str) -> bytes:
-        source = self.page.sources.get(source_id)
-        origin = self.origins[source_id] = orjson.dumps({
-            "streamId": f"feed/{source_id}", "title": (source.title if source else None) or "",
-            "htmlUrl": (source.site_url if source else None)
-            or f"{self.page.base}/source/{source_id}"})
-        return origin
-
-    def _categories(self, e: StreamEntry) -> bytes:
-        source = self.page.sources.get(e.source_id)
-        tags = self.tags[(e.source_id, e.read, e.starred)] = orjson.dumps(gs.categories(
-            source.folder if source else None, read=bool(e.read), starred=bool(e.starred)))
-        return tags
+def _page(request: Request, stream: str) -> Page:
+    """What a stream page needs from the request, taken on the event loop."""
+    return Page(stream, str(request.url), visible_sources(request), base_url(request))
 
 
 def _json(body: bytes) -> Response:
@@ -350,31 +288,34 @@ def _next(items: Sequence[Item | ItemBrief | tuple[int, datetime]], n: int, r: s
     return gs.continuation_of(items[-1], r == "o") if len(items) == n and items else None
 
 
-@router.get("/reader/api/0/stream/contents/{stream:path}")
-@router.get("/reader/api/0/stream/contents")
+@routes.get("/reader/api/0/stream/contents/{stream:path}")
+@routes.get("/reader/api/0/stream/contents")
 async def stream_contents(request: Request, token: Client, stream: str = "",
                           s: Text = None, n: N = 20, c: Text = None, r: Text = None,
                           ot: Stamp = None, nt: Stamp = None) -> Any:
     """Read and written on a worker thread: a page of 1,000 items is the longest work
     this API does, and other requests would otherwise wait behind it."""
-    stream = stream or s or gs.READING_LIST
+    stream, n = stream or s or gs.READING_LIST, min(n, MAX_N)
     query = _stream_query(request, stream, n=n, c=c, r=r, ot=ot, nt=nt)
-    page, compat = _Page.of(request, stream), web_state(request).tidings.compat
+    page, compat = _page(request, stream), web_state(request).tidings.compat
 
     def build() -> bytes:
         entries = compat.stream_entries(query)
         more = None
         if len(entries) == n and entries:
             more = gs.cursor(entries[-1].id, entries[-1].sort_us, r == "o")
-        return _contents(page, entries, more)
+        return contents(page, entries, more)
 
     return _json(await run_in_threadpool(build))
 
 
-@router.get("/reader/api/0/stream/items/ids")
+@routes.get("/reader/api/0/stream/items/ids")
 async def item_ids(request: Request, token: Client, s: Text = None, n: N = 20,
                    c: Text = None, r: Text = None, ot: Stamp = None,
                    nt: Stamp = None) -> Any:
+    """Ids only, so up to MAX_REFS a page: NetNewsWire and Read You ask 10,000 unread
+    ids at once and do not follow a continuation."""
+    n = min(n, MAX_REFS)
     query = _stream_query(request, s or gs.READING_LIST, n=n, c=c, r=r, ot=ot, nt=nt)
     refs = web_state(request).tidings.compat.item_refs(query)
     out: dict[str, Any] = {"itemRefs": [
@@ -385,20 +326,34 @@ async def item_ids(request: Request, token: Client, s: Text = None, n: N = 20,
     return _json(orjson.dumps(out))
 
 
-@router.api_route("/reader/api/0/stream/items/contents", methods=["GET", "POST"])
+@routes.api_route("/reader/api/0/stream/items/contents", methods=["GET", "POST"])
 async def item_contents(request: Request, token: Client) -> Any:
+    """Up to MAX_IDS ids (RSS Guard sends 9,999 at once to a FreshRSS server), served
+    MAX_N at a time: ``c`` is then where the next page starts in the list sent, and
+    the client sends the same list again with it, as RSS Guard does."""
     params = await _params(request)
     ids = _ids(params)
-    page, compat = _Page.of(request, gs.READING_LIST), web_state(request).tidings.compat
+    start = _offset(params.get("c"))
+    more = str(start + MAX_N) if len(ids) > start + MAX_N else None
+    ids = ids[start:start + MAX_N]
+    page, compat = _page(request, gs.READING_LIST), web_state(request).tidings.compat
 
     def build() -> bytes:
         entries = compat.stream_entries(ItemQuery(ids=tuple(ids), editorial_only=True,
                                                   limit=len(ids)))
         order = {item_id: n for n, item_id in enumerate(ids)}
         entries.sort(key=lambda e: order[e.id])
-        return _contents(page, entries, None)
+        return contents(page, entries, more)
 
     return _json(await run_in_threadpool(build))
+
+
+def _offset(value: object) -> int:
+    if value is None or value == "":
+        return 0
+    if not isinstance(value, str) or not value.isdigit() or len(value) > 6:
+        raise ConfigError("c: the continuation a page of these items gave")
+    return int(value)
 
 
 def _ids(params: FormData) -> list[int]:
@@ -413,7 +368,7 @@ def _ids(params: FormData) -> list[int]:
 # ------------------------------------------------------------------ changes
 
 
-@router.post("/reader/api/0/edit-tag")
+@routes.post("/reader/api/0/edit-tag")
 async def edit_tag(request: Request, token: Client) -> Response:
     """Read, kept-unread and starred on items; every id is checked before any change."""
     params = await _params(request)
@@ -444,7 +399,7 @@ def _flag(add: set[str], remove: set[str], tag: str, opposite: str | None) -> bo
     return None
 
 
-@router.post("/reader/api/0/mark-all-as-read")
+@routes.post("/reader/api/0/mark-all-as-read")
 async def mark_all_as_read(request: Request, token: Client) -> Response:
     params = await _params(request)
     _check_edit_token(request, token, params)
@@ -453,8 +408,8 @@ async def mark_all_as_read(request: Request, token: Client) -> Response:
         raise ConfigError("pass s=<stream>")
     query = gs.stream_query(stream, visible_sources(request))
     ts = str(params.get("ts") or "")
-    if ts:
-        query = replace(query, until=gs.from_usec(ts))
+    if ts:  # what had arrived when the client looked: the item stored at ts included
+        query = replace(query, arrived_until=gs.from_usec(ts))
     await web_state(request).tidings.compat.set_read_where(query, True)
     web_state(request).changed()
     return PlainTextResponse("OK")
@@ -463,11 +418,12 @@ async def mark_all_as_read(request: Request, token: Client) -> Response:
 # ------------------------------------------------------------------ Atom
 
 
-@router.get("/reader/atom/{stream:path}")
+@routes.get("/reader/atom/{stream:path}")
 async def atom_stream(request: Request, token: Client, stream: str, n: N = 20,
                       c: Text = None, r: Text = None, ot: Stamp = None,
                       nt: Stamp = None) -> Response:
     """The original Google Reader Atom stream (what newsboat reads)."""
+    n = min(n, MAX_N)
     query = _stream_query(request, stream, n=n, c=c, r=r, ot=ot, nt=nt)
     items = web_state(request).tidings.items.query(query)
     sources, base = visible_sources(request), base_url(request)
@@ -493,3 +449,10 @@ async def atom_stream(request: Request, token: Client, stream: str, n: N = 20,
     body = atom(meta, items, dialect, {"gr": GR_NS}, id_of=lambda i: gs.long_id(i.id),
                 feed_extra=continuation)
     return Response(body, media_type="application/atom+xml; charset=utf-8")
+
+
+#: the API at its own address and at FreshRSS's, ``/api/greader.php``, which clients in
+#: "FreshRSS" mode (RSS Guard, FeedMe) add to the server's address themselves
+router = APIRouter(include_in_schema=False)
+router.include_router(routes, prefix=PREFIX)
+router.include_router(routes, prefix=PREFIX + ".php")

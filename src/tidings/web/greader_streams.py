@@ -4,7 +4,9 @@ Google never documented the API; clients (Reeder, NetNewsWire, newsboat, Read
 You) speak the dialect FeedHQ documented and FreshRSS and Miniflux serve:
 
 * an item id has a long form, ``tag:google.com,2005:reader/item/`` + 16 hex
-  digits, and a short form, the same 64-bit number in decimal (``itemRefs``);
+  digits, a bare hex form (16 digits, or starting with 0, or with a hex
+  letter: clients send both, FreshRSS reads them so), and a short form, the
+  same number in decimal (``itemRefs``);
 * a stream is ``feed/<id>``, ``user/-/label/<folder>`` or
   ``user/-/state/com.google/<state>`` (``reading-list``, ``starred``, ``read``);
 * ``c`` continues a listing where the last page ended. Here it is the keyset
@@ -34,6 +36,7 @@ _USER_PART = re.compile(r"^user/[^/]+/")
 _CONTINUATION = re.compile(r"^([no])(-?\d{1,17})\.(\d{1,18})$")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MAX_ID = 2**63 - 1
+_HEX_SHORT = re.compile(r"[0-9a-fA-F]{1,16}")
 
 
 def long_id(item_id: int) -> str:
@@ -46,12 +49,16 @@ def parse_item_id(value: str) -> int:
     try:
         if text.startswith(LONG_PREFIX):
             number = int(text.removeprefix(LONG_PREFIX), 16)
+        elif _HEX_SHORT.fullmatch(text) and (
+                len(text) == 16 or text[0] == "0" or not text.isdigit()):
+            # hex: 16 characters (NetNewsWire sends i=0000000000000010 for item 16),
+            # a leading zero or a hex letter, as FreshRSS reads them; a decimal id
+            # from itemRefs never starts with 0 nor is 16 digits long below 10**15
+            number = int(text, 16)
         elif re.fullmatch(r"-?\d{1,20}", text):
             number = int(text)
             if number < 0:  # a signed 64-bit spelling
                 number += 2**64
-        elif re.fullmatch(r"[0-9a-fA-F]{16}", text):
-            number = int(text, 16)
         else:
             raise ValueError(text)
     except ValueError:
@@ -66,10 +73,6 @@ def canonical(stream: str) -> str:
     return _USER_PART.sub("user/-/", stream.strip(), count=1)
 
 
-_NO_READ_STREAM = ("the read-items stream is not served: list the reading list, "
-                   "or exclude read items with xt=user/-/state/com.google/read")
-
-
 def stream_query(stream: str, sources: dict[str, Source]) -> ItemQuery:
     """The query of one stream id (isolated sources never in it); NotFoundError for a
     stream that does not exist. ``sources`` are the visible ones, by id."""
@@ -79,8 +82,8 @@ def stream_query(stream: str, sources: dict[str, Source]) -> ItemQuery:
         return base
     if s == STARRED:
         return replace(base, starred_only=True)
-    if s == READ:
-        raise ConfigError(_NO_READ_STREAM)
+    if s == READ:  # Read You syncs read state from it
+        return replace(base, read_only=True)
     if s.startswith("feed/"):
         return replace(base, source_id=feed_source(s, sources).id)
     if s.startswith(LABEL):
@@ -102,7 +105,7 @@ def feed_source(stream: str, sources: dict[str, Source]) -> Source:
 
 
 def with_filters(query: ItemQuery, *, exclude: list[str], include: list[str],
-                 newer_than: int | None, older_than: int | None, oldest_first: bool,
+                 newer_than: float | None, older_than: float | None, oldest_first: bool,
                  continuation: str | None, limit: int) -> ItemQuery:
     """Apply ``xt``, ``it``, ``ot``, ``nt``, ``r=o``, ``c`` and ``n`` to a stream's query."""
     q = replace(query, limit=limit, order="oldest" if oldest_first else "newest")
@@ -113,7 +116,7 @@ def with_filters(query: ItemQuery, *, exclude: list[str], include: list[str],
     if STARRED in included:
         q = replace(q, starred_only=True)
     if READ in included:
-        raise ConfigError(_NO_READ_STREAM)
+        q = replace(q, read_only=True)
     if newer_than is not None:
         q = replace(q, since=_from_seconds(newer_than))
     if older_than is not None:
@@ -127,7 +130,7 @@ def with_filters(query: ItemQuery, *, exclude: list[str], include: list[str],
     return q
 
 
-def _from_seconds(value: int) -> datetime:
+def _from_seconds(value: float) -> datetime:
     try:
         return _EPOCH + timedelta(seconds=value)
     except OverflowError:
@@ -135,11 +138,12 @@ def _from_seconds(value: int) -> datetime:
 
 
 def from_usec(value: str) -> datetime:
-    """A ``ts`` parameter: microseconds since 1970."""
-    if not value.isdigit() or len(value) > 18:
+    """A ``ts`` parameter: microseconds since 1970 (a fraction of one is dropped)."""
+    whole, _, fraction = value.strip().partition(".")
+    if not whole.isdigit() or len(whole) > 18 or (fraction and not fraction.isdigit()):
         raise ConfigError(f"ts: microseconds since 1970, not {value[:40]!r}")
     try:
-        return _EPOCH + timedelta(microseconds=int(value))
+        return _EPOCH + timedelta(microseconds=int(whole))
     except OverflowError:
         raise ConfigError(f"ts out of range: {value}") from None
 

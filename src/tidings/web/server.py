@@ -37,7 +37,9 @@ from tidings.web import (
     fever,
     greader,
     ingest,
+    logredact,
     media,
+    miniflux,
     pages_collect,
     pages_explore,
     pages_items,
@@ -162,6 +164,10 @@ def _error(request: Request, status: int, message: str) -> Response:
 
 
 def _install_handlers(app: FastAPI) -> None:
+    @app.exception_handler(miniflux.MinifluxError)
+    async def miniflux_error(request: Request, exc: miniflux.MinifluxError) -> Response:
+        return miniflux.error_response(exc)
+
     @app.exception_handler(LoginRequired)
     async def login_required(request: Request, exc: LoginRequired) -> Response:
         return login_redirect(request)
@@ -200,11 +206,23 @@ def _install_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> Response:
+        if request.url.path.startswith(_CLIENT_APIS):  # their clients read one string
+            return JSONResponse({"detail": _one_line(exc.errors())}, status_code=400)
         if _wants_json(request):
             return JSONResponse({"detail": _plain(exc.errors())}, status_code=422)
         first = exc.errors()[0] if exc.errors() else {}
         where = ".".join(str(p) for p in first.get("loc", ()))
         return _error(request, 400, f"{where}: {first.get('msg', 'invalid')}")
+
+
+#: the APIs of other readers' clients: errors are ``{"detail": "<one line>"}`` there
+_CLIENT_APIS = ("/api/greader", "/api/fever", "/v1/")
+
+
+def _one_line(errors: Any) -> str:
+    first = errors[0] if errors else {}
+    where = ".".join(str(p) for p in first.get("loc", ())[1:]) or "request"
+    return f"{where}: {first.get('msg', 'invalid')}"
 
 
 def _plain(errors: Any) -> Any:
@@ -222,12 +240,14 @@ def create_app(tidings: Tidings, settings: Settings, *, page_ttl: float = 2.0) -
                               "`Authorization: Bearer <token>` (see the settings page).")
     app.state.web = state
     _install_handlers(app)
+    logredact.install()
     app.include_router(api.router)
     app.include_router(api_sources.router)
     app.include_router(ingest.router)
     app.include_router(feeds_out.router)
     app.include_router(greader.router)
     app.include_router(fever.router)
+    app.include_router(miniflux.router)
     app.include_router(websub.router)
     app.include_router(pages_read.router)
     app.include_router(pages_sources.router)

@@ -31,7 +31,8 @@ _ENTRY_COLUMNS = (
     "i.id, i.source_id, i.title, i.url, i.author, i.sort_time, i.discovered_at, "
     "i.updated_at, i.read, i.starred, "
     "convert_to(coalesce(to_json(CASE WHEN i.body IS NULL OR i.body = '' THEN i.summary "
-    "ELSE i.body END)::text, 'null'), 'UTF8')"
+    "ELSE i.body END)::text, 'null'), 'UTF8'), "
+    "CASE WHEN i.body IS NULL OR i.body = '' THEN 0 ELSE 1 END"
 )
 
 #: every column of ``websub`` but the key, replaced by a new subscription
@@ -48,7 +49,7 @@ class CompatMixin(Access):
     def stream_entries(self, query: ItemQuery) -> list[StreamEntry]:
         with self._read() as conn:
             rows = conn.execute(*timeline_statement(_ENTRY_COLUMNS, query, "items i")).fetchall()
-        return [StreamEntry._make((*r[:10], bytes(r[10]))) for r in rows]
+        return [StreamEntry._make((*r[:10], bytes(r[10]), r[11])) for r in rows]
 
     def unread_counts(self, editorial_only: bool) -> list[UnreadCount]:
         with self._read() as conn:

@@ -104,6 +104,11 @@ def _more_filters(q: ItemQuery, where: list[str], params: list[Any]) -> None:
     if q.after is not None:
         where.append("(i.sort_time, i.id) > (?, ?)")
         params.extend((to_us(q.after[0]), q.after[1]))
+    if q.read_only:
+        where.append("i.read = 1")
+    if q.arrived_until is not None:
+        where.append("i.discovered_at <= ?")
+        params.append(to_us(q.arrived_until))
 
 
 def timeline_statement(columns: str, query: ItemQuery,

@@ -35,7 +35,7 @@ _ENTRY_COLUMNS = (
     "i.id, i.source_id, i.title, i.url, i.author, i.sort_time, i.discovered_at, "
     "i.updated_at, i.read, i.starred, "
     "CAST(json_quote(CASE WHEN i.body IS NULL OR i.body = '' THEN i.summary ELSE i.body END)"
-    " AS BLOB)"
+    " AS BLOB), CASE WHEN i.body IS NULL OR i.body = '' THEN 0 ELSE 1 END"
 )
 
 

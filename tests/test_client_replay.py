@@ -61,7 +61,7 @@ class World:
                                                        editorial_only=True))}
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def world(request: pytest.FixtureRequest, settings: Settings) -> Iterator[World]:
     """The same archive on each backend: the filters clients lean on (read items,
     arrival times, body or summary) are SQL of each."""

@@ -61,7 +61,7 @@ class World:
                                                        editorial_only=True))}
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def world(request: pytest.FixtureRequest, settings: Settings) -> Iterator[World]:
     """The same archive on each backend: the filters clients lean on (read items,
     arrival times, body or summary) are SQL of each."""
@@ -130,6 +130,19 @@ def test_netnewswire(world: World) -> None:
     starred = http.get(base + "reader/api/0/stream/items/ids", params={
         "s": STARRED, "n": "10000", "output": "json"}).json()["itemRefs"]
     assert [int(r["id"]) for r in starred] == [16]
+    # renameTag and deleteTag: raw "T=…&s=…&dest=…" bodies
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    assert http.post(base + "reader/api/0/rename-tag", headers=form, content=(
+        f"T={t}&s=user/-/label/Tech&dest=user/-/label/Technology")).text == "OK"
+    assert http.post(base + "reader/api/0/disable-tag", headers=form,
+                     content=f"T={t}&s=user/-/label/News").text == "OK"
+    assert (world.tid.source("alpha").folder, world.tid.source("beta").folder) == (
+        "Technology", None)
+    tags = http.get(base + "reader/api/0/tag/list?output=json").json()["tags"]
+    assert [x["id"] for x in tags if x.get("type") == "folder"] == [
+        "user/-/label/Technology"]
+    assert http.post(base + "reader/api/0/disable-tag", headers=form,
+                     content=f"T={t}&s=user/-/label/Nope").status_code == 404
     http.close()
 
 

@@ -164,6 +164,7 @@ def test_newsboat_through_its_miniflux_source(
     assert "Hidden thing" not in items
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(bool(MISSING), reason="newsboat or tmux missing: apt-get install both")
 def test_newsboat_marks_read_through_miniflux(
         served: tuple[Tidings, ServerThread, httpx.Client, str], tmp_path: Path) -> None:

@@ -399,6 +399,34 @@ def _flag(add: set[str], remove: set[str], tag: str, opposite: str | None) -> bo
     return None
 
 
+@routes.post("/reader/api/0/rename-tag")
+async def rename_tag(request: Request, token: Client) -> Response:
+    """A folder renamed: ``s`` and ``dest`` are labels (NetNewsWire, Read You)."""
+    params = await _params(request)
+    _check_edit_token(request, token, params)
+    old, new = _label(params.get("s")), _label(params.get("dest"))
+    if not old or not new:
+        raise ConfigError("pass s=user/-/label/<folder> and dest=user/-/label/<new name>")
+    if not await web_state(request).tidings.rename_folder(old, new):
+        raise NotFoundError(f"no folder {old!r}")
+    web_state(request).changed()
+    return PlainTextResponse("OK")
+
+
+@routes.post("/reader/api/0/disable-tag")
+async def disable_tag(request: Request, token: Client) -> Response:
+    """A folder removed; its sources stay, in no folder (as FreshRSS does)."""
+    params = await _params(request)
+    _check_edit_token(request, token, params)
+    name = _label(params.get("s"))
+    if not name:
+        raise ConfigError("pass s=user/-/label/<folder>")
+    if not await web_state(request).tidings.delete_folder(name):
+        raise NotFoundError(f"no folder {name!r}")
+    web_state(request).changed()
+    return PlainTextResponse("OK")
+
+
 @routes.post("/reader/api/0/mark-all-as-read")
 async def mark_all_as_read(request: Request, token: Client) -> Response:
     params = await _params(request)

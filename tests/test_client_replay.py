@@ -136,7 +136,7 @@ def test_netnewswire(world: World) -> None:
         f"T={t}&s=user/-/label/Tech&dest=user/-/label/Technology")).text == "OK"
     assert http.post(base + "reader/api/0/disable-tag", headers=form,
                      content=f"T={t}&s=user/-/label/News").text == "OK"
-    assert (world.tid.source("alpha").folder, world.tid.source("beta").folder) == (
+    assert (world.tid.sources.get("alpha").folder, world.tid.sources.get("beta").folder) == (
         "Technology", None)
     tags = http.get(base + "reader/api/0/tag/list?output=json").json()["tags"]
     assert [x["id"] for x in tags if x.get("type") == "folder"] == [

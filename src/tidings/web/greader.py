@@ -407,7 +407,7 @@ async def rename_tag(request: Request, token: Client) -> Response:
     old, new = _label(params.get("s")), _label(params.get("dest"))
     if not old or not new:
         raise ConfigError("pass s=user/-/label/<folder> and dest=user/-/label/<new name>")
-    if not await web_state(request).tidings.rename_folder(old, new):
+    if not await web_state(request).tidings.folders.rename(old, new):
         raise NotFoundError(f"no folder {old!r}")
     web_state(request).changed()
     return PlainTextResponse("OK")
@@ -421,7 +421,7 @@ async def disable_tag(request: Request, token: Client) -> Response:
     name = _label(params.get("s"))
     if not name:
         raise ConfigError("pass s=user/-/label/<folder>")
-    if not await web_state(request).tidings.delete_folder(name):
+    if not await web_state(request).tidings.folders.delete(name):
         raise NotFoundError(f"no folder {name!r}")
     web_state(request).changed()
     return PlainTextResponse("OK")

@@ -289,6 +289,10 @@ class Tidings:
     def runs(self, source_id: str | None = None, limit: int = 20) -> list[FetchRun]:
         return self._store.list_runs(source_id, limit)
 
+    def last_runs(self) -> dict[str, FetchRun]:
+        """Each source's latest run (what its state is read from: ``app.state``)."""
+        return self._store.last_runs()
+
     def source_stats(self, source_id: str) -> SourceStats:
         return self._store.source_stats(source_id, self.clock())
 

@@ -45,6 +45,7 @@ from tidings.model import (
     ItemBrief,
     ItemState,
     PaidCall,
+    ProviderTrouble,
     RawResponse,
     RunCounts,
     SearchHit,
@@ -343,6 +344,10 @@ class Reads(OpsReads, AccessReads, CrawlReads, StoriesReads, CompatReads, Protoc
         """Recorded calls, newest first."""
         ...
 
+    def paid_troubles(self) -> dict[str, ProviderTrouble]:
+        """The providers in trouble, by name (until a call to them succeeds again)."""
+        ...
+
 
 class Writes(OpsWrites, AccessWrites, CrawlWrites, StoriesWrites, CompatWrites, Protocol):
     """Every write; each call atomic by itself."""
@@ -436,6 +441,14 @@ class Writes(OpsWrites, AccessWrites, CrawlWrites, StoriesWrites, CompatWrites, 
     # -- the spend ledger
     def record_paid_call(self, call: PaidCall) -> None:
         """Keep one paid call (its time, purpose, sources, status and cost)."""
+        ...
+
+    def set_paid_trouble(self, trouble: ProviderTrouble) -> None:
+        """Keep a provider's trouble, replacing the one it had."""
+        ...
+
+    def clear_paid_trouble(self, provider: str) -> None:
+        """A call to ``provider`` succeeded: its trouble, if any, is over."""
         ...
 
     # -- raw archive (R-EXTRACT-5)

@@ -6,10 +6,16 @@ import json
 from datetime import datetime
 from typing import Any
 
-from tidings.model import PaidCall, Spend
+from tidings.model import PaidCall, ProviderTrouble, Spend
 from tidings.store.postgres._db import Access
 from tidings.store.sqlite._db import to_us
-from tidings.store.sqlite._spend import _COLUMNS, _call, spend_after
+from tidings.store.sqlite._spend import (
+    _COLUMNS,
+    _call,
+    paid_troubles,
+    set_paid_trouble,
+    spend_after,
+)
 
 
 class SpendMixin(Access):
@@ -46,3 +52,15 @@ class SpendMixin(Access):
                 f"SELECT {_COLUMNS} FROM paid_calls WHERE {' AND '.join(where)} "  # noqa: S608
                 "ORDER BY called_at DESC, id DESC LIMIT ?", (*params, limit)).fetchall()
         return [_call(r) for r in rows]
+
+    def paid_troubles(self) -> dict[str, ProviderTrouble]:
+        with self._read() as conn:
+            return paid_troubles(conn)
+
+    def set_paid_trouble(self, trouble: ProviderTrouble) -> None:
+        with self._write() as conn:
+            set_paid_trouble(conn, trouble)
+
+    def clear_paid_trouble(self, provider: str) -> None:
+        with self._write() as conn:
+            conn.execute("DELETE FROM paid_troubles WHERE provider = ?", (provider,))

@@ -48,7 +48,7 @@ TABLES: tuple[Table, ...] = (
     Table("users", ("id",)), Table("sessions", ("id",)), Table("api_tokens", ("id",)),
     Table("paid_calls", ("id",)), Table("source_leases", ("source_id",)),
     Table("saved_searches", ("id",)), Table("fever_keys", ("token_id",)),
-    Table("websub", ("source_id",)),
+    Table("websub", ("source_id",)), Table("paid_troubles", ("provider",)),
     Table("story_members", ("item_id",)), Table("story_links", ("a", "b")),
     Table("crawls", ("id",)), Table("crawl_sites", ("id",)),
     Table("crawl_pages", ("crawl_id", "url")), Table("crawl_feeds", ("id",)),

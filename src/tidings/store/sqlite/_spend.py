@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from tidings.model import PaidCall, Spend
+from tidings.model import PaidCall, ProviderTrouble, Spend
 from tidings.store.sqlite._db import Access, from_us, to_us
 
 _COLUMNS = "provider, purpose, source_ids, status, cost, duration_ms, called_at"
@@ -28,6 +28,20 @@ def spend_after(conn: Any, since: datetime, after_id: int) -> tuple[dict[str, Sp
         (after_id, to_us(since))).fetchall()
     return ({r[0]: Spend(calls=int(r[1]), cost=float(r[2])) for r in rows},
             max([after_id, *(int(r[3]) for r in rows)]))
+
+
+def paid_troubles(conn: Any) -> dict[str, ProviderTrouble]:
+    rows = conn.execute("SELECT provider, reason, since, until FROM paid_troubles").fetchall()
+    return {r[0]: ProviderTrouble(r[0], r[1], from_us(r[2]), from_us(r[3])) for r in rows}
+
+
+def set_paid_trouble(conn: Any, t: ProviderTrouble) -> None:
+    """One row per provider (the same statement on both backends)."""
+    conn.execute(
+        "INSERT INTO paid_troubles (provider, reason, since, until) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (provider) DO UPDATE SET reason = excluded.reason, "
+        "since = excluded.since, until = excluded.until",
+        (t.provider, t.reason, to_us(t.since), to_us(t.until)))
 
 
 class SpendMixin(Access):
@@ -64,3 +78,15 @@ class SpendMixin(Access):
                 f"SELECT {_COLUMNS} FROM paid_calls WHERE {' AND '.join(where)} "  # noqa: S608
                 "ORDER BY called_at DESC, id DESC LIMIT ?", (*params, limit)).fetchall()
         return [_call(r) for r in rows]
+
+    def paid_troubles(self) -> dict[str, ProviderTrouble]:
+        with self._read() as conn:
+            return paid_troubles(conn)
+
+    def set_paid_trouble(self, trouble: ProviderTrouble) -> None:
+        with self._write() as conn:
+            set_paid_trouble(conn, trouble)
+
+    def clear_paid_trouble(self, provider: str) -> None:
+        with self._write() as conn:
+            conn.execute("DELETE FROM paid_troubles WHERE provider = ?", (provider,))

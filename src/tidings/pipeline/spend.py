@@ -124,7 +124,7 @@ class Ledger:
         self._clock = clock
         self._tz = tz
         self._in_flight: dict[str, _InFlight] = {}
-        #: troubles this process noted, held at once (storage has them once recorded)
+        #: troubles met by calls still being recorded: held at once, before storage has them
         self._trouble: dict[str, Trouble] = {}
         self._day: datetime | None = None  # the local midnight _spent counts from
         self._spent: dict[str, Spend] = {}
@@ -180,17 +180,14 @@ class Ledger:
         return {**self._store.paid_troubles(), **self._trouble}
 
     def _known(self, provider: str) -> Trouble | None:
-        """The provider's trouble as this process noted it or storage has it (another
-        process, an earlier command), whichever holds calls back longer."""
-        mine = self._trouble.get(provider)
-        stored = self._store.paid_troubles().get(provider)
-        if mine is None or (stored is not None and stored.until > mine.until):
-            return stored
-        return mine
+        """The provider's trouble: one this process is recording now, else the stored
+        one (noted here or by another process, an earlier command)."""
+        return self._trouble.get(provider) or self._store.paid_troubles().get(provider)
 
     def _cleared(self, provider: str) -> None:
-        if self._trouble.pop(provider, None) is not None:
+        if self._known(provider) is not None:
             log.info("paid API %s answers again", provider)
+        self._trouble.pop(provider, None)
 
     def _note_trouble(self, exc: ProviderError) -> Trouble:
         now = self._clock()
@@ -236,6 +233,8 @@ class Ledger:
             try:
                 await asyncio.shield(self._writer(_record, call, trouble))
             finally:
+                if trouble is not None and self._trouble.get(p.name) is trouble:
+                    del self._trouble[p.name]  # stored now (or lost with the write)
                 self._recording -= 1
                 flight.calls -= 1
                 flight.cost -= p.cost_per_call

@@ -22,6 +22,7 @@ from tidings.store.postgres._compat import CompatMixin
 from tidings.store.postgres._crawl import CrawlMixin
 from tidings.store.postgres._db import Conn, Database, Transaction, connect
 from tidings.store.postgres._find import SearchMixin
+from tidings.store.postgres._inuse import hold_shared
 from tidings.store.postgres._items import ItemsWriteMixin
 from tidings.store.postgres._ops import OpsMixin
 from tidings.store.postgres._queue import (
@@ -89,7 +90,14 @@ class PostgresStorage(_Everything):
         finally:
             setup.close()
         self.url = url
-        self._db = Database(url, max_size=pool_size)
+        #: this process's hold on the archive (``_inuse``): restore and migrate ask
+        self._holder = hold_shared(url)
+        try:
+            self._db = Database(url, max_size=pool_size)
+        except BaseException:
+            if self._holder is not None:
+                self._holder.close()
+            raise
 
     def _read(self) -> AbstractContextManager[Conn]:
         return self._db.read()
@@ -111,6 +119,9 @@ class PostgresStorage(_Everything):
 
     def close(self) -> None:
         self._db.close()
+        if self._holder is not None:
+            self._holder.close()
+            self._holder = None
 
     def __enter__(self) -> PostgresStorage:
         return self

@@ -27,7 +27,9 @@ from typing import Any, Protocol
 import psycopg
 
 from tidings.errors import StorageError
+from tidings.store import inuse
 from tidings.store.postgres import PostgresStorage
+from tidings.store.postgres import _inuse as pg_inuse
 from tidings.store.postgres._db import one_line
 from tidings.store.sqlite import SqliteStorage
 
@@ -276,7 +278,10 @@ def migrate_archive(source: str | Path, target: str | Path,
     a postgresql:// URL, either way), resumable, counts checked."""
     if str(source) == str(target):
         raise StorageError("migrate: the source and the target are the same archive")
-    with _sides(source, target) as (src, dst):
+    # nobody else may have the target open: a reader would see it half copied
+    alone = (pg_inuse.exclusive(target, "migrate") if isinstance(target, str)
+             else inuse.exclusive(target, "migrate"))
+    with alone, _sides(source, target) as (src, dst):
         return copy_archive(src, dst, progress)
 
 

@@ -390,6 +390,17 @@ def test_spend_after_adds_only_the_calls_recorded_since(storage: Storage) -> Non
     assert more == {"x": Spend(1, 0.25)} and later > counted
 
 
+def test_images_are_kept_once_by_their_content_address(storage: Storage) -> None:
+    name = "ab/cd/" + "ab" * 32 + ".png"
+    assert storage.get_media(name) is None
+    storage.put_media(name, b"\x89PNG first", at(0))
+    storage.put_media(name, b"\x89PNG again", at(1))  # a name never changes meaning
+    assert storage.get_media(name) == b"\x89PNG first"
+    big = bytes(range(256)) * 8192  # 2 MiB, every byte value
+    storage.put_media("cd/ef/big.jpg", big, at(2))
+    assert storage.get_media("cd/ef/big.jpg") == big
+
+
 def test_a_providers_trouble_is_kept_replaced_and_cleared(storage: Storage) -> None:
     assert storage.paid_troubles() == {}
     first = ProviderTrouble("x", "x: rate limited (HTTP 429)", at(0), at(2))

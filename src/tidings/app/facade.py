@@ -372,6 +372,10 @@ class Tidings:
         found = sorted(self._store.iter_raw(item_key=key), key=lambda r: r.fetched_at)
         return found[::-1][:limit]
 
+    def media(self, name: str) -> bytes | None:
+        """A localized image kept in the archive (cluster mode: ``pipeline.media``)."""
+        return self._store.get_media(name)
+
     def raw_page(self, item_id: int) -> RawResponse | None:
         """The newest archived page of an item (what its body was extracted from)."""
         pages = self.raw_pages(item_id, limit=1)

@@ -348,6 +348,11 @@ class Reads(OpsReads, AccessReads, CrawlReads, StoriesReads, CompatReads, Protoc
         """The providers in trouble, by name (until a call to them succeeds again)."""
         ...
 
+    # -- localized images kept in the archive (cluster mode)
+    def get_media(self, name: str) -> bytes | None:
+        """The image stored under ``name`` (``<h[:2]>/<h[2:4]>/<h>.<ext>``), or None."""
+        ...
+
 
 class Writes(OpsWrites, AccessWrites, CrawlWrites, StoriesWrites, CompatWrites, Protocol):
     """Every write; each call atomic by itself."""
@@ -449,6 +454,10 @@ class Writes(OpsWrites, AccessWrites, CrawlWrites, StoriesWrites, CompatWrites, 
 
     def clear_paid_trouble(self, provider: str) -> None:
         """A call to ``provider`` succeeded: its trouble, if any, is over."""
+        ...
+
+    def put_media(self, name: str, body: bytes, at: datetime) -> None:
+        """Keep an image under its content address (a name stored already: no-op)."""
         ...
 
     # -- raw archive (R-EXTRACT-5)

@@ -24,6 +24,7 @@ from tidings.store.postgres._db import Conn, Database, Transaction, connect
 from tidings.store.postgres._find import SearchMixin
 from tidings.store.postgres._inuse import hold_shared
 from tidings.store.postgres._items import ItemsWriteMixin
+from tidings.store.postgres._media import MediaMixin
 from tidings.store.postgres._ops import OpsMixin
 from tidings.store.postgres._queue import (
     QueueStatus,
@@ -52,6 +53,7 @@ def is_postgres_url(url: str) -> bool:
 class _Everything(
     SourcesMixin, RunsMixin, ItemsWriteMixin, ItemsReadMixin, SearchIndexMixin, SearchMixin,
     RawMixin, StatsMixin, OpsMixin, AccessMixin, SpendMixin, StoriesMixin, CrawlMixin, CompatMixin,
+    MediaMixin,
 ):
     """Every read and write, on whatever connection the subclass provides."""
 

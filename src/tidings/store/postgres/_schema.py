@@ -349,8 +349,18 @@ CREATE TABLE IF NOT EXISTS paid_troubles (
 );
 """
 
+# Localized images in the archive (cluster mode: every web node serves them; a SQLite
+# archive keeps them on disk and reads here only what a migration brought in).
+_MEDIA = """
+CREATE TABLE IF NOT EXISTS media (
+    name text PRIMARY KEY,
+    body bytea NOT NULL,
+    stored_at bigint NOT NULL
+);
+"""
+
 MIGRATIONS: tuple[str, ...] = (_BASE, _CRAWL_FRONTIER, _STORY_CLUSTERS, _LEASE_HOLDERS,
-                               _COMPAT_APIS, _SEARCH_HOURS, _LZ4_BODIES, _PAID_TROUBLES)
+                               _COMPAT_APIS, _SEARCH_HOURS, _LZ4_BODIES, _PAID_TROUBLES, _MEDIA)
 
 #: the advisory lock key under which migrations run (any constant; "tidings" in ASCII)
 _LOCK = 0x7469_6469_6E67_73

@@ -54,6 +54,7 @@ TABLES: tuple[Table, ...] = (
     Table("story_members", ("item_id",)), Table("story_links", ("a", "b")),
     Table("crawls", ("id",)), Table("crawl_sites", ("id",)),
     Table("crawl_pages", ("crawl_id", "url")), Table("crawl_feeds", ("id",)),
+    Table("media", ("name",), 100),
 )
 #: columns that are each backend's own search bookkeeping, never copied
 _LOCAL_COLUMNS = frozenset({"search_rowid", "search_dirty"})

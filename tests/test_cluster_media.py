@@ -125,3 +125,46 @@ def test_two_web_nodes_serve_the_image_one_worker_extracted(tmp_path: Path, site
             assert not (worker_dir / "media").exists(), "kept in PostgreSQL, not on disk"
     finally:
         tid.close()
+
+
+def _cli(data: Path, *args: str, url: str = "", code: int = 0) -> str:
+    from click.testing import CliRunner
+
+    from tidings.cli import cli
+
+    result = CliRunner().invoke(cli, ["--data", str(data), *args],
+                                env={"TIDINGS_DATABASE_URL": url})
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def test_migrate_and_backups_carry_the_images(tmp_path: Path) -> None:
+    """A SQLite archive's image files go into the cluster's table, and come back out in a
+    SQLite copy and in a PostgreSQL backup (served from the table there)."""
+    from tidings.extract.images import media_name
+    from tidings.store.sqlite import SqliteStorage
+
+    url = pgserver.schema_url()
+    lite = tmp_path / "lite"
+    _cli(lite, "init", "--empty")
+    name = media_name(PNG, "png")
+    (lite / "media" / name).parent.mkdir(parents=True)
+    (lite / "media" / name).write_bytes(PNG)
+    (lite / "media" / "ab").mkdir()
+    (lite / "media" / "ab" / "notes.txt").write_text("not an image of ours")
+    assert "1 media" in _cli(lite, "migrate", "--to", url)
+    assert "1 media" in _cli(lite, "migrate", "--to", url), "resumed: nothing twice"
+    tid = Tidings.open(load_settings(tmp_path / "pg", env={"TIDINGS_DATABASE_URL": url}))
+    try:
+        assert tid.media(name) == PNG and tid.media("ab/notes.txt") is None
+    finally:
+        tid.close()
+    back = tmp_path / "back.sqlite3"
+    assert "1 media" in _cli(tmp_path / "pg", "migrate", "--to", str(back), url=url)
+    with SqliteStorage(back) as store:
+        assert store.get_media(name) == PNG
+    written = Path(_cli(tmp_path / "pg", "backup", url=url).split("backup written to ")[1]
+                   .strip())
+    assert [p.name for p in written.parent.iterdir()] == [written.name], "no partial, no lock"
+    with SqliteStorage(written) as store:
+        assert store.get_media(name) == PNG

@@ -72,7 +72,8 @@ _HELD: dict[Path, _Held] = {}
 _GUARD = threading.Lock()
 
 
-def _lock_path(database: Path) -> Path:
+def lock_path(database: Path) -> Path:
+    """The lock file of ``database`` (kept: deleting it would race with an opener)."""
     return database.with_name(database.name + ".lock")
 
 
@@ -111,7 +112,7 @@ def hold_shared(database: Path) -> None:
         if held is not None:
             held.count += 1
             return
-        fd = _open(_lock_path(key))
+        fd = _open(lock_path(key))
         if fd is None:
             return
         deadline = time.monotonic() + WAIT_S
@@ -153,7 +154,7 @@ def exclusive(database: Path, doing: str) -> Iterator[None]:
         if key in _HELD:
             raise ConfigError(f"{doing}: this process has the archive {database} open")
         key.parent.mkdir(parents=True, exist_ok=True)
-        fd = _open(_lock_path(key))
+        fd = _open(lock_path(key))
         if fd is None:
             raise ConfigError(f"{doing}: cannot write beside {database} (read-only?)")
         try:

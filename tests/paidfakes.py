@@ -228,6 +228,7 @@ class FakeDajiala(_Trouble):
     body_price: float = 0.03
     gone: set[str] = field(default_factory=set)
     delay: float = 0.0  # seconds each answer takes (to see how many run at once)
+    body_status: int | None = None  # every body call answers this (429: with retry_after)
     in_flight: int = 0
     most_at_once: int = 0
     _by_account: dict[str, list[Post]] = field(default_factory=dict)
@@ -297,6 +298,10 @@ class FakeDajiala(_Trouble):
         if refused is not None:
             self.calls.append(Call(self.clock(), request.path, refused.status, url))
             return refused
+        if self.body_status is not None:
+            self.calls.append(Call(self.clock(), request.path, self.body_status, url))
+            headers = {"Retry-After": self.retry_after} if self.retry_after else None
+            return web.Response(status=self.body_status, text="slow down", headers=headers)
         post = self._by_url.get(url)
         if post is not None and post.body_fails > 0:
             post.body_fails -= 1

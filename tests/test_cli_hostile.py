@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from readonly import bound_by_permissions
 from test_web_sessions import write_legacy
 from tidings.app import hash_password
 from tidings.app.legacy import IMPORTED_SUFFIX, LEGACY_FILE
@@ -73,19 +74,11 @@ def test_set_password_where_the_old_file_cannot_be_renamed_is_one_line(tmp_path:
     assert _run(tmp_path, "set-password", "--stdin", stdin="new password 1\n")[0] == 0
 
 
-def _as_nobody() -> list[str] | None:
-    """The command prefix that drops to user nobody, where this process may (root)."""
-    setpriv = shutil.which("setpriv")
-    if os.geteuid() != 0 or setpriv is None:
-        return None
-    return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
-
-
 def test_backup_and_set_password_in_a_read_only_data_directory(tmp_path: Path) -> None:
     """As the campaign ran them: a data directory its user may not write."""
-    prefix = _as_nobody()
+    prefix = bound_by_permissions()
     if prefix is None:
-        pytest.skip("needs root to run a command as another user (CI runs as root)")
+        pytest.skip("needs setpriv to run a command as root bound by permissions")
     data = Path(tempfile.mkdtemp(prefix="tidings-ro-", dir="/tmp"))
     try:
         assert _run(data, "init", "--empty")[0] == 0

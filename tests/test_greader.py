@@ -203,6 +203,10 @@ def test_subscription_edit_and_quickadd(served: tuple[Tidings, ServerThread, Cli
     assert new not in {s.url for s in tid.sources.all()}
     assert c.post("/subscription/edit", {"ac": "subscribe", "s": "feed/not a url"}
                   ).status_code == 400
+    for refused in ("http://10.20.30.40/feed.xml", "http://localhost:9/feed.xml"):
+        answer = c.post("/subscription/edit", {"ac": "subscribe", "s": f"feed/{refused}"})
+        assert answer.status_code == 400 and "the guard refuses" in answer.text, answer.text
+        assert refused not in {s.url for s in tid.sources.all()}, "said at once, nothing stored"
     assert c.post("/subscription/edit", {"ac": "unsubscribe", "s": "feed/hidden"}
                   ).status_code == 404
     assert c.post("/subscription/quickadd", {"quickadd": "not a url"}).status_code == 400

@@ -321,20 +321,32 @@ async def test_the_detail_rule_fills_dates_by_the_fallback_chain_within_its_budg
     try:
         async with serve(site.app()) as base:
             await t.sources.create(f"{base}/list", kind=SourceKind("web_list"), source_id="l",
-                                   config={"detail": {"max_fetches": 4,
-                                                      "title_authoritative": True}})
+                                  config={"detail": {"max_fetches": 4,
+                                                     "title_authoritative": True}})
             report = await t.collection.round(extract=False)
-        assert report.results["l"].created == 5
+            assert report.results["l"].created == 5
+            assert sorted(p for p in site.paths if p.startswith("/p/")) == [
+                "/p/0", "/p/1", "/p/2", "/p/3"], "at most max_fetches detail pages"
+            by_url = {i.url.rsplit("/", 1)[1]: i for i in t.items.query(ItemQuery(limit=10))
+                      if i.url}
+            days = {k: (i.published_at.day if i.published_at else None)
+                    for k, i in by_url.items()}
+            assert days["0"] == 1 and days["1"] == 2 and days["2"] == 3
+            assert days["4"] is None, "beyond max_fetches: not fetched"
+            assert by_url["3"].published_at is not None
+            assert by_url["3"].published_at.year == 2020, \
+                "the first <time datetime> stands in when nothing else dates the page"
+            assert by_url["0"].title == "The page's own title", "title_authoritative"
+            assert by_url["4"].title == "Entry 4 on the list"
+            assert "over detail.max_fetches" in by_url["4"].raw["detail"]["pending"]
+            assert t.sources.get("l").cursor["detail_todo"] == [by_url["4"].url]
+            again = await t.collection.round(["l"], extract=False)  # what was left comes first
+        assert again.results["l"].revised == 1
         assert sorted(p for p in site.paths if p.startswith("/p/")) == [
-            "/p/0", "/p/1", "/p/2", "/p/3"], "at most max_fetches detail pages"
-        by_url = {i.url.rsplit("/", 1)[1]: i for i in t.items.query(ItemQuery(limit=10)) if i.url}
-        days = {k: (i.published_at.day if i.published_at else None) for k, i in by_url.items()}
-        assert days["0"] == 1 and days["1"] == 2 and days["2"] == 3
-        assert days["4"] is None, "beyond max_fetches: not fetched"
-        assert by_url["3"].published_at is not None and by_url["3"].published_at.year == 2020, \
-            "the first <time datetime> stands in when nothing else dates the page"
-        assert by_url["0"].title == "The page's own title", "title_authoritative"
-        assert by_url["4"].title == "Entry 4 on the list"
+            "/p/0", "/p/1", "/p/2", "/p/3", "/p/4"], "only the page carried over"
+        four = next(i for i in t.items.query(ItemQuery(limit=10)) if i.url == by_url["4"].url)
+        assert four.title == "The page's own title" and four.published_at is not None
+        assert "detail_todo" not in t.sources.get("l").cursor
     finally:
         await t.aclose()
 

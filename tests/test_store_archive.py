@@ -15,7 +15,7 @@ import pytest
 
 from storage_contract import T0, at, new, source
 from tidings.errors import ConfigError, NotFoundError, StorageError
-from tidings.model import PaidCall, RawResponse, Spend
+from tidings.model import PaidCall, ProviderTrouble, RawResponse, Spend
 from tidings.settings import Settings
 from tidings.store import open_storage
 from tidings.store.backup import make_backup, rotate_backups
@@ -388,3 +388,27 @@ def test_spend_after_adds_only_the_calls_recorded_since(storage: Storage) -> Non
     storage.record_paid_call(PaidCall("x", "search", ("a",), "failed", 0.25, 10, at(3)))
     more, later = storage.spend_after(at(0), counted)
     assert more == {"x": Spend(1, 0.25)} and later > counted
+
+
+def test_images_are_kept_once_by_their_content_address(storage: Storage) -> None:
+    name = "ab/cd/" + "ab" * 32 + ".png"
+    assert storage.get_media(name) is None
+    storage.put_media(name, b"\x89PNG first", at(0))
+    storage.put_media(name, b"\x89PNG again", at(1))  # a name never changes meaning
+    assert storage.get_media(name) == b"\x89PNG first"
+    big = bytes(range(256)) * 8192  # 2 MiB, every byte value
+    storage.put_media("cd/ef/big.jpg", big, at(2))
+    assert storage.get_media("cd/ef/big.jpg") == big
+
+
+def test_a_providers_trouble_is_kept_replaced_and_cleared(storage: Storage) -> None:
+    assert storage.paid_troubles() == {}
+    first = ProviderTrouble("x", "x: rate limited (HTTP 429)", at(0), at(2))
+    storage.set_paid_trouble(first)
+    storage.set_paid_trouble(ProviderTrouble("wx", "wx: balance used up", at(1), at(16)))
+    worse = replace(first, reason="x: API key …0001 refused (HTTP 401)", until=at(15))
+    storage.set_paid_trouble(worse)
+    assert storage.paid_troubles() == {"x": worse, "wx": storage.paid_troubles()["wx"]}
+    storage.clear_paid_trouble("x")
+    storage.clear_paid_trouble("nobody")
+    assert list(storage.paid_troubles()) == ["wx"]

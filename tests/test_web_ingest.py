@@ -99,6 +99,11 @@ def test_bad_requests_are_4xx_and_apply_nothing(
         ({"source_id": "Bad Id!", "items": [item(1)]}, 422),
         ({"source_id": "script", "items": []}, 422),
         ({"source_id": "script", "items": [item(1, published_at="yesterday")]}, 422),
+        # one date rule at the edge: a time that has no UTC instant, or none stored
+        ({"source_id": "script", "items": [item(1, published_at="0001-01-01T00:00:00+14:00")]},
+         422),
+        ({"source_id": "script", "items": [item(1, published_at="9999-12-31T23:59:59-14:00")]},
+         422),
         ({"source_id": "collected", "items": [item(1)]}, 400),
     ]
     for body, status in cases:

@@ -125,6 +125,45 @@ async def test_a_body_that_fails_is_stored_without_and_retried_at_most_three_tim
     assert stubborn.raw["body_tries"] == 1  # type: ignore[attr-defined]
 
 
+async def test_body_tries_count_sent_calls_and_a_429_pause_holds_the_next_process(
+    world: World,
+) -> None:
+    """R-WX-3 / issue 30 item 3: a body held back by the provider's pause is no try, and
+    the pause is stored, so a second collect seconds later (another process: another
+    ledger) sends nothing until it ends."""
+    await world.add("acct")
+    await world.t.collection.round(extract=False)
+    posts = [world.api.publish("acct", f"post {n}", world.clock.at - timedelta(minutes=n + 1))
+             for n in range(3)]
+    world.api.body_status, world.api.retry_after = 429, "120"
+    world.clock.advance(20)
+    await world.t.collection.round(["acct"], extract=False)
+    assert world.calls("article_detail") == 2, "two at once, both 429; the third held back"
+    waiting = world.t.sources.get("acct").cursor["bodies"]
+    assert sorted(w["tries"] for w in waiting) == [0, 1, 1], "only sent calls are tries"
+    world.clock.advance(0.5)
+    other = Tidings.open(world.t.settings, clock=world.clock.now)
+    try:
+        report = await other.collect(["acct"], extract=False)
+        assert report.results["acct"].outcome is RunOutcome.OK
+        assert world.calls("article_detail") == 2, "the stored pause holds this process back"
+        assert sorted(w["tries"] for w in other.source("acct").cursor["bodies"]) == [0, 1, 1]
+        assert "rate limited (HTTP 429)" in other.paid_troubles()["dajiala"].reason
+        world.api.body_status = None
+        world.clock.advance(3)
+        await other.collect(["acct"], extract=False)
+    finally:
+        await other.aclose()
+    items = world.items()
+    assert all(items[p.title].body_state is BodyState.OK for p in posts)  # type: ignore[attr-defined]
+    for p in posts:
+        sent = [c for c in world.api.calls if c.path.endswith("article_detail")
+                and c.detail == p.url]
+        tries = items[p.title].raw.get("body_tries", 0)  # type: ignore[attr-defined]
+        assert len(sent) == tries + 1, "each try recorded is a call that was sent"
+    assert world.t.paid.troubles() == {}, "the call that succeeded ended the trouble"
+
+
 async def test_a_new_account_starts_at_15_minutes_and_its_first_check_sets_its_interval(
     world: World,
 ) -> None:

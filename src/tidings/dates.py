@@ -12,6 +12,11 @@ date an entry by its first publication - a 1980s newsletter issue - and such a
 date orders the archive right; a real claim before 1970 is rarer than the zero
 dates it would let through, which would put an entry 2,000 years into the past.
 
+Dates from outside (a pushed item's ``published_at``) pass one rule at the edge,
+:func:`utc_instant`: a time without a zone is read as UTC, and a time whose UTC
+instant does not exist - ``0001-01-01T00:00:00+14:00`` is in year 0 - is refused
+there as bad input (422), never met later as an OverflowError (a 500).
+
 Dates are never completed from today: a general parser (dateutil) fills in a
 missing year, and reads ``0001`` as 2001, so a year it returns counts only when
 the text wrote it.
@@ -40,3 +45,15 @@ def has_year(text: str) -> bool:
 def year_written(text: str, parsed: datetime) -> bool:
     """True when the year of ``parsed`` (read from ``text``) is written in ``text``."""
     return f"{parsed.year:04d}" in _YEAR.findall(text)
+
+
+def utc_instant(when: datetime) -> datetime:
+    """``when`` as UTC (read as UTC when it names no zone); ValueError when that instant
+    lies outside the years 1-9999 that dates (and storage) can hold."""
+    if when.tzinfo is None or when.utcoffset() is None:
+        when = when.replace(tzinfo=UTC)
+    try:
+        return when.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("out of range: its UTC time falls before year 1 or after 9999"
+                         ) from None

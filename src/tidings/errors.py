@@ -82,6 +82,9 @@ class ParseError(TidingsError):
 class BudgetExhaustedError(TidingsError):
     """Our own spending limit was reached; not a failure of the source (R-SCHED-3)."""
 
+    #: whether a request went out before this was raised (our own budget: never)
+    sent = False
+
 
 class ProviderError(BudgetExhaustedError):
     """A paid API cannot serve anyone right now: key refused, balance used up, rate
@@ -93,10 +96,13 @@ class ProviderError(BudgetExhaustedError):
     """
 
     def __init__(self, provider: str, message: str,
-                 retry_after: datetime | None = None) -> None:
+                 retry_after: datetime | None = None, *, sent: bool = True) -> None:
         super().__init__(f"{provider}: {message}")
         self.provider = provider
         self.retry_after = retry_after
+        #: False when the ledger held the call back (the trouble was known): a body's
+        #: tries count only calls that were sent (R-WX-3)
+        self.sent = sent
 
 
 class AccountGoneError(TidingsError):

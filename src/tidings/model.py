@@ -266,6 +266,21 @@ class PaidCall:
 
 
 @dataclass(frozen=True, slots=True)
+class ProviderTrouble:
+    """A paid API's provider-wide problem (a refused key, no balance, rate limited,
+    down): what it is, since when, and until when no call is sent to it.
+
+    Stored, like the spend, so that every process on the archive holds back alike
+    and the next command still shows it; it ends when a call succeeds again.
+    """
+
+    provider: str
+    reason: str
+    since: datetime
+    until: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class Spend:
     """What a provider's calls came to over a period."""
 

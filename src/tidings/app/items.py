@@ -35,6 +35,10 @@ class Items:
         """The item ``item_id``; NotFoundError when there is none."""
         return self._store.get_item(item_id)
 
+    def media(self, name: str) -> bytes | None:
+        """A localized image kept in the archive (cluster mode: ``pipeline.media``)."""
+        return self._store.get_media(name)
+
     async def mark_read(self, item_ids: Sequence[int], read: bool = True) -> int:
         """Mark items read (or unread); returns how many changed."""
         changed: int = await self._writer(_set_read, list(item_ids), read)

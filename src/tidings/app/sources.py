@@ -151,6 +151,10 @@ class Sources:
         """The latest fetch runs (of one source, or of all), newest first."""
         return self._store.list_runs(source_id, limit)
 
+    def last_runs(self) -> dict[str, FetchRun]:
+        """Each source's latest run (what its state is read from: ``app.state``)."""
+        return self._store.last_runs()
+
     def stats(self, source_id: str) -> SourceStats:
         return self._store.source_stats(source_id, self._core.clock())
 

@@ -13,11 +13,21 @@ from typing import TYPE_CHECKING
 
 from tidings.errors import ConfigError
 from tidings.model import FeedCandidate
-from tidings.net import Fetcher
+from tidings.net import Fetcher, allow_list_from_settings, url_refusal
 from tidings.settings import Settings
 
 if TYPE_CHECKING:  # article extraction loads on first use (see tidings.extract)
     from tidings.extract import Extraction
+
+
+def guard_refusal(settings: Settings, url: str) -> str | None:
+    """A one-line refusal when the guard would refuse ``url`` by its host alone (an
+    address literal, a local name), else None; sends nothing. For the paths that add a
+    source without fetching it, so they say so at once as ``tidings add`` does."""
+    why = url_refusal(url, allow_list_from_settings(settings))
+    if why is None:
+        return None
+    return f"{url}: the guard refuses this address ({why}); allow_private_hosts lets it through"
 
 
 def discover_feeds(settings: Settings, url: str) -> list[FeedCandidate]:

@@ -13,6 +13,7 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tidings.app import RoundReport, Tidings, check_backup, restore_backup
+from tidings.app.state import trouble_line
 from tidings.cli import (
     EXIT_ERROR,
     Context,
@@ -44,18 +45,27 @@ class BarProgress:
 def _summary(report: RoundReport, indexed: int, index_s: float) -> dict[str, object]:
     failures = {sid: c.error for sid, c in report.results.items()
                 if c.outcome is RunOutcome.FAILED}
+    waits = {sid: c.error for sid, c in report.results.items()
+             if c.outcome is RunOutcome.BUDGET}
     elapsed = ((report.finished_at - report.started_at).total_seconds()
                if report.finished_at else 0.0)
     return {
         "sources": report.sources, "ok": report.ok, "failed": report.failed,
+        "waiting": report.waiting,
         "not_modified": report.count(RunOutcome.NOT_MODIFIED),
         "created": report.created, "revised": report.revised,
         "seconds": round(elapsed, 3), "indexed": indexed,
-        "index_seconds": round(index_s, 3), "failures": failures,
+        "index_seconds": round(index_s, 3), "failures": failures, "waits": waits,
         "extraction": None if report.extraction is None else {
             k: getattr(report.extraction, k)
             for k in ("tried", "ok", "unconfirmed", "skipped", "failed")},
     }
+
+
+def _waiting(report: RoundReport) -> Counter[str]:
+    """The sources a paid API held back, counted per trouble (one line each)."""
+    return Counter(trouble_line(c.error or "a paid API's budget")
+                   for c in report.results.values() if c.outcome is RunOutcome.BUDGET)
 
 
 async def _collect(tidings: Tidings, source_ids: tuple[str, ...], show: bool,
@@ -97,7 +107,9 @@ def collect(ctx: Context, source_ids: tuple[str, ...], once: bool, every: bool,
         print_json(summary)
     else:
         click.echo(f"{plural(report.sources, 'source')}: {report.ok} ok, "
-                   f"{report.failed} failed; {plural(report.created, 'new item')}, "
+                   f"{report.failed} failed"
+                   + (f", {report.waiting} waiting" if report.waiting else "")
+                   + f"; {plural(report.created, 'new item')}, "
                    f"{report.revised} revised in {summary['seconds']} s")
         if report.extraction is not None and report.extraction.tried:
             ex = report.extraction
@@ -106,12 +118,14 @@ def collect(ctx: Context, source_ids: tuple[str, ...], once: bool, every: bool,
         for sid, error in report.results.items():
             if error.outcome is RunOutcome.FAILED:
                 click.echo(f"  {sid}: {error.error}", err=True)
+        for reason, n in _waiting(report).items():
+            click.echo(f"  {n} waiting: {reason}", err=True)
     skipped = sorted(set(source_ids) - set(report.results))
     if skipped:
         click.echo(f"not run: {', '.join(skipped[:10])}{' …' if len(skipped) > 10 else ''} "
                    "(muted, or running in another process right now)", err=True)
-    if report.failed or (skipped and not every):
-        sys.exit(EXIT_ERROR)  # the rule of docs/cli.md: 1 when anything failed
+    if report.failed or report.waiting or (skipped and not every):
+        sys.exit(EXIT_ERROR)  # the rule of docs/cli.md: 1 when anything was not read
 
 
 @cli.command()
@@ -127,12 +141,13 @@ def stats(ctx: Context, as_json: bool) -> None:
         shown = Counter("new" if r.last_outcome is None else r.health.value
                         for r in ([] if as_json else tidings.sources.overview()))
         days = tidings.paid.by_day()
+        troubles = {p: t.reason for p, t in tidings.paid.troubles().items()}
         last = {p: tidings.paid.calls(p, limit=1) for p in {n for d in days.values() for n in d}}
     finally:
         tidings.close()
     if as_json:
         print_json({**to_jsonable(figures), "spend_today": to_jsonable(spend),
-                    "spend_by_day": to_jsonable(days)})
+                    "spend_by_day": to_jsonable(days), "paid_troubles": troubles})
         return
     # a source never collected is "new", not "ok" (as in `tidings sources`)
     health = ", ".join(f"{n} {h}" for h, n in sorted(shown.items()))
@@ -150,8 +165,10 @@ def stats(ctx: Context, as_json: bool) -> None:
         for provider, used in sorted(providers.items()):
             click.echo(f"  {day} {provider}: {plural(used.calls, 'call')}, cost {used.cost:g}")
     for provider, calls in sorted(last.items()):
-        if calls and calls[0].status != "ok":
+        if calls and calls[0].status != "ok" and provider not in troubles:
             click.echo(f"paid API {provider}: last call {calls[0].status}")
+    for reason in sorted(troubles.values()):
+        click.echo(f"paid API trouble: {reason}")
 
 
 @cli.command()

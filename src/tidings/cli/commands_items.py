@@ -19,6 +19,7 @@ from rich.table import Table
 from tidings.app import ItemQuery
 from tidings.app.paging import decode_cursor, encode_cursor
 from tidings.cli import Context, cli, fail, handle_errors, print_json, run_async, to_jsonable
+from tidings.dates import utc_instant
 from tidings.errors import ConfigError
 from tidings.model import Item, ItemBrief, SearchHit
 from tidings.textutil import plural
@@ -36,11 +37,10 @@ def parse_since(text: str | None) -> datetime | None:
             raise ConfigError(f"--since {text!r}: that is before the year 1; "
                               "give a smaller age or a date") from None
     try:
-        when = datetime.fromisoformat(text)
+        return utc_instant(datetime.fromisoformat(text))
     except ValueError as exc:
         raise ConfigError(f"--since {text!r}: use a date (2024-05-01) or an age (3d, 12h)") \
             from exc
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def _item_row(item: Item) -> dict[str, object]:

@@ -13,6 +13,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from tidings.app import SourceOverview, Tidings, kinds
+from tidings.app.state import SourceState, source_state
 from tidings.cli import Context, cli, handle_errors, print_json, run_async
 from tidings.cli.commands_config import changed
 from tidings.cli.commands_preview import SourceSpec, load_config, source_spec
@@ -149,21 +150,27 @@ def sources(ctx: Context, as_json: bool) -> None:
     finally:
         tidings.close()
     if as_json:
-        print_json([row.as_json() for row in rows])
+        print_json([{**row.as_json(), "state": _state(row).name,
+                     "waiting": _state(row).reason} for row in rows])
         return
     table = Table(box=None)
     table.add_column("id", no_wrap=True, min_width=max((len(r.id) for r in rows), default=2))
-    for name in ("health", "fails", "every", "next fetch", "items/day"):
+    for name in ("state", "fails", "every", "next fetch", "items/day"):
         table.add_column(name, no_wrap=True)
     table.add_column("last run", overflow="fold", ratio=1, min_width=20)
     for row in rows:
         never = row.last_outcome is None
         nxt = row.next_fetch_at.strftime("%m-%d %H:%M") if row.next_fetch_at else "-"
         week = sum(collected[row.id]) / 7
-        table.add_row(row.id, "new" if never else row.health.value, str(row.fail_count),
+        table.add_row(row.id, _state(row).name, str(row.fail_count),
                       f"{row.interval_min}m", nxt, "-" if never else f"{week:.1f}",
                       _last_run(row))
     Console().print(table)
+
+
+def _state(row: SourceOverview) -> SourceState:
+    return source_state(row.health, row.last_outcome, row.last_reason,
+                        never=row.last_outcome is None)
 
 
 def _last_run(row: SourceOverview) -> str:

@@ -7,7 +7,9 @@ as Referer (many CDNs refuse anything else), and stored content-addressed:
 bytes. ``src`` is rewritten to ``<url_prefix><h[:2]>/<h[2:4]>/<h>.<ext>`` for
 the web server to serve; the original URL stays in ``data-original-src`` and
 ``srcset`` goes. An image that cannot be had gets an empty ``src``: it never
-fails the article.
+fails the article. Where the bytes go is the caller's (a :data:`Keep`): a folder
+on this machine, or - in cluster mode, where another machine serves the page -
+the archive's database (``pipeline/media.py``); extraction never touches storage.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import asyncio
 import hashlib
 import os
 import tempfile
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
@@ -51,13 +54,29 @@ class ImageResult:
     failed: tuple[tuple[str, str], ...]  # (image URL, reason) for every image not stored
 
 
+#: keeps an image's bytes (its raster extension given) and returns its name
+Keep = Callable[[bytes, str], Awaitable[str]]
+
+
+def media_name(content: bytes, ext: str) -> str:
+    """The content address an image is kept and served under."""
+    digest = hashlib.sha256(content).hexdigest()
+    return f"{digest[:2]}/{digest[2:4]}/{digest}.{ext}"
+
+
+def on_disk(image_dir: Path) -> Keep:
+    """Keep images as files under ``image_dir`` (written whole, then renamed)."""
+    async def keep(content: bytes, ext: str) -> str:
+        return await asyncio.to_thread(_store, content, ext, image_dir)
+    return keep
+
+
 class _RefusedError(Exception):
     """The answer was not an image we keep."""
 
 
 def _store(content: bytes, ext: str, image_dir: Path) -> str:
-    digest = hashlib.sha256(content).hexdigest()
-    relative = f"{digest[:2]}/{digest[2:4]}/{digest}.{ext}"
+    relative = media_name(content, ext)
     target = image_dir / relative
     if target.exists():
         return relative
@@ -74,7 +93,7 @@ def _store(content: bytes, ext: str, image_dir: Path) -> str:
 
 
 async def _download(
-    url: str, page_url: str, fetcher: Fetcher, image_dir: Path, max_bytes: int
+    url: str, page_url: str, fetcher: Fetcher, keep: Keep, max_bytes: int
 ) -> str:
     resp = await fetcher.fetch(
         url, referer=page_url, max_bytes=max_bytes, headers={"Accept": _ACCEPT}
@@ -84,14 +103,14 @@ async def _download(
         raise _RefusedError(f"not a raster image ({resp.content_type or 'no content type'})")
     if not resp.content:
         raise _RefusedError("empty body")
-    return await asyncio.to_thread(_store, resp.content, ext, image_dir)
+    return await keep(resp.content, ext)
 
 
 async def _try_download(
-    url: str, page_url: str, fetcher: Fetcher, image_dir: Path, max_bytes: int
+    url: str, page_url: str, fetcher: Fetcher, keep: Keep, max_bytes: int
 ) -> str | Exception:
     try:
-        return await _download(url, page_url, fetcher, image_dir, max_bytes)
+        return await _download(url, page_url, fetcher, keep, max_bytes)
     except (FetchError, _RefusedError, OSError) as exc:
         return exc
 
@@ -107,15 +126,17 @@ async def localize_images(
     html: str,
     page_url: str,
     fetcher: Fetcher,
-    image_dir: Path,
+    image_dir: Path | Keep,
     *,
     max_images: int = MAX_IMAGES,
     max_bytes: int = MAX_IMAGE_BYTES,
     url_prefix: str = "/media/",
 ) -> ImageResult:
-    """Download the images of ``html`` (an article fragment) and rewrite their ``src``."""
+    """Download the images of ``html`` (an article fragment) and rewrite their ``src``;
+    ``image_dir`` is the folder to keep them in, or how to keep them."""
     if "<img" not in html:
         return ImageResult(html, (), ())
+    keep = on_disk(image_dir) if isinstance(image_dir, Path) else image_dir
     wrapper = lxml.html.fragment_fromstring(html, create_parent="div")
     images = list(wrapper.iter("img"))
     wanted: list[str] = []
@@ -128,7 +149,7 @@ async def localize_images(
             if url not in wanted and len(wanted) < max_images:
                 wanted.append(url)
     outcomes = await asyncio.gather(
-        *(_try_download(u, page_url, fetcher, image_dir, max_bytes) for u in wanted)
+        *(_try_download(u, page_url, fetcher, keep, max_bytes) for u in wanted)
     )
     done = dict(zip(wanted, outcomes, strict=True))
     stored: list[str] = []

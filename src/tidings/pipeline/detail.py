@@ -9,6 +9,14 @@ page's title or date wins over the list's, and is marked in the item's raw data
 so that a later listing cannot change it back (``upsert``). A page that cannot
 be fetched leaves its entry as the list gave it, with the reason in raw.
 
+A run fetches at most ``max_fetches`` pages. The entries beyond that are stored as
+the list gave them, marked ``pending`` in their raw data, and their URLs are
+carried in the source's cursor (``detail_todo``): the next runs that list them
+fetch their pages first, before any new entry's, and the filled entry revises
+the stored one. Before, they were known by then and never fetched at all (an
+entry stayed undated under ``published_authoritative``). An entry the list no
+longer shows is dropped from the carry (there is nothing left to re-emit).
+
 Detail pages are not kept in the raw archive: what they gave lives in the item
 itself, marked in its raw data, and ``reparse`` (which never fetches) keeps it
 because of those marks rather than by reading the pages again.
@@ -17,7 +25,7 @@ because of those marks rather than by reading the pages again.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -31,6 +39,22 @@ from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.extraction import PAGE_ACCEPT
 from tidings.pipeline.reading import SourceRules
 from tidings.pipeline.upsert import DETAIL_KEY
+
+#: the source cursor key of the URLs whose page a run's budget left for the next runs
+CARRIED_KEY = "detail_todo"
+#: URLs carried at most (the oldest dropped first)
+MAX_CARRIED = 500
+_OVER = "not fetched yet: over detail.max_fetches this run; fetched first by the next runs"
+
+
+def carried(prepared: Sequence[ItemData]) -> list[str]:
+    """The URLs a run's batch leaves for the next runs (marked ``pending`` here)."""
+    out = []
+    for item in prepared:
+        marks = item.raw.get(DETAIL_KEY)
+        if isinstance(marks, Mapping) and marks.get("pending") and marks.get("url"):
+            out.append(str(marks["url"]))
+    return out[-MAX_CARRIED:]
 
 
 def detail_step(env: PipelineEnv, source: Source, rules: SourceRules
@@ -52,11 +76,17 @@ async def fill_details(env: PipelineEnv, source: Source, config: CommonConfig, r
     urls = {n: normalize_url(item.url, tracking) for n, item in enumerate(batch)
             if item.url and is_http_url(item.url)}
     known = env.store.known_urls(list(urls.values()))
-    todo = [n for n, url in urls.items() if url not in known][:rule.max_fetches]
+    waiting = {str(u) for u in source.cursor.get(CARRIED_KEY) or ()}
+    wanted = [n for n, url in urls.items() if url not in known or url in waiting]
+    wanted.sort(key=lambda n: urls[n] not in waiting)  # the carried ones first (stable)
+    todo, over = wanted[:rule.max_fetches], wanted[rule.max_fetches:]
     filled = await asyncio.gather(*(_one(env, source, config, rule, batch[n]) for n in todo))
     out = list(batch)
     for n, item in zip(todo, filled, strict=True):
         out[n] = item
+    for n in over:
+        out[n] = replace(batch[n], raw={**batch[n].raw,
+                                        DETAIL_KEY: {"pending": _OVER, "url": urls[n]}})
     return out
 
 

@@ -43,6 +43,7 @@ from tidings.net import decode_body
 from tidings.net.types import Response
 from tidings.pipeline.config import CommonConfig, Extract, parse_config
 from tidings.pipeline.env import PipelineEnv
+from tidings.pipeline.media import image_keeper
 from tidings.pipeline.render import render_page
 from tidings.pipeline.upsert import upsert_items
 from tidings.readers import kind_of, own_hosts
@@ -182,8 +183,7 @@ async def _from_page(env: PipelineEnv, config: CommonConfig, resp: Response,
         reason = f"no article found ({len(ext.text)} characters of text, {ext.method})"
         return _Result("unconfirmed", None, ext, {"extract_error": reason, "extract": info})
     images = await extract.localize_images(ext.html, resp.final_url, env.fetcher,
-                                           env.settings.data_dir / "media",
-                                           url_prefix=MEDIA_PREFIX)
+                                           image_keeper(env), url_prefix=MEDIA_PREFIX)
     info["images"] = len(images.stored)
     if images.failed:
         info["images_failed"] = len(images.failed)

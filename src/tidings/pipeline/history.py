@@ -16,9 +16,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
+from tidings.dates import utc_instant
 from tidings.model import BodyState, ItemData
 
 #: lines stored per write step (one transaction each)
@@ -41,10 +42,9 @@ def _when(value: Any) -> datetime | None:
     if not isinstance(value, str) or not value:
         return None
     try:
-        parsed = datetime.fromisoformat(value)
+        return utc_instant(datetime.fromisoformat(value))  # the rule of tidings.dates
     except ValueError:
         return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def history_item(row: Mapping[str, Any]) -> ItemData:

@@ -54,6 +54,11 @@ class RoundReport:
         return self.count(RunOutcome.FAILED)
 
     @property
+    def waiting(self) -> int:
+        """Sources not read because of a paid API (our budget, the provider's trouble)."""
+        return self.count(RunOutcome.BUDGET)
+
+    @property
     def created(self) -> int:
         return sum(c.created for c in self.results.values())
 

@@ -15,6 +15,9 @@ A provider-wide problem (a refused key, no balance, rate limited, down:
 logged once when it starts, shown with the day's spend, and until the time it
 names no further call to that provider is sent - every source that wanted one
 ends with the same budget-like outcome instead of one more failing request each.
+The trouble is stored with the call that met it, like the spend: a second
+``tidings collect`` seconds after a 429 holds back as the first does, and the
+next command still shows why the sources wait, until a call succeeds again.
 
 Days are local days (the ``timezone`` setting): a budget is a person's budget.
 Several processes on one archive share the recorded calls; only the calls in
@@ -37,7 +40,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
 from tidings.errors import BudgetExhaustedError, ConfigError, ProviderError
-from tidings.model import PaidCall, Spend
+from tidings.model import PaidCall, ProviderTrouble, Spend
 from tidings.readers.base import CallNote
 from tidings.readers.options import Provider
 from tidings.store.base import Reads, Unit
@@ -78,13 +81,8 @@ def parse_providers(raw: Mapping[str, Any]) -> dict[str, Provider]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class Trouble:
-    """A provider-wide problem: what it is, since when, and until when no call is sent."""
-
-    reason: str
-    since: datetime
-    until: datetime
+#: a provider's trouble (kept in storage: every process holds back alike)
+Trouble = ProviderTrouble
 
 
 @dataclass(slots=True)
@@ -106,8 +104,13 @@ def _added(a: Mapping[str, Spend], b: Mapping[str, Spend]) -> dict[str, Spend]:
     return out
 
 
-def _record(unit: Unit, call: PaidCall) -> None:
+def _record(unit: Unit, call: PaidCall, trouble: ProviderTrouble | None) -> None:
+    """The call, and what it says of its provider: a trouble kept, or one ended."""
     unit.record_paid_call(call)
+    if trouble is not None:
+        unit.set_paid_trouble(trouble)
+    elif call.status == "ok":
+        unit.clear_paid_trouble(call.provider)
 
 
 class Ledger:
@@ -121,6 +124,7 @@ class Ledger:
         self._clock = clock
         self._tz = tz
         self._in_flight: dict[str, _InFlight] = {}
+        #: troubles met by calls still being recorded: held at once, before storage has them
         self._trouble: dict[str, Trouble] = {}
         self._day: datetime | None = None  # the local midnight _spent counts from
         self._spent: dict[str, Spend] = {}
@@ -172,23 +176,31 @@ class Ledger:
 
     def troubles(self) -> Mapping[str, Trouble]:
         """The providers in trouble (reported once each, not per source) until a call
-        to them succeeds again."""
-        return dict(self._trouble)
+        to them succeeds again: stored, so any process on the archive sees them."""
+        return {**self._store.paid_troubles(), **self._trouble}
+
+    def _known(self, provider: str) -> Trouble | None:
+        """The provider's trouble: one this process is recording now, else the stored
+        one (noted here or by another process, an earlier command)."""
+        return self._trouble.get(provider) or self._store.paid_troubles().get(provider)
 
     def _cleared(self, provider: str) -> None:
-        if self._trouble.pop(provider, None) is not None:
+        if self._known(provider) is not None:
             log.info("paid API %s answers again", provider)
+        self._trouble.pop(provider, None)
 
-    def _note_trouble(self, exc: ProviderError) -> None:
+    def _note_trouble(self, exc: ProviderError) -> Trouble:
         now = self._clock()
         until = exc.retry_after if exc.retry_after and exc.retry_after > now else None
-        known = self._trouble.get(exc.provider)
+        known = self._known(exc.provider)
         if known is None or known.reason != str(exc):
             log.warning("paid API trouble: %s", exc)  # once, until a call succeeds again
             since = now
         else:
             since = known.since
-        self._trouble[exc.provider] = Trouble(str(exc), since, until or now + TROUBLE_PAUSE)
+        trouble = Trouble(exc.provider, str(exc), since, until or now + TROUBLE_PAUSE)
+        self._trouble[exc.provider] = trouble
+        return trouble
 
     @asynccontextmanager
     async def call(self, provider: str, purpose: str, source_ids: Sequence[str]
@@ -199,13 +211,14 @@ class Ledger:
         flight.calls += 1
         flight.cost += p.cost_per_call
         note, at, started = CallNote(), self._clock(), time.monotonic()
+        trouble: Trouble | None = None
         try:
             yield note
             if note.status == "ok":
                 self._cleared(p.name)
         except BaseException as exc:
             if isinstance(exc, ProviderError):
-                self._note_trouble(exc)
+                trouble = self._note_trouble(exc)
             if note.status == "ok":
                 note.status = f"failed: {_reason(exc)}"
             raise
@@ -218,8 +231,10 @@ class Ledger:
             # budget together; meanwhile today() keeps its total (see there)
             self._recording += 1
             try:
-                await asyncio.shield(self._writer(_record, call))
+                await asyncio.shield(self._writer(_record, call, trouble))
             finally:
+                if trouble is not None and self._trouble.get(p.name) is trouble:
+                    del self._trouble[p.name]  # stored now (or lost with the write)
                 self._recording -= 1
                 flight.calls -= 1
                 flight.cost -= p.cost_per_call
@@ -227,11 +242,11 @@ class Ledger:
                 self._unread[p.name] = Spend(was.calls + 1, was.cost + call.cost)
 
     def _check(self, p: Provider) -> None:
-        trouble = self._trouble.get(p.name)
+        trouble = self._known(p.name)
         if trouble is not None and trouble.until > self._clock():
             raise ProviderError(p.name, trouble.reason.removeprefix(f"{p.name}: ")
                                 + " (no call sent until "
-                                + f"{trouble.until:%H:%M} UTC)", trouble.until)
+                                + f"{trouble.until:%H:%M} UTC)", trouble.until, sent=False)
         spent = self.today().get(p.name, Spend())
         flight = self._in_flight.get(p.name, _InFlight())
         calls = spent.calls + flight.calls + 1

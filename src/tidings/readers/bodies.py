@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from tidings.errors import BudgetExhaustedError
 from tidings.model import BodyState, ItemData
 
 MAX_TRIES = 3
@@ -78,6 +79,13 @@ def facts(cursor: Mapping[str, Any]) -> list[tuple[str, str]]:
 def due(waiting: Sequence[Waiting], now: datetime) -> list[Waiting]:
     """The entries still worth a try: fewer than MAX_TRIES, within RETRY_WITHIN."""
     return [w for w in waiting if w.tries < MAX_TRIES and now - w.first <= RETRY_WITHIN]
+
+
+def tried(exc: BaseException) -> bool:
+    """Whether a body call that raised ``exc`` was sent: one held back by our budget or
+    by a provider's known trouble is no try, or a long pause would use up all three
+    with no request made (R-WX-3)."""
+    return not isinstance(exc, BudgetExhaustedError) or exc.sent
 
 
 def failed(entry: Waiting) -> Waiting:

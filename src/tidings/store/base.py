@@ -45,6 +45,7 @@ from tidings.model import (
     ItemBrief,
     ItemState,
     PaidCall,
+    ProviderTrouble,
     RawResponse,
     RunCounts,
     SearchHit,
@@ -354,6 +355,15 @@ class Reads(OpsReads, UserReads, CrawlReads, StoriesReads, CompatReads, Protocol
         """Recorded calls, newest first."""
         ...
 
+    def paid_troubles(self) -> dict[str, ProviderTrouble]:
+        """The providers in trouble, by name (until a call to them succeeds again)."""
+        ...
+
+    # -- localized images kept in the archive (cluster mode)
+    def get_media(self, name: str) -> bytes | None:
+        """The image stored under ``name`` (``<h[:2]>/<h[2:4]>/<h>.<ext>``), or None."""
+        ...
+
 
 class Writes(OpsWrites, UserWrites, CrawlWrites, StoriesWrites, CompatWrites, Protocol):
     """Every write; each call atomic by itself."""
@@ -447,6 +457,18 @@ class Writes(OpsWrites, UserWrites, CrawlWrites, StoriesWrites, CompatWrites, Pr
     # -- the spend ledger
     def record_paid_call(self, call: PaidCall) -> None:
         """Keep one paid call (its time, purpose, sources, status and cost)."""
+        ...
+
+    def set_paid_trouble(self, trouble: ProviderTrouble) -> None:
+        """Keep a provider's trouble, replacing the one it had."""
+        ...
+
+    def clear_paid_trouble(self, provider: str) -> None:
+        """A call to ``provider`` succeeded: its trouble, if any, is over."""
+        ...
+
+    def put_media(self, name: str, body: bytes, at: datetime) -> None:
+        """Keep an image under its content address (a name stored already: no-op)."""
         ...
 
     # -- raw archive (R-EXTRACT-5)

@@ -18,8 +18,9 @@ from starlette.responses import Response
 
 from tidings.app import ItemQuery, Tidings
 from tidings.app.paging import decode_cursor, encode_cursor
+from tidings.app.state import state_of
 from tidings.errors import NotFoundError
-from tidings.model import Item, ItemBrief, Source, Visibility
+from tidings.model import FetchRun, Item, ItemBrief, Source, Visibility
 from tidings.web.context import Viewer, check_api_csrf, viewer, web_state
 from tidings.web.edge import MAX_ID, ItemId
 from tidings.web.pages_read import TODAY_HOURS
@@ -111,6 +112,10 @@ class SourceOut(BaseModel):
     last_success_at: datetime | None
     last_error: str | None
     fail_count: int
+    #: health, or new (never read), or waiting (held back by a paid API: app.state)
+    state: str
+    #: why it is waiting: the budget or the provider's trouble, in one line
+    waiting: str | None = None
 
 
 class StateChange(BaseModel):
@@ -167,11 +172,19 @@ def with_stories(tid: Tidings, items: list[ItemOut]) -> list[ItemOut]:
     return items
 
 
-def _source_out(s: Source) -> SourceOut:
+def _source_out(s: Source, last: FetchRun | None) -> SourceOut:
+    state = state_of(s, last)
     return SourceOut(id=s.id, kind=s.kind, url=s.url, title=s.title, health=s.health.value,
                      visibility=s.visibility.value, interval_min=s.interval_min,
                      next_fetch_at=s.next_fetch_at, last_success_at=s.last_success_at,
-                     last_error=s.last_error, fail_count=s.fail_count)
+                     last_error=s.last_error, fail_count=s.fail_count, state=state.name,
+                     waiting=state.reason)
+
+
+def source_out(tid: Tidings, source: Source) -> SourceOut:
+    """One source as the API shows it, its state read from its latest run."""
+    runs = tid.sources.runs(source.id, 1)
+    return _source_out(source, runs[0] if runs else None)
 
 
 def _visible(request: Request, who: Viewer, item: Item | ItemBrief) -> bool:
@@ -274,8 +287,9 @@ async def search(
 
 @router.get("/sources", response_model=list[SourceOut])
 async def list_sources(request: Request, who: Reader) -> Any:
-    found = web_state(request).tidings.sources.all()
-    return [_source_out(s) for s in found
+    tid = web_state(request).tidings
+    last = tid.sources.last_runs()
+    return [_source_out(s, last.get(s.id)) for s in tid.sources.all()
             if who.admin or s.visibility is Visibility.EDITORIAL]
 
 
@@ -285,7 +299,7 @@ async def get_source(request: Request, who: Reader, source_id: str) -> Any:
     source = web_state(request).tidings.sources.get(source_id)
     if not who.admin and source.visibility is not Visibility.EDITORIAL:
         raise NotFoundError(f"no source {source_id!r}")
-    return _source_out(source)
+    return source_out(web_state(request).tidings, source)
 
 
 @router.get("/stats", response_model=StatsOut)

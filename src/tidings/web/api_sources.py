@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from tidings.app import SourceUpdate
 from tidings.model import SourceKind
-from tidings.web.api import SourceOut, Writer, _source_out
+from tidings.web.api import SourceOut, Writer, source_out
 from tidings.web.context import web_state
 
 router = APIRouter(prefix="/api/v1", tags=["api"],
@@ -44,7 +44,7 @@ async def add_source(request: Request, who: Writer, new: NewSource) -> Any:
     source = await st.tidings.sources.create(new.url, kind=new.kind, title=new.title,
                                              config=new.config)
     st.changed()
-    return _source_out(source)
+    return source_out(st.tidings, source)
 
 
 @router.put("/sources/{source_id}/config", response_model=SourceOut,
@@ -57,4 +57,4 @@ async def set_config(request: Request, who: Writer, source_id: str,
     st = web_state(request)
     source = await st.tidings.sources.update(source_id, SourceUpdate(config=change.config))
     st.changed()
-    return _source_out(source)
+    return source_out(st.tidings, source)

@@ -31,6 +31,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from tidings.app import ApiToken, ItemQuery, SourceUpdate, Tidings
 from tidings.app.paging import micros
+from tidings.app.standalone import guard_refusal
 from tidings.errors import ConfigError, NotFoundError, TidingsError
 from tidings.model import Item, ItemBrief, Source, Visibility
 from tidings.web import auth
@@ -175,6 +176,8 @@ async def _edit_one(request: Request, tid: Tidings, action: str, stream: str,
     folder = _label(params.get("a"))
     title = str(params.get("t") or "")
     if action == "subscribe":
+        if refused := guard_refusal(tid.settings, stream.removeprefix("feed/")):
+            raise ConfigError(refused)  # at once, as `tidings add` does: nothing stored
         await tid.sources.create(stream.removeprefix("feed/"), title=title, folder=folder)
         return
     source = gs.feed_source(stream, visible_sources(request))

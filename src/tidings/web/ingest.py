@@ -20,9 +20,10 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Request
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from tidings.app import MAX_ITEMS, IngestReport, PushedItem
+from tidings.dates import utc_instant
 from tidings.web import auth
 from tidings.web.context import client_address, web_state
 
@@ -37,6 +38,10 @@ _WINDOW = 60.0
 router = APIRouter(prefix="/api/ingest", tags=["ingest"])
 
 
+def _instant(when: datetime | None) -> datetime | None:
+    return None if when is None else utc_instant(when)  # the one date rule (tidings.dates)
+
+
 class IngestItemIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -47,7 +52,7 @@ class IngestItemIn(BaseModel):
     summary: Annotated[str, Field(max_length=20_000)] = ""
     content_html: Annotated[str | None, Field(max_length=500_000)] = None
     author: Annotated[str, Field(max_length=300)] = ""
-    published_at: datetime | None = None
+    published_at: Annotated[datetime | None, AfterValidator(_instant)] = None
     tags: Annotated[list[Annotated[str, Field(max_length=100)]], Field(max_length=30)] = []
     backfill: bool = Field(False, description="history: follows the timeline rule R-DEDUP-7")
 

@@ -1,4 +1,5 @@
-"""``/media/…``: the images extraction copied to ``DATA_DIR/media`` (R-EXTRACT-4).
+"""``/media/…``: the images extraction copied to ``DATA_DIR/media`` (R-EXTRACT-4), or
+into the database in cluster mode (``pipeline/media.py``), so every web node serves them.
 
 Files are named by the SHA-256 of their bytes (``extract/images.py``), so a
 name never changes meaning: answers are cached for a year as immutable. The
@@ -51,8 +52,11 @@ async def media(request: Request, first: str, second: str, name: str) -> Respons
     match = _NAME.fullmatch(name)
     if match is None or first != match.group(1)[:2] or second != match.group(1)[2:4]:
         raise NotFoundError("no such image")
-    path = web_state(request).settings.data_dir / "media" / first / second / name
-    body = await run_in_threadpool(_read, path)
+    st = web_state(request)
+    body = await run_in_threadpool(_read, st.settings.data_dir / "media" / first / second / name)
+    if body is None:  # a cluster's images are in the database (pipeline/media.py)
+        body = await run_in_threadpool(st.tidings.items.media, f"{first}/{second}/{name}")
+        body = body if body is not None and len(body) <= _MAX_BYTES else None
     kind = filetype.guess_mime(body) if body else None
     if body is None or kind not in _RASTER:
         raise NotFoundError("no such image")

@@ -14,6 +14,7 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
 from tidings.app import SourceStats, SourceUpdate, kinds
 from tidings.app.accounts import account_ref
+from tidings.app.state import state_of
 from tidings.errors import ConfigError, NotFoundError, TidingsError
 from tidings.model import FeedCandidate, Source, SourceKind, Visibility
 from tidings.web.context import form_with_csrf, render, require_admin, web_state
@@ -40,23 +41,17 @@ async def sources(request: Request) -> Response:
 
     def context() -> dict[str, Any]:
         listed = sorted(st.tidings.sources.all(), key=lambda s: (s.health != "failing",
-                                                                 s.health != "degraded", s.id))
-        rows = [(s, _stats(request, s), shown_health(s)) for s in listed]
+                                                             s.health != "degraded", s.id))
+        rows = [(s, stat, state_of(s, stat.last_run if stat else None))
+                for s in listed for stat in [_stats(request, s)]]
         counts: dict[str, int] = {}
-        for _, _, health in rows:
-            counts[health] = counts.get(health, 0) + 1
+        for _, _, state in rows:
+            counts[state.name] = counts.get(state.name, 0) + 1
         return {"title": "Sources", "rows": rows, "counts": counts, "stats": st.stats(),
                 "spend": st.tidings.paid.by_day(), "troubles": st.tidings.paid.troubles(),
                 "unfetched": kinds.unfetched_kinds()}
 
     return render(request, "sources.html", context)
-
-
-def shown_health(source: Source) -> str:
-    """``new`` for a source never collected yet (its stored health says ``ok``)."""
-    if source.last_success_at is None and not source.fail_count:
-        return "new"
-    return source.health.value
 
 
 def _source_context(request: Request, source: Source) -> dict[str, Any]:
@@ -65,6 +60,7 @@ def _source_context(request: Request, source: Source) -> dict[str, Any]:
     warnings = sorted({w for r in runs[:5] for w in r.warnings})
     return {"title": source.title or source.id, "source": source, "runs": runs,
             "warnings": warnings, "stat": _stats(request, source), "kinds": editable_kinds(),
+            "state": state_of(source, runs[0] if runs else None),
             "visibilities": [v.value for v in Visibility], "folders": tid.folders.names(),
             "form": _form_values(source), "error": "", "websub": tid.websub.status(source),
             "fetched": kinds.is_fetched(source), "facts": kinds.facts(source)}

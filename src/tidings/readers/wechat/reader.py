@@ -189,8 +189,7 @@ class WechatReader:
             if isinstance(exc, HTTPStatusError) and exc.status < 500:
                 run.items[str(entry.item.key)] = entry.item  # no body will ever come
                 return
-            spent = type(exc) is BudgetExhaustedError  # our own budget: not a try
-            waiting = entry if spent else bodies.failed(entry)
+            waiting = bodies.failed(entry) if bodies.tried(exc) else entry
             run.waiting.append(waiting)
             if entry.tries == 0:  # stored without its body; later tries count in the cursor
                 run.items[str(entry.item.key)] = waiting.item

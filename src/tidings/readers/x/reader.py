@@ -291,8 +291,7 @@ class XReader:
             except (BudgetExhaustedError, HTTPStatusError) as exc:
                 if isinstance(exc, HTTPStatusError) and exc.status in REQUEST_REFUSED:
                     continue  # the article is gone: the tweet stays as it is
-                spent = type(exc) is BudgetExhaustedError  # our budget: not a failed try
-                waiting.append(entry if spent else bodies.failed(entry))
+                waiting.append(bodies.failed(entry) if bodies.tried(exc) else entry)
                 items[str(entry.item.key)] = waiting[-1].item
                 continue
             items[str(entry.item.key)] = with_article(entry.item, answer.data)

@@ -21,6 +21,7 @@ from tidings.store.base import UpsertBatch
 from tidings.store.postgres._compat import CompatMixin
 from tidings.store.postgres._db import Conn, Database, Transaction, connect
 from tidings.store.postgres._find import SearchMixin
+from tidings.store.postgres._inuse import hold_shared
 from tidings.store.postgres._items import ItemsWriteMixin
 from tidings.store.postgres._ops import OpsMixin
 from tidings.store.postgres._queue import (
@@ -39,6 +40,7 @@ from tidings.store.postgres._spend import SpendMixin
 from tidings.store.postgres._stats import StatsMixin
 from tidings.store.postgres._stories import StoriesMixin
 from tidings.store.sql.crawl import CrawlMixin
+from tidings.store.sql.media import MediaMixin
 from tidings.store.sql.raw import RawMixin
 from tidings.store.sql.users import UsersMixin
 
@@ -52,6 +54,7 @@ def is_postgres_url(url: str) -> bool:
 class _Everything(
     SourcesMixin, RunsMixin, ItemsWriteMixin, ItemsReadMixin, SearchIndexMixin, SearchMixin,
     RawMixin, StatsMixin, OpsMixin, UsersMixin, SpendMixin, StoriesMixin, CrawlMixin, CompatMixin,
+    MediaMixin,
 ):
     """Every read and write, on whatever connection the subclass provides."""
 
@@ -90,7 +93,14 @@ class PostgresStorage(_Everything):
         finally:
             setup.close()
         self.url = url
-        self._db = Database(url, max_size=pool_size)
+        #: this process's hold on the archive (``_inuse``): restore and migrate ask
+        self._holder = hold_shared(url)
+        try:
+            self._db = Database(url, max_size=pool_size)
+        except BaseException:
+            if self._holder is not None:
+                self._holder.close()
+            raise
 
     def _read(self) -> AbstractContextManager[Conn]:
         return self._db.read()
@@ -112,6 +122,9 @@ class PostgresStorage(_Everything):
 
     def close(self) -> None:
         self._db.close()
+        if self._holder is not None:
+            self._holder.close()
+            self._holder = None
 
     def __enter__(self) -> PostgresStorage:
         return self

@@ -339,8 +339,28 @@ EXCEPTION WHEN feature_not_supported THEN
 END $$;
 """
 
+# A paid API's trouble, one row per provider (as in the SQLite schema).
+_PAID_TROUBLES = """
+CREATE TABLE IF NOT EXISTS paid_troubles (
+    provider text PRIMARY KEY,
+    reason text NOT NULL,
+    since bigint NOT NULL,
+    until bigint NOT NULL
+);
+"""
+
+# Localized images in the archive (cluster mode: every web node serves them; a SQLite
+# archive keeps them on disk and reads here only what a migration brought in).
+_MEDIA = """
+CREATE TABLE IF NOT EXISTS media (
+    name text PRIMARY KEY,
+    body bytea NOT NULL,
+    stored_at bigint NOT NULL
+);
+"""
+
 MIGRATIONS: tuple[str, ...] = (_BASE, _CRAWL_FRONTIER, _STORY_CLUSTERS, _LEASE_HOLDERS,
-                               _COMPAT_APIS, _SEARCH_HOURS, _LZ4_BODIES)
+                               _COMPAT_APIS, _SEARCH_HOURS, _LZ4_BODIES, _PAID_TROUBLES, _MEDIA)
 
 #: the advisory lock key under which migrations run (any constant; "tidings" in ASCII)
 _LOCK = 0x7469_6469_6E67_73

@@ -9,10 +9,10 @@ from typing import Any
 from tidings.model import PaidCall, Spend
 from tidings.store.postgres._db import Access
 from tidings.store.sql._base import to_us
-from tidings.store.sql.spend import _COLUMNS, _call, spend_after
+from tidings.store.sql.spend import _COLUMNS, PaidTroubles, _call, spend_after
 
 
-class SpendMixin(Access):
+class SpendMixin(PaidTroubles, Access):
     def record_paid_call(self, call: PaidCall) -> None:
         with self._write() as conn:
             conn.execute(
@@ -46,3 +46,4 @@ class SpendMixin(Access):
                 f"SELECT {_COLUMNS} FROM paid_calls WHERE {' AND '.join(where)} "  # noqa: S608
                 "ORDER BY called_at DESC, id DESC LIMIT ?", (*params, limit)).fetchall()
         return [_call(r) for r in rows]
+

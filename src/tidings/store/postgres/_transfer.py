@@ -17,17 +17,22 @@ Tables added by later migrations are copied once they are listed in ``TABLES``.
 
 from __future__ import annotations
 
+import itertools
+import re
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 import psycopg
 
 from tidings.errors import StorageError
+from tidings.store import inuse
 from tidings.store.postgres import PostgresStorage
+from tidings.store.postgres import _inuse as pg_inuse
 from tidings.store.postgres._db import one_line
 from tidings.store.sqlite import SqliteStorage
 
@@ -48,7 +53,7 @@ TABLES: tuple[Table, ...] = (
     Table("users", ("id",)), Table("sessions", ("id",)), Table("api_tokens", ("id",)),
     Table("paid_calls", ("id",)), Table("source_leases", ("source_id",)),
     Table("saved_searches", ("id",)), Table("fever_keys", ("token_id",)),
-    Table("websub", ("source_id",)),
+    Table("websub", ("source_id",)), Table("paid_troubles", ("provider",)),
     Table("story_members", ("item_id",)), Table("story_links", ("a", "b")),
     Table("crawls", ("id",)), Table("crawl_sites", ("id",)),
     Table("crawl_pages", ("crawl_id", "url")), Table("crawl_feeds", ("id",)),
@@ -276,8 +281,65 @@ def migrate_archive(source: str | Path, target: str | Path,
     a postgresql:// URL, either way), resumable, counts checked."""
     if str(source) == str(target):
         raise StorageError("migrate: the source and the target are the same archive")
-    with _sides(source, target) as (src, dst):
-        return copy_archive(src, dst, progress)
+    # nobody else may have the target open: a reader would see it half copied
+    alone = (pg_inuse.exclusive(target, "migrate") if isinstance(target, str)
+             else inuse.exclusive(target, "migrate"))
+    with alone:
+        with _sides(source, target) as (src, dst):
+            counts = copy_archive(src, dst, progress)
+        counts["media"] = copy_media(source, target)
+        return counts
+
+
+#: a localized image's name under DATA_DIR/media (extract/images.py)
+_MEDIA_NAME = re.compile(r"[0-9a-f]{2}/[0-9a-f]{2}/[0-9a-f]{64}\.(?:jpg|png|gif|webp|avif|bmp|ico)")
+_MEDIA_MAX = 8 * 1024 * 1024
+_MEDIA_BATCH = 50
+
+
+def _disk_media(media_dir: Path) -> Iterator[tuple[str, bytes]]:
+    if not media_dir.is_dir():
+        return
+    for path in sorted(media_dir.glob("??/??/*")):
+        name = path.relative_to(media_dir).as_posix()
+        if _MEDIA_NAME.fullmatch(name) and path.is_file() and path.stat().st_size <= _MEDIA_MAX:
+            yield name, path.read_bytes()
+
+
+def _table_media(source: str | Path) -> Iterator[tuple[str, bytes]]:
+    if isinstance(source, Path):
+        conn = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+        try:
+            yield from ((str(n), bytes(b)) for n, b in conn.execute(
+                "SELECT name, body FROM media ORDER BY name"))
+        finally:
+            conn.close()
+        return
+    with psycopg.connect(source) as pg, pg.cursor(name="tidings_media") as cur:
+        cur.execute("SELECT name, body FROM media ORDER BY name")
+        yield from ((str(n), bytes(b)) for n, b in cur)
+
+
+def copy_media(source: str | Path, target: str | Path) -> int:
+    """The localized images: the ``media`` table, and from a SQLite archive also the files
+    of its ``media`` folder, so a cluster's web nodes find them (docs/scale.md). Not a
+    table of ``TABLES``: the target may hold more than the source (the files), and a
+    name stored already is skipped, so a resumed copy goes on."""
+    images = _table_media(source)
+    if isinstance(source, Path):
+        images = itertools.chain(images, _disk_media(source.parent / "media"))
+    store = PostgresStorage(target, pool_size=1) if isinstance(target, str) \
+        else SqliteStorage(target)
+    copied = 0
+    try:
+        while batch := list(itertools.islice(images, _MEDIA_BATCH)):
+            with store.write() as unit:
+                for name, body in batch:
+                    unit.put_media(name, body, datetime.now(UTC))
+            copied += len(batch)
+    finally:
+        store.close()
+    return copied
 
 
 def backup_to_sqlite(url: str, dest: Path) -> Path:
@@ -288,8 +350,11 @@ def backup_to_sqlite(url: str, dest: Path) -> Path:
     try:
         with _sides(url, partial, snapshot=True) as (src, dst):
             copy_archive(src, dst)
+        copy_media(url, partial)
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
+    finally:  # only this process ever opened the partial file: its lock file goes too
+        inuse.lock_path(partial).unlink(missing_ok=True)
     partial.replace(dest)
     return dest

@@ -1,4 +1,5 @@
-"""Paid calls: the columns, the row converter and the running spend both backends share."""
+"""Paid calls and providers' troubles: the columns, the row converter, the running
+spend and the troubles' methods both backends share."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from tidings.model import PaidCall, Spend
-from tidings.store.sql._base import from_us, to_us
+from tidings.model import PaidCall, ProviderTrouble, Spend
+from tidings.store.sql._base import Connected, from_us, to_us
 
 _COLUMNS = "provider, purpose, source_ids, status, cost, duration_ms, called_at"
 
@@ -28,3 +29,27 @@ def spend_after(conn: Any, since: datetime, after_id: int) -> tuple[dict[str, Sp
         (after_id, to_us(since))).fetchall()
     return ({r[0]: Spend(calls=int(r[1]), cost=float(r[2])) for r in rows},
             max([after_id, *(int(r[3]) for r in rows)]))
+
+
+class PaidTroubles(Connected):
+    """A provider's trouble (refused key, no balance, a pause), one row per provider,
+    kept until a call succeeds again so that every process sees it."""
+
+    def paid_troubles(self) -> dict[str, ProviderTrouble]:
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT provider, reason, since, until FROM paid_troubles").fetchall()
+        return {r[0]: ProviderTrouble(r[0], r[1], from_us(r[2]), from_us(r[3])) for r in rows}
+
+    def set_paid_trouble(self, trouble: ProviderTrouble) -> None:
+        t = trouble
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO paid_troubles (provider, reason, since, until) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (provider) DO UPDATE SET reason = excluded.reason, "
+                "since = excluded.since, until = excluded.until",
+                (t.provider, t.reason, to_us(t.since), to_us(t.until)))
+
+    def clear_paid_trouble(self, provider: str) -> None:
+        with self._write() as conn:
+            conn.execute("DELETE FROM paid_troubles WHERE provider = ?", (provider,))

@@ -16,7 +16,9 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from tidings.errors import ReadOnlyError, StorageError
+from tidings.store import inuse
 from tidings.store.sql.crawl import CrawlMixin
+from tidings.store.sql.media import MediaMixin
 from tidings.store.sql.raw import RawMixin
 from tidings.store.sql.users import UsersMixin
 from tidings.store.sqlite._compat import CompatMixin
@@ -71,6 +73,7 @@ def _check_current(path: Path) -> None:
 class _Everything(
     SourcesMixin, RunsMixin, ItemsWriteMixin, ItemsReadMixin, SearchIndexMixin, SearchMixin,
     RawMixin, StatsMixin, OpsMixin, UsersMixin, SpendMixin, CrawlMixin, StoriesMixin, CompatMixin,
+    MediaMixin,
 ):
     """Every read and write, on whatever connection the subclass provides."""
 
@@ -100,11 +103,14 @@ class SqliteStorage(_Everything):
 
     def __init__(self, path: Path) -> None:
         read_only = path.exists() and is_read_only(path)
+        self._held = False  # a shared lock on the archive's lock file (store.inuse)
         try:
             if read_only:  # reads work; every write says the directory is read-only
                 _check_current(path)
             else:
                 path.parent.mkdir(parents=True, exist_ok=True)
+                inuse.hold_shared(path)  # before the file is touched: a restore may run
+                self._held = True
                 _create_private(path)
                 _make_private(path)
                 setup = connect(path)
@@ -114,8 +120,12 @@ class SqliteStorage(_Everything):
                 finally:
                     setup.close()
             self._db = Database(path, read_only=read_only)
-        except sqlite3.Error as exc:
-            raise StorageError(f"cannot open database {path}: {exc}") from exc
+        except BaseException as exc:
+            if self._held:
+                inuse.release(path)
+            if isinstance(exc, sqlite3.Error):
+                raise StorageError(f"cannot open database {path}: {exc}") from exc
+            raise
         self.path = path
 
     def _read(self) -> AbstractContextManager[sqlite3.Connection]:
@@ -133,6 +143,9 @@ class SqliteStorage(_Everything):
 
     def close(self) -> None:
         self._db.close()
+        if self._held:
+            self._held = False
+            inuse.release(self.path)
 
     def __enter__(self) -> SqliteStorage:
         return self

@@ -404,9 +404,31 @@ CREATE TABLE websub (
 ) WITHOUT ROWID;
 """
 
+# A paid API's trouble (a refused key, no balance, a 429's pause), one row per
+# provider: every process holds back alike, and the next command still shows it.
+_PAID_TROUBLES = """
+CREATE TABLE IF NOT EXISTS paid_troubles (
+    provider TEXT PRIMARY KEY,
+    reason TEXT NOT NULL,
+    since INTEGER NOT NULL,
+    until INTEGER NOT NULL
+) WITHOUT ROWID;
+"""
+
+# Localized images in the archive (cluster mode: every web node serves them; a SQLite
+# archive keeps them on disk and reads here only what a migration brought in).
+_MEDIA = """
+CREATE TABLE IF NOT EXISTS media (
+    name TEXT PRIMARY KEY,
+    body BLOB NOT NULL,
+    stored_at INTEGER NOT NULL
+);
+"""
+
 MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _FOLDERS_AND_LOSSY, _WEB_ACCESS,
                                _PAID_CALLS, _FINGERPRINTS_ON_ITEMS, _CRAWL_FRONTIER,
-                               _LEASE_HOLDERS, _STORY_CLUSTERS, _COMPAT_APIS)
+                               _LEASE_HOLDERS, _STORY_CLUSTERS, _COMPAT_APIS,
+                               _PAID_TROUBLES, _MEDIA)
 
 
 def migrate(conn: sqlite3.Connection) -> int:

@@ -7,11 +7,11 @@ from datetime import datetime
 from typing import Any
 
 from tidings.model import PaidCall, Spend
-from tidings.store.sql.spend import _COLUMNS, _call, spend_after
+from tidings.store.sql.spend import _COLUMNS, PaidTroubles, _call, spend_after
 from tidings.store.sqlite._db import Access, to_us
 
 
-class SpendMixin(Access):
+class SpendMixin(PaidTroubles, Access):
     def record_paid_call(self, call: PaidCall) -> None:
         with self._write() as conn:
             conn.execute(
@@ -45,3 +45,4 @@ class SpendMixin(Access):
                 f"SELECT {_COLUMNS} FROM paid_calls WHERE {' AND '.join(where)} "  # noqa: S608
                 "ORDER BY called_at DESC, id DESC LIMIT ?", (*params, limit)).fetchall()
         return [_call(r) for r in rows]
+

@@ -4,7 +4,9 @@ The check comes first and touches nothing: the file must be an SQLite database
 whose integrity check passes, that holds tidings' tables, and whose schema is
 not newer than this tidings. Only then is the current archive kept aside (never
 deleted) and the backup copied in through a partial file and a rename, so the
-archive is always one whole database: the old one or the restored one.
+archive is always one whole database: the old one or the restored one. No
+process may have the archive open meanwhile (``store.inuse``): a running
+``tidings serve`` would go on with the renamed old file.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 from tidings.errors import ConfigError
+from tidings.store import inuse
 from tidings.store.sqlite._schema import MIGRATIONS
 
 _TABLES = {"sources", "items", "fetch_runs"}
@@ -52,16 +55,17 @@ def restore_backup(backup: Path, database: Path, now: datetime) -> Path | None:
     """Check ``backup`` and put a copy of it at ``database``; returns where the archive
     it replaced was kept (None when there was none)."""
     check_backup(backup)
-    partial = database.with_name(database.name + ".restoring")
-    shutil.copyfile(backup, partial)
-    kept = None
-    if database.exists():
-        kept = database.with_name(f"{database.name}.before-restore-{now:%Y%m%d-%H%M%S}")
-        _checkpoint(database)
-        database.replace(kept)
-    for extra in ("-wal", "-shm"):
-        Path(f"{database}{extra}").unlink(missing_ok=True)
-    partial.replace(database)
+    with inuse.exclusive(database, "restore"):  # no process may have the archive open
+        partial = database.with_name(database.name + ".restoring")
+        shutil.copyfile(backup, partial)
+        kept = None
+        if database.exists():
+            kept = database.with_name(f"{database.name}.before-restore-{now:%Y%m%d-%H%M%S}")
+            _checkpoint(database)
+            database.replace(kept)
+        for extra in ("-wal", "-shm"):
+            Path(f"{database}{extra}").unlink(missing_ok=True)
+        partial.replace(database)
     return kept
 
 

@@ -11,6 +11,7 @@ from tidings.app.catalog import slugify
 from tidings.app.crawling import CrawlLimits, Crawls
 from tidings.app.facade import Tidings, utcnow
 from tidings.app.ingest import MAX_ITEMS, IngestReport, ItemResult, PushedItem
+from tidings.app.navigation import FolderEntry, MarkedRead, Sidebar, SourceEntry
 from tidings.app.standalone import discover_feeds, extract_target
 from tidings.net.listen import listen_socket
 from tidings.pipeline.doctor import DoctorReport
@@ -49,15 +50,19 @@ __all__ = [
     "DoctorReport",
     "ExtractReport",
     "Extraction",
+    "FolderEntry",
     "HealthReport",
     "IngestReport",
     "ItemQuery",
     "ItemResult",
+    "MarkedRead",
     "PushedItem",
     "ReparseReport",
     "RoundProgress",
     "RoundReport",
     "SearchQuery",
+    "Sidebar",
+    "SourceEntry",
     "SourceOverview",
     "SourceStats",
     "SourceUpdate",

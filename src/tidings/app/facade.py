@@ -27,6 +27,7 @@ from tidings.app.accounts import AccountRef, account_ref, first_interval
 from tidings.app.compat import Compat
 from tidings.app.crawling import Crawls
 from tidings.app.ingest import IngestReport, PushedItem
+from tidings.app.navigation import Navigation
 from tidings.app.paging import sort_time
 from tidings.app.stories import Stories
 from tidings.app.websub import WebSub
@@ -102,6 +103,7 @@ class Tidings:
         #: the web reader's users, sessions and API tokens (R-API-6)
         self.access = Access(store, self._writer, clock)
         self.stories = Stories(store, self._writer, clock)
+        self.navigation = Navigation(store, self._writer, clock)  # the reader's sidebar
         #: what feeds out and the client APIs need beyond the JSON API (R-API-2/3)
         self.compat = Compat(store, self._writer, clock)
         #: the WebSub subscriber (R-RSS-8)

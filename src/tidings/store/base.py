@@ -55,6 +55,7 @@ from tidings.model import (
 from tidings.store.access import AccessReads, AccessWrites
 from tidings.store.compat import CompatReads, CompatWrites
 from tidings.store.crawl import CrawlReads, CrawlWrites
+from tidings.store.navigation import NavigationReads, NavigationWrites
 from tidings.store.ops import OpsReads, OpsWrites
 from tidings.store.stories import StoriesReads, StoriesWrites
 
@@ -236,7 +237,8 @@ class ArchiveStats:
 # -------------------------------------------------------------------- protocols
 
 
-class Reads(OpsReads, AccessReads, CrawlReads, StoriesReads, CompatReads, Protocol):
+class Reads(OpsReads, AccessReads, CrawlReads, StoriesReads, CompatReads, NavigationReads,
+            Protocol):
     """Everything storage answers without writing. What asynchronous code holds."""
 
     # -- sources
@@ -344,7 +346,8 @@ class Reads(OpsReads, AccessReads, CrawlReads, StoriesReads, CompatReads, Protoc
         ...
 
 
-class Writes(OpsWrites, AccessWrites, CrawlWrites, StoriesWrites, CompatWrites, Protocol):
+class Writes(OpsWrites, AccessWrites, CrawlWrites, StoriesWrites, CompatWrites, NavigationWrites,
+             Protocol):
     """Every write; each call atomic by itself."""
 
     # -- sources

@@ -22,7 +22,7 @@ from tidings.errors import NotFoundError
 from tidings.model import Item, ItemBrief, Source, Visibility
 from tidings.web.context import Viewer, check_api_csrf, viewer, web_state
 from tidings.web.edge import MAX_ID, ItemId
-from tidings.web.pages_read import TODAY_HOURS
+from tidings.web.sidebar import TODAY_HOURS
 
 
 class Unauthorized(Exception):  # noqa: N818 - a control-flow signal

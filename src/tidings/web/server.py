@@ -38,6 +38,7 @@ from tidings.web import (
     greader,
     ingest,
     media,
+    navigation,
     pages_collect,
     pages_explore,
     pages_items,
@@ -239,6 +240,8 @@ def create_app(tidings: Tidings, settings: Settings, *, page_ttl: float = 2.0) -
     app.include_router(pages_explore.router)
     app.include_router(media.router)
     app.include_router(pages_stories.router)
+    app.include_router(navigation.router)
+    app.include_router(navigation.api_router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return Guard(app, state)
 

@@ -23,6 +23,7 @@ from tidings.store.postgres._crawl import CrawlMixin
 from tidings.store.postgres._db import Conn, Database, Transaction, connect
 from tidings.store.postgres._find import SearchMixin
 from tidings.store.postgres._items import ItemsWriteMixin
+from tidings.store.postgres._navigation import NavigationMixin
 from tidings.store.postgres._ops import OpsMixin
 from tidings.store.postgres._queue import (
     QueueStatus,
@@ -51,6 +52,7 @@ def is_postgres_url(url: str) -> bool:
 class _Everything(
     SourcesMixin, RunsMixin, ItemsWriteMixin, ItemsReadMixin, SearchIndexMixin, SearchMixin,
     RawMixin, StatsMixin, OpsMixin, AccessMixin, SpendMixin, StoriesMixin, CrawlMixin, CompatMixin,
+    NavigationMixin,
 ):
     """Every read and write, on whatever connection the subclass provides."""
 

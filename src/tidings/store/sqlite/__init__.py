@@ -22,6 +22,7 @@ from tidings.store.sqlite._crawl import CrawlMixin
 from tidings.store.sqlite._db import Database, Transaction, connect, is_read_only
 from tidings.store.sqlite._find import SearchMixin
 from tidings.store.sqlite._items import ItemsWriteMixin
+from tidings.store.sqlite._navigation import NavigationMixin
 from tidings.store.sqlite._ops import OpsMixin
 from tidings.store.sqlite._raw import RawMixin
 from tidings.store.sqlite._reading import ItemsReadMixin
@@ -71,6 +72,7 @@ def _check_current(path: Path) -> None:
 class _Everything(
     SourcesMixin, RunsMixin, ItemsWriteMixin, ItemsReadMixin, SearchIndexMixin, SearchMixin,
     RawMixin, StatsMixin, OpsMixin, AccessMixin, SpendMixin, CrawlMixin, StoriesMixin, CompatMixin,
+    NavigationMixin,
 ):
     """Every read and write, on whatever connection the subclass provides."""
 

@@ -58,6 +58,42 @@
     help.addEventListener("click", function (e) { if (e.target === help) toggleHelp(false); });
   }
 
+  // ------------------------------------------------- sidebar, drawer
+  var FOLDS = "tidings-folds", body = doc.body;
+  var sidebar = doc.getElementById("sidebar");
+  function drawer(open) {
+    body.classList.toggle("drawer-open", open);
+    if (!open && location.hash === "#sidebar") history.replaceState(null, "", location.pathname + location.search);
+  }
+  var toggle = doc.getElementById("drawer-toggle");
+  if (toggle) toggle.addEventListener("click", function (e) { e.preventDefault(); drawer(!body.classList.contains("drawer-open")); });
+  Array.prototype.forEach.call(doc.querySelectorAll("#drawer-close, .drawer-shade"), function (el) {
+    el.addEventListener("click", function (e) { e.preventDefault(); drawer(false); });
+  });
+  if (sidebar) {
+    var folded = load(FOLDS, []);
+    Array.prototype.forEach.call(sidebar.querySelectorAll("details.folder"), function (d) {
+      if (folded.indexOf(d.dataset.folder) >= 0) d.open = false;
+      d.addEventListener("toggle", function () {
+        var now = load(FOLDS, []).filter(function (n) { return n !== d.dataset.folder; });
+        if (!d.open) now.push(d.dataset.folder);
+        save(FOLDS, now.slice(-200));
+      });
+    });
+  }
+  // next / previous source in the sidebar's order (J / K), from the current one
+  function nextSource(step) {
+    if (!sidebar) return false;
+    var links = Array.prototype.slice.call(sidebar.querySelectorAll("a[data-source]"));
+    if (!links.length) return false;
+    var at = -1;
+    links.forEach(function (a, i) { if (a.getAttribute("aria-current") === "page") at = i; });
+    var to = at < 0 ? (step > 0 ? 0 : links.length - 1) : Math.max(0, Math.min(links.length - 1, at + step));
+    if (to === at) { toast(step > 0 ? "Last source" : "First source"); return true; }
+    location.href = links[to].href;
+    return true;
+  }
+
   // ------------------------------------------------ state changes + queue
   function send(ids, change) {
     var body = { ids: ids };
@@ -223,6 +259,7 @@
     }
     var k = e.key;
     if (help && !help.hidden) { if (k === "Escape" || k === "?") toggleHelp(false); e.preventDefault(); return; }
+    if (k === "Escape" && body.classList.contains("drawer-open")) { drawer(false); e.preventDefault(); return; }
     if (Date.now() - pendingG < 1200) {
       pendingG = 0;
       var dest = { h: "/", u: "/unread", s: "/starred", a: "/all" }[k];
@@ -244,6 +281,8 @@
       case "m": if (article) articleToggle("read"); else if (row) toggleRead(row); else handled = false; break;
       case "s": if (article) articleToggle("starred"); else if (row) toggleStar(row); else handled = false; break;
       case "A": markAbove(); break;
+      case "J": handled = nextSource(1); break;
+      case "K": handled = nextSource(-1); break;
       case "n": var older = doc.getElementById("older"); if (older) go(older.href); else handled = false; break;
       case "p": var newer = doc.getElementById("newest"); if (newer) go(newer.href); else handled = false; break;
       case "u": if (article) backToList(); else handled = false; break;

@@ -1,0 +1,26 @@
+"""The sidebar's counts and "mark a source read" (``tidings.store.navigation``): the
+statements of ``sqlite._navigation``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from tidings.store.navigation import SourceCounts
+from tidings.store.postgres._db import Access
+from tidings.store.sqlite._db import to_us
+from tidings.store.sqlite._navigation import COUNTS, counts_from_rows, read_statement
+
+
+class NavigationMixin(Access):
+
+    def source_counts(self, since: datetime) -> list[SourceCounts]:
+        with self._read() as conn:
+            return counts_from_rows(conn.execute(COUNTS, (to_us(since),)).fetchall())
+
+    def read_sources(self, source_ids: Sequence[str]) -> list[int]:
+        if not source_ids:
+            return []
+        with self._write() as conn:
+            rows = conn.execute(read_statement(source_ids), tuple(source_ids)).fetchall()
+        return sorted(int(r[0]) for r in rows)

@@ -1,0 +1,47 @@
+"""The sidebar's counts and "mark a source read" (``tidings.store.navigation``); the
+statements serve both backends."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from tidings.store.navigation import SourceCounts
+from tidings.store.sqlite._db import Access, marks, to_us
+
+#: unread (all, and since a time) from the unread-by-source index, starred from the
+#: starred-by-source one, joined per source
+COUNTS = (
+    "SELECT source_id, sum(unread), sum(today), sum(starred) FROM ("
+    " SELECT i.source_id AS source_id, count(*) AS unread,"
+    " sum(CASE WHEN i.sort_time >= ? AND i.backfill = 0 THEN 1 ELSE 0 END) AS today,"
+    " 0 AS starred FROM items i WHERE i.read = 0 GROUP BY i.source_id"
+    " UNION ALL"
+    " SELECT i.source_id, 0, 0, count(*) FROM items i WHERE i.starred = 1"
+    " GROUP BY i.source_id"
+    ") c GROUP BY source_id ORDER BY source_id"
+)
+
+
+def counts_from_rows(rows: Sequence[Sequence[Any]]) -> list[SourceCounts]:
+    return [SourceCounts(r[0], int(r[1]), int(r[2]), int(r[3])) for r in rows]
+
+
+def read_statement(source_ids: Sequence[str]) -> str:
+    return ("UPDATE items SET read = 1 WHERE read = 0 "  # noqa: S608 - only placeholders
+            f"AND source_id IN ({marks(len(source_ids))}) RETURNING id")
+
+
+class NavigationMixin(Access):
+
+    def source_counts(self, since: datetime) -> list[SourceCounts]:
+        with self._read() as conn:
+            return counts_from_rows(conn.execute(COUNTS, (to_us(since),)).fetchall())
+
+    def read_sources(self, source_ids: Sequence[str]) -> list[int]:
+        if not source_ids:
+            return []
+        with self._write() as conn:
+            rows = conn.execute(read_statement(source_ids), tuple(source_ids)).fetchall()
+        return sorted(r[0] for r in rows)

@@ -1,7 +1,8 @@
 """Navigation by folder and source (issue 32) in real headless Chromium, at 360 and
 1280 px in both themes: the sidebar (a drawer on a phone) shows the counts the API
 gives, a folder is marked read and the undo takes back exactly that, J/K walk the
-sources, and no page scrolls sideways. Screenshots go to test-artifacts/screenshots/."""
+sources, the header is one row, the password note is one line or gone, and no page
+scrolls sideways. Screenshots go to test-artifacts/screenshots/."""
 
 from __future__ import annotations
 
@@ -243,3 +244,51 @@ def test_j_and_k_walk_the_sources_and_folders_fold(
     assert page.locator('details.folder[data-folder="News"]').get_attribute("open") is None
     page.keyboard.press("Shift+J")  # folded sources are still walked
     page.wait_for_url("**/source/blog")
+
+
+HEADER_PAGES = ["/", "/all", "/trending", "/folder/News", "/source/wire", "/sources",
+                "/sources/wire", "/settings", "/add", "/search?q=rust"]
+
+
+def test_one_row_header_a_short_note_and_no_overflow(
+        site: Site, browser: tuple[str, BrowserContext]) -> None:
+    size, ctx = browser
+    page = ctx.new_page()
+    for path in HEADER_PAGES:
+        page.goto(site.server.url + path)
+        assert _overflow(page) <= 0, f"{path} scrolls sideways at {size}"
+        if size == "wide":
+            tops = page.eval_on_selector_all(
+                "header.top > *", "els => els.filter(e => e.offsetParent)"
+                ".map(e => Math.round(e.getBoundingClientRect().top))")
+            header = page.locator("header.top").bounding_box()
+            assert header is not None and header["height"] < 56, (path, header)
+            assert max(tops) - min(tops) < 16, (path, tops)
+        banner = page.locator(".banner").bounding_box()
+        assert banner is not None and banner["height"] <= 40, (path, banner)
+    page.goto(site.server.url + "/")
+    page.locator("#banner-close").click()
+    assert not page.locator("#banner").is_visible()
+    page.reload()
+    assert not page.locator("#banner").is_visible(), "a closed note stays closed"
+    page.screenshot(path=str(SHOTS / f"nav-header-{size}.png"))
+
+
+def test_the_reason_of_a_run_comes_first_on_a_phone(site: Site, playwright_: Any,
+                                                     tmp_path: Path) -> None:
+    ctx = _context(playwright_, tmp_path / "runs", "phone")
+    try:
+        page = ctx.new_page()
+        page.goto(site.server.url + "/sources/wire")
+        reason = page.locator(".runs td.reason").first
+        box = reason.bounding_box()
+        started = page.locator(".runs tbody tr td").first.bounding_box()
+        assert box is not None and started is not None
+        assert REASON in reason.inner_text()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 360
+        assert box["y"] < started["y"], "the reason is the run's first line"
+        assert _overflow(page) <= 0
+        reason.scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / "nav-source-runs-phone.png"))
+    finally:
+        ctx.close()

@@ -1,12 +1,13 @@
 """Navigation by folder and source over HTTP (issue 32): ``/api/v1/counts``, mark a
 source or folder read and undo it through the API, what visitors see, the errors
-people get, and the undo's time limit. The browser half is tests/test_browser_nav.py."""
+people get, the undo's time limit, and the sources page's "Paid APIs" section only
+when there is something to show. The browser half is tests/test_browser_nav.py."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -26,7 +27,7 @@ from test_web_support import (
 )
 from tidings.app import SourceUpdate, Tidings
 from tidings.errors import NotFoundError
-from tidings.model import Visibility
+from tidings.model import PaidCall, Visibility
 from tidings.settings import Settings
 
 
@@ -133,3 +134,12 @@ def test_an_undo_lasts_thirty_minutes(settings: Settings) -> None:
         assert run(lambda: tid.navigation.undo(second.token)) == 2
     finally:
         tid.close()
+
+
+def test_the_paid_apis_section_shows_only_with_calls(api: Api) -> None:
+    page = httpx.get(api.server.url + "/sources").text
+    assert "Paid APIs" not in page
+    call = PaidCall("socialdata", "search", ("wire",), "ok", 0.0002, 120, datetime.now(UTC))
+    write(api.tid, lambda unit: unit.record_paid_call(call))
+    page = httpx.get(api.server.url + "/sources").text
+    assert "Paid APIs" in page and "socialdata: 1 call" in page

@@ -58,7 +58,7 @@
     help.addEventListener("click", function (e) { if (e.target === help) toggleHelp(false); });
   }
 
-  // ------------------------------------------------- sidebar, drawer
+  // ------------------------------------------- sidebar, drawer, banner
   var FOLDS = "tidings-folds", body = doc.body;
   var sidebar = doc.getElementById("sidebar");
   function drawer(open) {
@@ -92,6 +92,14 @@
     if (to === at) { toast(step > 0 ? "Last source" : "First source"); return true; }
     location.href = links[to].href;
     return true;
+  }
+  var banner = doc.getElementById("banner"), bannerClose = doc.getElementById("banner-close");
+  if (banner && bannerClose) {
+    bannerClose.hidden = false;
+    bannerClose.addEventListener("click", function () {
+      root.dataset.banner = "hidden";
+      try { localStorage.setItem("tidings-banner", "hidden"); } catch (e) { /* disabled */ }
+    });
   }
 
   // ------------------------------------------------ state changes + queue

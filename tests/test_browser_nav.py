@@ -96,20 +96,34 @@ def playwright_() -> Iterator[Any]:
         yield p
 
 
-def _context(playwright_: Any, tmp: Path, size: str) -> BrowserContext:
+def _context(playwright_: Any, tmp: Path, size: str, scheme: str = "light",
+             script: bool = True) -> BrowserContext:
     phone = size == "phone"
     ctx: BrowserContext = playwright_.chromium.launch_persistent_context(
         str(tmp), executable_path=str(CHROMIUM), args=ARGS, headless=True,
         viewport=WIDTHS[size], device_scale_factor=2 if phone else 1, is_mobile=phone,
-        has_touch=phone)
+        has_touch=phone, color_scheme=scheme, java_script_enabled=script)
     return ctx
 
 
-@pytest.fixture(params=sorted(WIDTHS))
+@dataclass
+class Browser:
+    size: str  # phone (360 px) or wide (1280 px)
+    scheme: str  # light or dark
+    ctx: BrowserContext
+
+    @property
+    def name(self) -> str:
+        return f"{self.size}-{self.scheme}"
+
+
+@pytest.fixture(params=[(size, scheme) for size in sorted(WIDTHS)
+                        for scheme in ("light", "dark")], ids="-".join)
 def browser(request: pytest.FixtureRequest, playwright_: Any,
-            tmp_path: Path) -> Iterator[tuple[str, BrowserContext]]:
-    ctx = _context(playwright_, tmp_path / "profile", request.param)
-    yield request.param, ctx
+            tmp_path: Path) -> Iterator[Browser]:
+    size, scheme = request.param
+    ctx = _context(playwright_, tmp_path / "profile", size, scheme)
+    yield Browser(size, scheme, ctx)
     ctx.close()
 
 
@@ -169,28 +183,28 @@ def _open_sidebar(page: Page, size: str) -> None:
 
 
 def test_the_sidebar_shows_the_counts_the_api_gives(
-        site: Site, browser: tuple[str, BrowserContext]) -> None:
-    size, ctx = browser
+        site: Site, browser: Browser) -> None:
+    size, ctx = browser.size, browser.ctx
     page = ctx.new_page()
     SHOTS.mkdir(parents=True, exist_ok=True)
-    for scheme in ("light", "dark"):
-        page.emulate_media(color_scheme=scheme)
-        page.goto(site.server.url + "/")
+    for path in ("/", "/folder/Tech%20%26%20Science", "/trending"):
+        page.goto(site.server.url + path)
         _open_sidebar(page, size)
         shown = _page_counts(page)
         api = _api_counts(page)
-        assert shown == _as_shown(api)
+        assert shown == _as_shown(api), path
         assert api["trending"] == 1 and api["starred"] == 2
         assert [f["name"] for f in api["folders"]] == ["News", "Tech & Science"]
         assert [s["id"] for s in api["sources"]] == ["daily", "quiet"]
         assert api["all"] == sum(f["unread"] for f in api["folders"]) + \
             sum(s["unread"] for s in api["sources"])
         assert _overflow(page) <= 0
-        page.screenshot(path=str(SHOTS / f"nav-sidebar-{size}-{scheme}.png"))
+        name = path.strip("/").split("/")[0] or "today"
+        page.screenshot(path=str(SHOTS / f"nav-sidebar-{name}-{browser.name}.png"))
 
 
-def test_mark_a_folder_read_and_undo(site: Site, browser: tuple[str, BrowserContext]) -> None:
-    size, ctx = browser
+def test_mark_a_folder_read_and_undo(site: Site, browser: Browser) -> None:
+    size, ctx = browser.size, browser.ctx
     page = ctx.new_page()
     before = {i: site.tid.item(i).read for i in site.news}
     assert not all(before.values()) and any(before.values())
@@ -208,7 +222,7 @@ def test_mark_a_folder_read_and_undo(site: Site, browser: tuple[str, BrowserCont
     assert _page_counts(page) == _as_shown(after)
     assert next(f for f in after["folders"] if f["name"] == "News")["unread"] == 0
     assert after["all"] == counts["all"] - news["unread"]
-    page.screenshot(path=str(SHOTS / f"nav-marked-{size}.png"))
+    page.screenshot(path=str(SHOTS / f"nav-marked-{browser.name}.png"))
     if size == "phone":
         page.keyboard.press("Escape")  # the drawer closes
         page.locator("#sidebar").wait_for(state="hidden")
@@ -221,8 +235,8 @@ def test_mark_a_folder_read_and_undo(site: Site, browser: tuple[str, BrowserCont
 
 
 def test_j_and_k_walk_the_sources_and_folders_fold(
-        site: Site, browser: tuple[str, BrowserContext]) -> None:
-    size, ctx = browser
+        site: Site, browser: Browser) -> None:
+    size, ctx = browser.size, browser.ctx
     page = ctx.new_page()
     page.goto(site.server.url + "/")
     order = page.eval_on_selector_all("#sidebar a[data-source]",
@@ -251,8 +265,8 @@ HEADER_PAGES = ["/", "/all", "/trending", "/folder/News", "/source/wire", "/sour
 
 
 def test_one_row_header_a_short_note_and_no_overflow(
-        site: Site, browser: tuple[str, BrowserContext]) -> None:
-    size, ctx = browser
+        site: Site, browser: Browser) -> None:
+    size, ctx = browser.size, browser.ctx
     page = ctx.new_page()
     for path in HEADER_PAGES:
         page.goto(site.server.url + path)
@@ -271,7 +285,7 @@ def test_one_row_header_a_short_note_and_no_overflow(
     assert not page.locator("#banner").is_visible()
     page.reload()
     assert not page.locator("#banner").is_visible(), "a closed note stays closed"
-    page.screenshot(path=str(SHOTS / f"nav-header-{size}.png"))
+    page.screenshot(path=str(SHOTS / f"nav-header-{browser.name}.png"))
 
 
 def test_the_reason_of_a_run_comes_first_on_a_phone(site: Site, playwright_: Any,
@@ -290,5 +304,21 @@ def test_the_reason_of_a_run_comes_first_on_a_phone(site: Site, playwright_: Any
         assert _overflow(page) <= 0
         reason.scroll_into_view_if_needed()
         page.screenshot(path=str(SHOTS / "nav-source-runs-phone.png"))
+    finally:
+        ctx.close()
+
+
+def test_the_drawer_opens_without_javascript(site: Site, playwright_: Any,
+                                             tmp_path: Path) -> None:
+    ctx = _context(playwright_, tmp_path / "nojs", "phone", script=False)
+    try:
+        page = ctx.new_page()
+        page.goto(site.server.url + "/all")
+        assert not page.locator("#sidebar").is_visible()
+        page.locator("#drawer-toggle").click()  # a link to #sidebar: opened by :target
+        page.locator("#sidebar").wait_for(state="visible")
+        page.locator('#sidebar a[data-source="daily"]').click()
+        page.wait_for_url("**/source/daily")
+        assert not page.locator("#sidebar").is_visible()
     finally:
         ctx.close()

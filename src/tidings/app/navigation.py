@@ -74,22 +74,25 @@ class MarkedRead:
     at: datetime
 
 
-def sidebar(sources: Iterable[Source], folders: Sequence[str], counts: Sequence[SourceCounts],
-            *, admin: bool, trending: int) -> Sidebar:
-    """The sidebar of these sources (a visitor's without isolated ones)."""
+def sidebar(sources: Iterable[Source], counts: Sequence[SourceCounts], *, admin: bool,
+            trending: int) -> Sidebar:
+    """The sidebar of these sources (a visitor's without isolated ones): folders by name
+    and sources by title, folders without a shown source left out."""
     shown = [s for s in sources if admin or s.visibility is Visibility.EDITORIAL]
     by_id = {c.source_id: c for c in counts}
     entries = {s.id: _entry(s, by_id.get(s.id)) for s in shown}
-    ordered = sorted(shown, key=lambda s: (entries[s.id].title.casefold(), s.id))
-    filed = {name: tuple(entries[s.id] for s in ordered if s.folder == name) for name in folders}
-    names = set(folders)
+    filed: dict[str, list[SourceEntry]] = {}
+    for s in sorted(shown, key=lambda s: (entries[s.id].title.casefold(), s.id)):
+        filed.setdefault(s.folder or "", []).append(entries[s.id])
+    unfiled = filed.pop("", [])
     return Sidebar(
         today=sum(e.today for e in entries.values()),
         all=sum(e.unread for e in entries.values()),
         starred=sum(e.starred for e in entries.values()),
         trending=trending,
-        folders=tuple(FolderEntry(name, filed[name]) for name in folders if filed[name]),
-        unfiled=tuple(entries[s.id] for s in ordered if s.folder not in names),
+        folders=tuple(FolderEntry(name, tuple(filed[name]))
+                      for name in sorted(filed, key=lambda n: (n.casefold(), n))),
+        unfiled=tuple(unfiled),
     )
 
 
@@ -112,9 +115,10 @@ class Navigation:
 
     def sidebar(self, sources: Iterable[Source], *, admin: bool, since: datetime,
                 trending: int) -> Sidebar:
-        """Counts since ``since`` (Today's start) for ``sources`` (the caller's list)."""
-        return sidebar(sources, self._store.list_folders(), self._store.source_counts(since),
-                       admin=admin, trending=trending)
+        """Counts since ``since`` (Today's start) for ``sources`` (the caller's list):
+        one query."""
+        return sidebar(sources, self._store.source_counts(since), admin=admin,
+                       trending=trending)
 
     async def mark_read(self, sources: Sequence[Source], label: str) -> MarkedRead:
         """Mark every unread item of ``sources`` read; the result's token undoes it."""

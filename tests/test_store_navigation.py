@@ -49,6 +49,9 @@ def test_marking_sources_read_returns_what_changed(storage: Storage,
     changed = storage.read_sources(["a", "c"])
     assert changed == sorted([ids["a1"], ids["a2"], ids["a3"]])
     assert storage.read_sources(["a"]) == [] and storage.read_sources([]) == []
+    many = [f"none{n}" for n in range(2000)]  # more than one statement's parameters
+    assert storage.read_sources([*many, "b", *many]) == sorted([ids["b0"], ids["b1"]])
+    assert storage.set_read([ids["b0"], ids["b1"]], False) == 2
     assert _counts(storage) == {"b": (2, 1, 0)}
     assert storage.set_read(changed, False) == 3  # the undo: a0 stays read
     assert _counts(storage) == {"a": (3, 2, 0), "b": (2, 1, 0)}

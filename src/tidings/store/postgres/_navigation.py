@@ -8,7 +8,7 @@ from datetime import datetime
 
 from tidings.store.navigation import SourceCounts
 from tidings.store.postgres._db import Access
-from tidings.store.sqlite._db import to_us
+from tidings.store.sqlite._db import chunks, to_us
 from tidings.store.sqlite._navigation import COUNTS, counts_from_rows, read_statement
 
 
@@ -19,8 +19,8 @@ class NavigationMixin(Access):
             return counts_from_rows(conn.execute(COUNTS, (to_us(since),)).fetchall())
 
     def read_sources(self, source_ids: Sequence[str]) -> list[int]:
-        if not source_ids:
-            return []
+        changed: list[int] = []
         with self._write() as conn:
-            rows = conn.execute(read_statement(source_ids), tuple(source_ids)).fetchall()
-        return sorted(int(r[0]) for r in rows)
+            for part in chunks(list(source_ids)):
+                changed += (int(r[0]) for r in conn.execute(read_statement(part), part))
+        return sorted(changed)

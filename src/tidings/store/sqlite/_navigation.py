@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from tidings.store.navigation import SourceCounts
-from tidings.store.sqlite._db import Access, marks, to_us
+from tidings.store.sqlite._db import Access, chunks, marks, to_us
 
 #: unread (all, and since a time) from the unread-by-source index, starred from the
 #: starred-by-source one, joined per source
@@ -28,7 +28,7 @@ def counts_from_rows(rows: Sequence[Sequence[Any]]) -> list[SourceCounts]:
     return [SourceCounts(r[0], int(r[1]), int(r[2]), int(r[3])) for r in rows]
 
 
-def read_statement(source_ids: Sequence[str]) -> str:
+def read_statement(source_ids: Sequence[object]) -> str:
     return ("UPDATE items SET read = 1 WHERE read = 0 "  # noqa: S608 - only placeholders
             f"AND source_id IN ({marks(len(source_ids))}) RETURNING id")
 
@@ -40,8 +40,8 @@ class NavigationMixin(Access):
             return counts_from_rows(conn.execute(COUNTS, (to_us(since),)).fetchall())
 
     def read_sources(self, source_ids: Sequence[str]) -> list[int]:
-        if not source_ids:
-            return []
-        with self._write() as conn:
-            rows = conn.execute(read_statement(source_ids), tuple(source_ids)).fetchall()
-        return sorted(r[0] for r in rows)
+        changed: list[int] = []
+        with self._write() as conn:  # a folder of thousands of sources: in parts, one commit
+            for part in chunks(list(source_ids)):
+                changed += (r[0] for r in conn.execute(read_statement(part), part))
+        return sorted(changed)

@@ -234,6 +234,30 @@ def test_mark_a_folder_read_and_undo(site: Site, browser: Browser) -> None:
     assert _page_counts(page) == _as_shown(_api_counts(page)) == _as_shown(counts)
 
 
+def test_the_counts_follow_what_is_read_on_the_page(site: Site, browser: Browser) -> None:
+    """Marking a row read (m) updates the sidebar to what the API says, without a reload."""
+    page = browser.ctx.new_page()
+    page.goto(site.server.url + "/source/daily")
+    before = _api_counts(page)
+    index = page.evaluate("""() => [...document.querySelectorAll('#items .row[data-id]')]
+        .findIndex(r => r.classList.contains('unread') && r.dataset.ids === r.dataset.id)""")
+    item = int(page.locator("#items .row[data-id]").nth(index).get_attribute("data-id") or 0)
+    for _ in range(index + 1):
+        page.keyboard.press("j")
+    page.keyboard.press("m")
+    page.wait_for_function("n => document.querySelector('[data-count=\"all\"]')"
+                           ".textContent.trim() === String(n)", arg=before["all"] - 1)
+    assert site.tid.item(item).read
+    _open_sidebar(page, browser.size)
+    assert _page_counts(page) == _as_shown(_api_counts(page))
+    if browser.size == "phone":
+        page.keyboard.press("Escape")
+    page.keyboard.press("m")  # unread again, and the count with it
+    page.wait_for_function("n => document.querySelector('[data-count=\"all\"]')"
+                           ".textContent.trim() === String(n)", arg=before["all"])
+    assert not site.tid.item(item).read
+
+
 def test_j_and_k_walk_the_sources_and_folders_fold(
         site: Site, browser: Browser) -> None:
     size, ctx = browser.size, browser.ctx

@@ -93,6 +93,36 @@
     location.href = links[to].href;
     return true;
   }
+  // after a change of read or star state, the sidebar's counts as the server has them now
+  var countTimer = 0;
+  function setCount(el, n) { if (el) el.textContent = n ? String(n) : ""; }
+  function showCounts(c) {
+    ["today", "all", "starred", "trending"].forEach(function (v) {
+      setCount(sidebar.querySelector('[data-count="' + v + '"]'), c[v]);
+    });
+    var unread = {};
+    Array.prototype.forEach.call(sidebar.querySelectorAll("details.folder"), function (d) {
+      var f = c.folders.filter(function (x) { return x.name === d.dataset.folder; })[0];
+      setCount(d.querySelector("summary .count"), f ? f.unread : 0);
+      d.querySelector("summary a").classList.toggle("none", !(f && f.unread));
+    });
+    c.folders.forEach(function (f) { f.sources.forEach(function (x) { unread[x.id] = x.unread; }); });
+    c.sources.forEach(function (x) { unread[x.id] = x.unread; });
+    Array.prototype.forEach.call(sidebar.querySelectorAll("a[data-source]"), function (a) {
+      var n = unread[a.dataset.source] || 0;
+      setCount(a.querySelector(".count"), n);
+      a.classList.toggle("none", !n);
+    });
+  }
+  function refreshCounts() {
+    if (!sidebar) return;
+    clearTimeout(countTimer);
+    countTimer = setTimeout(function () {
+      fetch("/api/v1/counts", { credentials: "same-origin" })
+        .then(function (r) { return r.ok ? r.json() : null; })
+        .then(function (c) { if (c) showCounts(c); }, function () { /* offline: kept */ });
+    }, 250);
+  }
   var banner = doc.getElementById("banner"), bannerClose = doc.getElementById("banner-close");
   if (banner && bannerClose) {
     bannerClose.hidden = false;
@@ -123,7 +153,7 @@
     if (!isAdmin) { toast("Log in to change read and star state"); return Promise.resolve(false); }
     if (load(QUEUE, []).length) { enqueue(ids, ch); flush(); return Promise.resolve(true); }
     return send(ids, ch).then(function (r) {
-      if (r.ok) return true;
+      if (r.ok) { refreshCounts(); return true; }
       if (r.status >= 500) { enqueue(ids, ch); toast("Saved offline; will sync"); return true; }
       toast(r.status === 403 ? "Session expired: reload the page" : "Could not save (" + r.status + ")");
       return false;

@@ -1,5 +1,5 @@
-"""The sidebar's counts and "mark a source read" (``tidings.store.navigation``); the
-statements serve both backends."""
+"""The sidebar's counts and "mark a source read" (``tidings.store.navigation``): one
+code for both backends."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from tidings.store.navigation import SourceCounts
-from tidings.store.sqlite._db import Access, chunks, marks, to_us
+from tidings.store.sql._base import Connected, chunks, to_us
 
 #: unread (all, and since a time) from the unread-by-source index, starred from the
 #: starred-by-source one, joined per source
@@ -24,24 +24,23 @@ COUNTS = (
 )
 
 
-def counts_from_rows(rows: Sequence[Sequence[Any]]) -> list[SourceCounts]:
+def _counts(rows: Sequence[Sequence[Any]]) -> list[SourceCounts]:
+    # PostgreSQL's sum() of counts is numeric: int() it
     return [SourceCounts(r[0], int(r[1]), int(r[2]), int(r[3])) for r in rows]
 
 
-def read_statement(source_ids: Sequence[object]) -> str:
-    return ("UPDATE items SET read = 1 WHERE read = 0 "  # noqa: S608 - only placeholders
-            f"AND source_id IN ({marks(len(source_ids))}) RETURNING id")
-
-
-class NavigationMixin(Access):
+class NavigationMixin(Connected):
 
     def source_counts(self, since: datetime) -> list[SourceCounts]:
         with self._read() as conn:
-            return counts_from_rows(conn.execute(COUNTS, (to_us(since),)).fetchall())
+            return _counts(conn.execute(COUNTS, (to_us(since),)).fetchall())
 
     def read_sources(self, source_ids: Sequence[str]) -> list[int]:
         changed: list[int] = []
         with self._write() as conn:  # a folder of thousands of sources: in parts, one commit
             for part in chunks(list(source_ids)):
-                changed += (r[0] for r in conn.execute(read_statement(part), part))
+                where, params = self.dialect.any_of("source_id", part)
+                rows = conn.execute("UPDATE items SET read = 1 WHERE read = 0 "  # noqa: S608
+                                    f"AND {where} RETURNING id", params).fetchall()
+                changed += (int(r[0]) for r in rows)
         return sorted(changed)

@@ -115,6 +115,15 @@ def test_visitors_count_only_editorial_sources(api: Api) -> None:
     assert api.client.get("/counts").json()["all"] == 12  # the token is the admin's
 
 
+def test_a_private_reader_tells_visitors_no_folder_names(api: Api) -> None:
+    store_password(api.tid, "a long enough password")
+    api.server.app.app.state.web.password_changed()  # type: ignore[attr-defined]
+    for path in ("/folder/News", "/folder/Nope"):
+        answer = httpx.get(api.server.url + path)
+        assert answer.status_code == 303 and "/login" in answer.headers["location"], path
+    assert httpx.get(api.server.url + "/api/v1/counts").status_code == 401
+
+
 def test_an_undo_lasts_thirty_minutes(settings: Settings) -> None:
     clock = Clock()
     tid = Tidings.open(settings, create=True, clock=clock)

@@ -16,7 +16,13 @@ from tidings.app import FolderEntry, ItemQuery, SourceEntry
 from tidings.errors import ConfigError, NotFoundError
 from tidings.model import Source, Visibility
 from tidings.web.api import Reader, Writer
-from tidings.web.context import form_with_csrf, require_admin, safe_next, viewer, web_state
+from tidings.web.context import (
+    form_with_csrf,
+    require_admin,
+    require_reader,
+    safe_next,
+    web_state,
+)
 from tidings.web.pages_read import list_page
 from tidings.web.sidebar import sidebar
 
@@ -47,7 +53,7 @@ def _scope(request: Request, source: str | None, folder: str | None) -> tuple[li
 @router.get("/folder/{name:path}")
 async def folder_items(request: Request, name: str) -> Response:
     """The items of a folder's sources, newest first."""
-    who = viewer(request)
+    who = require_reader(request)  # first: a visitor learns no folder's name by its 404
     if name not in web_state(request).tidings.folders():
         raise NotFoundError(f"no folder {name!r}")
     ids = tuple(sorted(s.id for s in web_state(request).sources().values()

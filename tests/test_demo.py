@@ -7,12 +7,17 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 
+import httpx
 from click.testing import CliRunner
 
+from tidings.app import ItemQuery, Tidings
 from tidings.cli import cli
 from tidings.cli.commands_demo import demo_site
+from tidings.settings import load_settings
 
 ENV = {"TIDINGS_ALLOW_PRIVATE_HOSTS": "127.0.0.1", "TIDINGS_PER_HOST_DELAY": "0"}
 
@@ -62,6 +67,40 @@ def test_the_demo_command_sets_up_its_own_archive_once(tmp_path: Path) -> None:
     assert again.exit_code == 0 and "0 sources added" in again.output, again.output
     hits = json.loads(run(data, "search", "--json", "检索"))
     assert hits and hits[0]["title"].startswith("数据库全文检索")
+
+
+def test_the_demo_site_is_dated_relative_to_now() -> None:
+    """Served today, the newest sample item is an hour old, whatever the files say."""
+    now = datetime.now(UTC)
+    with demo_site() as url:
+        feed = httpx.get(url + "/json/feed.json").json()
+        rss = httpx.get(url + "/lab/feed.xml").text
+        article = httpx.get(url + "/lab/posts/honest-user-agent/").text
+    newest = datetime.fromisoformat(feed["items"][0]["date_published"])
+    assert timedelta(0) < now - newest <= timedelta(hours=2)
+    dates = [parsedate_to_datetime(d.split("</")[0]) for d in rss.split("<pubDate>")[1:]]
+    assert len(dates) == 3 and max(dates) - min(dates) == timedelta(hours=25, minutes=30)
+    assert all(now - d < timedelta(days=3) for d in dates)
+    assert f'content="{sorted(dates)[1]:%Y-%m-%dT%H:%M:%S}Z"' in article.replace("+00:00", "Z")
+
+
+def test_the_first_today_of_the_demo_is_not_empty(tmp_path: Path) -> None:
+    """The first page a newcomer sees lists the sample site's news (issue 32)."""
+    data = tmp_path / "demo"
+    with demo_site() as url:
+        port = url.rsplit(":", 1)[1]
+    done = CliRunner().invoke(cli, ["--data", str(data), "demo", "--no-serve",
+                                    "--site-port", port])
+    assert done.exit_code == 0, done.output
+    tid = Tidings.open(load_settings(data, env={}))
+    try:
+        today = tid.items.briefs(ItemQuery(since=datetime.now(UTC) - timedelta(hours=24),
+                                     include_backfill=False))
+        history = tid.items.briefs(ItemQuery(include_backfill=True))
+    finally:
+        tid.close()
+    assert len(today) >= 2, [i.title for i in history]
+    assert any(i.backfill for i in history), "the oldest sample item is history"
 
 
 #: what only the dev extra installs: the demo must not need any of it (issue 15)

@@ -103,6 +103,24 @@ def test_the_api_carries_cluster_and_heat(site: Site) -> None:
         assert one["cluster_id"] == site.story[0] and one["heat"] > 2.0
 
 
+def test_patch_answers_the_same_item_shape_as_get(site: Site) -> None:
+    """A change of state answers the item with its story, as GET does (issue 32)."""
+    with httpx.Client(base_url=site.server.url + "/api/v1",
+                      headers={"Authorization": f"Bearer {site.token}"}) as client:
+        got = client.get(f"/items/{site.story[1]}").json()
+        patched = client.patch(f"/items/{site.story[1]}", json={"starred": True})
+        assert patched.status_code == 200
+        changed = patched.json()
+        assert changed["starred"] is True and got["starred"] is False
+        assert changed["cluster_id"] == got["cluster_id"] == site.story[0]
+        assert changed["heat"] == pytest.approx(got["heat"], abs=0.01) and changed["heat"] > 2.0
+        shared = set(changed) & set(got)
+        assert shared == set(changed)
+        assert {k: v for k, v in changed.items() if k not in {"starred", "heat"}} == \
+            {k: got[k] for k in shared if k not in {"starred", "heat"}}
+        client.patch(f"/items/{site.story[1]}", json={"starred": False})
+
+
 def test_feeds_out_carry_cluster_and_heat(site: Site) -> None:
     """JSON Feed in its ``_tidings`` extension, Atom as ``<tidings:story>``."""
     auth = {"Authorization": f"Bearer {site.token}"}

@@ -16,6 +16,7 @@ from tidings.app.facade import Tidings
 from tidings.app.folders import Folder
 from tidings.app.ingest import MAX_ITEMS, IngestReport, ItemResult, PushedItem
 from tidings.app.naming import slugify
+from tidings.app.navigation import FolderEntry, MarkedRead, Sidebar, SourceEntry
 from tidings.app.passwords import MIN_PASSWORD, check_password, hash_password
 from tidings.app.standalone import discover_feeds, extract_target
 from tidings.net.listen import listen_socket
@@ -57,15 +58,19 @@ __all__ = [
     "ExtractReport",
     "Extraction",
     "Folder",
+    "FolderEntry",
     "HealthReport",
     "IngestReport",
     "ItemQuery",
     "ItemResult",
+    "MarkedRead",
     "PushedItem",
     "ReparseReport",
     "RoundProgress",
     "RoundReport",
     "SearchQuery",
+    "Sidebar",
+    "SourceEntry",
     "SourceOverview",
     "SourceStats",
     "SourceUpdate",

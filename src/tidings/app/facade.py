@@ -28,6 +28,7 @@ from tidings.app.crawling import Crawls
 from tidings.app.folders import Folders
 from tidings.app.ingest import Ingest
 from tidings.app.items import Items
+from tidings.app.navigation import Navigation
 from tidings.app.paid import Paid
 from tidings.app.probes import Probes
 from tidings.app.reports import Reports
@@ -73,6 +74,8 @@ class Tidings:
         #: the web reader's users, sessions and passwords, and their API tokens (R-API-6)
         self.users = Users(core)
         self.tokens = Tokens(core)
+        #: the reader's sidebar: folders and sources with unread counts, mark read, undo
+        self.navigation = Navigation(store, core.writer, clock)
         self.stories = Stories(store, core.writer, clock)
         #: what feeds out and the client APIs need beyond the JSON API (R-API-2/3)
         self.compat = Compat(store, core.writer, clock)

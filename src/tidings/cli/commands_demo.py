@@ -10,10 +10,12 @@ once and then serves the reader. The site is served by the standard library's
 
 from __future__ import annotations
 
+import io
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from datetime import UTC, datetime
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -24,6 +26,7 @@ import click
 
 from tidings.app import Tidings
 from tidings.cli import Context, cli, handle_errors, run_async
+from tidings.cli.demo_dates import DATED_SUFFIXES, shift_dates, shift_to
 from tidings.errors import ConfigError
 from tidings.model import Source
 from tidings.settings import Settings, load_settings
@@ -41,7 +44,22 @@ _TYPES = {".xml": "application/xml", ".json": "application/feed+json"}
 
 
 class _DemoHandler(SimpleHTTPRequestHandler):
-    """Static files with the types and charsets the feeds need; no access log."""
+    """Static files with the types and charsets the feeds need, their dates moved to
+    the present (``demo_dates``); no access log."""
+
+    def send_head(self) -> Any:
+        path = Path(self.translate_path(self.path))
+        if path.is_dir() and self.path.split("?")[0].endswith("/"):
+            path = path / "index.html"
+        if not path.is_file() or path.suffix not in DATED_SUFFIXES or \
+                (path.parent.name == "cn" and path.suffix == ".html"):
+            return super().send_head()
+        body = shift_dates(path.read_text("utf-8"), shift_to(datetime.now(UTC))).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(path))
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
 
     def guess_type(self, path: Any) -> str:
         name = Path(str(path))

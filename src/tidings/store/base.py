@@ -56,6 +56,7 @@ from tidings.model import (
 )
 from tidings.store.compat import CompatReads, CompatWrites
 from tidings.store.crawl import CrawlReads, CrawlWrites
+from tidings.store.navigation import NavigationReads, NavigationWrites
 from tidings.store.ops import OpsReads, OpsWrites
 from tidings.store.stories import StoriesReads, StoriesWrites
 from tidings.store.users import UserReads, UserWrites
@@ -248,7 +249,8 @@ class ArchiveStats:
 # -------------------------------------------------------------------- protocols
 
 
-class Reads(OpsReads, UserReads, CrawlReads, StoriesReads, CompatReads, Protocol):
+class Reads(OpsReads, UserReads, CrawlReads, StoriesReads, CompatReads, NavigationReads,
+            Protocol):
     """Everything storage answers without writing. What asynchronous code holds."""
 
     # -- sources
@@ -365,7 +367,8 @@ class Reads(OpsReads, UserReads, CrawlReads, StoriesReads, CompatReads, Protocol
         ...
 
 
-class Writes(OpsWrites, UserWrites, CrawlWrites, StoriesWrites, CompatWrites, Protocol):
+class Writes(OpsWrites, UserWrites, CrawlWrites, StoriesWrites, CompatWrites, NavigationWrites,
+             Protocol):
     """Every write; each call atomic by itself."""
 
     # -- sources

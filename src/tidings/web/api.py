@@ -23,7 +23,7 @@ from tidings.errors import NotFoundError
 from tidings.model import FetchRun, Item, ItemBrief, Source, Visibility
 from tidings.web.context import Viewer, check_api_csrf, viewer, web_state
 from tidings.web.edge import MAX_ID, ItemId
-from tidings.web.pages_read import TODAY_HOURS
+from tidings.web.sidebar import TODAY_HOURS
 
 
 class Unauthorized(Exception):  # noqa: N818 - a control-flow signal
@@ -233,11 +233,13 @@ async def get_item(request: Request, who: Reader, item_id: ItemId) -> Any:
               responses={403: {"description": "CSRF header missing"},
                          404: {"description": "no such item"}})
 async def change_item(request: Request, who: Writer, item_id: ItemId, change: StateChange) -> Any:
-    """Set the read and/or starred state of one item."""
+    """Set the read and/or starred state of one item; answers the item as GET's list
+    rows do (with its story's id and heat)."""
     tid = web_state(request).tidings
     tid.items.get(item_id)
     await _apply(request, [item_id], change)
-    return _item_out(tid.items.get(item_id))
+    (out,) = with_stories(tid, [_item_out(tid.items.get(item_id))])
+    return out
 
 
 @router.delete("/items/{item_id}", status_code=204,

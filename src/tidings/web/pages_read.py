@@ -33,11 +33,11 @@ from tidings.web.context import (
 )
 from tidings.web.edge import ItemId, parse_ids
 from tidings.web.listing import DEFAULT_QUOTA, PAGE_SIZE, build_page
+from tidings.web.sidebar import TODAY_HOURS, nav_context
 from tidings.web.stories import story_of
 
 router = APIRouter(include_in_schema=False)
 
-TODAY_HOURS = 24
 _OPERATOR = re.compile(r"^-|^(author|source|date|before|after|since|until):", re.IGNORECASE)
 _TOKEN = re.compile(r'(-?\w+:)?"([^"]*)"|(\S+)')
 
@@ -69,7 +69,7 @@ def visible_filter(request: Request) -> Any:
         s.visibility is Visibility.EDITORIAL
 
 
-def _list_page(request: Request, view: str, title: str, query: ItemQuery, *,
+def list_page(request: Request, view: str, title: str, query: ItemQuery, *,
                quota: int | None = DEFAULT_QUOTA, extra: dict[str, Any] | None = None,
                fetch: Callable[[ItemQuery], list[ItemBrief]] | None = None) -> Response:
     who = require_reader(request)
@@ -83,7 +83,8 @@ def _list_page(request: Request, view: str, title: str, query: ItemQuery, *,
         page = build_page(fetch or tid.items.briefs, tid.items.reprints, q, quota=quota,
                           page_size=PAGE_SIZE, visible=show, stories=tid.stories.folds)
         return {"view": view, "title": title, "page": page, "stats": st.stats(),
-                "sources": st.sources(), "paged": before is not None, **(extra or {})}
+                "sources": st.sources(), "paged": before is not None,
+                **nav_context(request), **(extra or {})}
 
     return render(request, "list.html", context, cache_key=page_key(request, "list"))
 
@@ -95,24 +96,24 @@ async def today(request: Request) -> Response:
     newest = web_state(request).tidings.items.briefs(ItemQuery(limit=1,
                                                                editorial_only=not who.admin))
     # an empty Today explains itself: a first collection is mostly history (R-DEDUP-5)
-    return _list_page(request, "today", "Today",
+    return list_page(request, "today", "Today",
                       ItemQuery(since=since, include_backfill=False),
                       extra={"newest": newest[0] if newest else None})
 
 
 @router.get("/all")
 async def all_items(request: Request) -> Response:
-    return _list_page(request, "all", "All", ItemQuery())
+    return list_page(request, "all", "All", ItemQuery())
 
 
 @router.get("/unread")
 async def unread(request: Request) -> Response:
-    return _list_page(request, "unread", "Unread", ItemQuery(unread_only=True))
+    return list_page(request, "unread", "Unread", ItemQuery(unread_only=True))
 
 
 @router.get("/starred")
 async def starred(request: Request) -> Response:
-    return _list_page(request, "starred", "Starred", ItemQuery(starred_only=True), quota=None)
+    return list_page(request, "starred", "Starred", ItemQuery(starred_only=True), quota=None)
 
 
 @router.get("/source/{source_id}")
@@ -122,7 +123,7 @@ async def source_items(request: Request, source_id: str) -> Response:
     if source is None or not (viewer(request).admin
                               or source.visibility is Visibility.EDITORIAL):
         raise NotFoundError(f"no source {source_id!r}")
-    return _list_page(request, "source", source.title or source.id,
+    return list_page(request, "source", source.title or source.id,
                       ItemQuery(source_id=source_id), quota=None, extra={"source": source})
 
 
@@ -131,7 +132,7 @@ async def author_items(request: Request, name: str = "") -> Response:
     name = name.strip()
     if not name or len(name) > 300:
         raise ConfigError("name an author: /author?name=...")
-    return _list_page(request, "author", name, ItemQuery(author=name), quota=None,
+    return list_page(request, "author", name, ItemQuery(author=name), quota=None,
                       extra={"author": name})
 
 
@@ -141,7 +142,7 @@ async def review(request: Request) -> Response:
     require_admin(request)
     tid = web_state(request).tidings
     # summary-only sources are unconfirmed on purpose: nobody tried, nothing to review
-    return _list_page(request, "review", "Extraction review",
+    return list_page(request, "review", "Extraction review",
                       ItemQuery(body_state=BodyState.UNCONFIRMED), quota=None,
                       fetch=lambda q: [i.brief() for i in tid.review.items(
                           limit=q.limit, before=q.before)])

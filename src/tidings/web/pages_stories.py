@@ -14,11 +14,10 @@ from starlette.responses import Response
 from tidings.errors import NotFoundError
 from tidings.web.context import render, require_reader, web_state
 from tidings.web.pages_read import visible_filter
+from tidings.web.sidebar import TRENDING, nav_context
 from tidings.web.stories import StoryView, shown
 
 router = APIRouter(include_in_schema=False)
-
-TRENDING = 30
 
 
 @router.get("/trending")
@@ -33,7 +32,8 @@ async def trending(request: Request) -> Response:
             rows = [r for r in story.rows if shown(visible, r)]
             if len({r.source_id for r in rows}) > 1:
                 views.append(StoryView(story.cluster_id, story.heat, rows[0], rows[1:]))
-        return {"view": "trending", "title": "Trending", "stories": views}
+        return {"view": "trending", "title": "Trending", "stories": views,
+                **nav_context(request)}
 
     return render(request, "trending.html", context)
 

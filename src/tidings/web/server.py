@@ -40,6 +40,7 @@ from tidings.web import (
     logredact,
     media,
     miniflux,
+    navigation,
     pages_collect,
     pages_explore,
     pages_items,
@@ -258,6 +259,8 @@ def create_app(tidings: Tidings, settings: Settings, *, page_ttl: float = 2.0) -
     app.include_router(pages_explore.router)
     app.include_router(media.router)
     app.include_router(pages_stories.router)
+    app.include_router(navigation.router)
+    app.include_router(navigation.api_router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return Gatekeeper(app, state)
 

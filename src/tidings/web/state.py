@@ -26,7 +26,7 @@ from typing import TypeVar
 import anyio
 from jinja2 import Environment
 
-from tidings.app import ArchiveStats, Tidings, check_password, hash_password
+from tidings.app import ArchiveStats, Sidebar, Tidings, check_password, hash_password
 from tidings.errors import TidingsError
 from tidings.model import SearchHit, Source
 from tidings.settings import Settings
@@ -112,6 +112,7 @@ class WebState:
         # whole-archive counts cost a few table scans: the status bar may lag 5 s
         self._stats = _Memo(ttl=FIGURES_TTL)
         self._sources = _Memo(ttl=FIGURES_TTL)
+        self._sidebars = {admin: _Memo(ttl=FIGURES_TTL) for admin in (False, True)}
         self.login_failures: dict[str, deque[float]] = {}
         self._search_turns: anyio.CapacityLimiter | None = None  # made inside the loop
         self._env_hash = hash_password(settings.admin_password) \
@@ -196,6 +197,10 @@ class WebState:
     def sources(self) -> dict[str, Source]:
         return self._sources.get(lambda: {s.id: s for s in self.tidings.sources.all()})
 
+    def sidebar(self, admin: bool, make: Callable[[], Sidebar]) -> Sidebar:
+        """The sidebar's counts for the admin or for visitors (``web.sidebar`` makes them)."""
+        return self._sidebars[admin].get(make)
+
     def source(self, source_id: str) -> Source | None:
         """One source from the shared map, looking again if it is new."""
         found = self.sources().get(source_id)
@@ -209,6 +214,8 @@ class WebState:
         self.pages.invalidate()
         self._stats.clear()
         self._sources.clear()
+        for memo in self._sidebars.values():
+            memo.clear()
 
 
 async def _touch(write: Callable[[], Awaitable[object]]) -> None:

@@ -41,6 +41,7 @@ from tidings.store.postgres._stats import StatsMixin
 from tidings.store.postgres._stories import StoriesMixin
 from tidings.store.sql.crawl import CrawlMixin
 from tidings.store.sql.media import MediaMixin
+from tidings.store.sql.navigation import NavigationMixin
 from tidings.store.sql.raw import RawMixin
 from tidings.store.sql.users import UsersMixin
 
@@ -55,6 +56,7 @@ class _Everything(
     SourcesMixin, RunsMixin, ItemsWriteMixin, ItemsReadMixin, SearchIndexMixin, SearchMixin,
     RawMixin, StatsMixin, OpsMixin, UsersMixin, SpendMixin, StoriesMixin, CrawlMixin, CompatMixin,
     MediaMixin,
+    NavigationMixin,
 ):
     """Every read and write, on whatever connection the subclass provides."""
 

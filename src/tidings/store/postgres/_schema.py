@@ -359,8 +359,17 @@ CREATE TABLE IF NOT EXISTS media (
 );
 """
 
+#: the reader's sidebar (issue 32): unread items counted per source (and since a time,
+#: and without backfill) from an index alone, starred items per source likewise
+_NAVIGATION_COUNTS = """
+CREATE INDEX IF NOT EXISTS items_unread_source ON items (source_id, sort_time, backfill)
+    WHERE read = 0;
+CREATE INDEX IF NOT EXISTS items_starred_source ON items (source_id) WHERE starred = 1;
+"""
+
 MIGRATIONS: tuple[str, ...] = (_BASE, _CRAWL_FRONTIER, _STORY_CLUSTERS, _LEASE_HOLDERS,
-                               _COMPAT_APIS, _SEARCH_HOURS, _LZ4_BODIES, _PAID_TROUBLES, _MEDIA)
+                               _COMPAT_APIS, _SEARCH_HOURS, _LZ4_BODIES, _PAID_TROUBLES, _MEDIA,
+                               _NAVIGATION_COUNTS)
 
 #: the advisory lock key under which migrations run (any constant; "tidings" in ASCII)
 _LOCK = 0x7469_6469_6E67_73

@@ -19,6 +19,7 @@ from tidings.errors import ReadOnlyError, StorageError
 from tidings.store import inuse
 from tidings.store.sql.crawl import CrawlMixin
 from tidings.store.sql.media import MediaMixin
+from tidings.store.sql.navigation import NavigationMixin
 from tidings.store.sql.raw import RawMixin
 from tidings.store.sql.users import UsersMixin
 from tidings.store.sqlite._compat import CompatMixin
@@ -74,6 +75,7 @@ class _Everything(
     SourcesMixin, RunsMixin, ItemsWriteMixin, ItemsReadMixin, SearchIndexMixin, SearchMixin,
     RawMixin, StatsMixin, OpsMixin, UsersMixin, SpendMixin, CrawlMixin, StoriesMixin, CompatMixin,
     MediaMixin,
+    NavigationMixin,
 ):
     """Every read and write, on whatever connection the subclass provides."""
 

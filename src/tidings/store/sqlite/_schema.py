@@ -425,10 +425,19 @@ CREATE TABLE IF NOT EXISTS media (
 );
 """
 
+#: the reader's sidebar (issue 32): unread items counted per source (and since a time,
+#: and without backfill) from an index alone, starred items per source likewise
+_NAVIGATION_COUNTS = """
+CREATE INDEX IF NOT EXISTS items_unread_source ON items (source_id, sort_time, backfill)
+    WHERE read = 0;
+CREATE INDEX IF NOT EXISTS items_starred_source ON items (source_id) WHERE starred = 1;
+"""
+
 MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _FOLDERS_AND_LOSSY, _WEB_ACCESS,
                                _PAID_CALLS, _FINGERPRINTS_ON_ITEMS, _CRAWL_FRONTIER,
                                _LEASE_HOLDERS, _STORY_CLUSTERS, _COMPAT_APIS,
-                               _PAID_TROUBLES, _MEDIA)
+                               _PAID_TROUBLES, _MEDIA,
+                               _NAVIGATION_COUNTS)
 
 
 def migrate(conn: sqlite3.Connection) -> int:

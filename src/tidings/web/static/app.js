@@ -58,6 +58,80 @@
     help.addEventListener("click", function (e) { if (e.target === help) toggleHelp(false); });
   }
 
+  // ------------------------------------------- sidebar, drawer, banner
+  var FOLDS = "tidings-folds", body = doc.body;
+  var sidebar = doc.getElementById("sidebar");
+  function drawer(open) {
+    body.classList.toggle("drawer-open", open);
+    if (!open && location.hash === "#sidebar") history.replaceState(null, "", location.pathname + location.search);
+  }
+  var toggle = doc.getElementById("drawer-toggle");
+  if (toggle) toggle.addEventListener("click", function (e) { e.preventDefault(); drawer(!body.classList.contains("drawer-open")); });
+  Array.prototype.forEach.call(doc.querySelectorAll("#drawer-close, .drawer-shade"), function (el) {
+    el.addEventListener("click", function (e) { e.preventDefault(); drawer(false); });
+  });
+  if (sidebar) {
+    var folded = load(FOLDS, []);
+    Array.prototype.forEach.call(sidebar.querySelectorAll("details.folder"), function (d) {
+      if (folded.indexOf(d.dataset.folder) >= 0) d.open = false;
+      d.addEventListener("toggle", function () {
+        var now = load(FOLDS, []).filter(function (n) { return n !== d.dataset.folder; });
+        if (!d.open) now.push(d.dataset.folder);
+        save(FOLDS, now.slice(-200));
+      });
+    });
+  }
+  // next / previous source in the sidebar's order (J / K), from the current one
+  function nextSource(step) {
+    if (!sidebar) return false;
+    var links = Array.prototype.slice.call(sidebar.querySelectorAll("a[data-source]"));
+    if (!links.length) return false;
+    var at = -1;
+    links.forEach(function (a, i) { if (a.getAttribute("aria-current") === "page") at = i; });
+    var to = at < 0 ? (step > 0 ? 0 : links.length - 1) : Math.max(0, Math.min(links.length - 1, at + step));
+    if (to === at) { toast(step > 0 ? "Last source" : "First source"); return true; }
+    location.href = links[to].href;
+    return true;
+  }
+  // after a change of read or star state, the sidebar's counts as the server has them now
+  var countTimer = 0;
+  function setCount(el, n) { if (el) el.textContent = n ? String(n) : ""; }
+  function showCounts(c) {
+    ["today", "all", "starred", "trending"].forEach(function (v) {
+      setCount(sidebar.querySelector('[data-count="' + v + '"]'), c[v]);
+    });
+    var unread = {};
+    Array.prototype.forEach.call(sidebar.querySelectorAll("details.folder"), function (d) {
+      var f = c.folders.filter(function (x) { return x.name === d.dataset.folder; })[0];
+      setCount(d.querySelector("summary .count"), f ? f.unread : 0);
+      d.querySelector("summary a").classList.toggle("none", !(f && f.unread));
+    });
+    c.folders.forEach(function (f) { f.sources.forEach(function (x) { unread[x.id] = x.unread; }); });
+    c.sources.forEach(function (x) { unread[x.id] = x.unread; });
+    Array.prototype.forEach.call(sidebar.querySelectorAll("a[data-source]"), function (a) {
+      var n = unread[a.dataset.source] || 0;
+      setCount(a.querySelector(".count"), n);
+      a.classList.toggle("none", !n);
+    });
+  }
+  function refreshCounts() {
+    if (!sidebar) return;
+    clearTimeout(countTimer);
+    countTimer = setTimeout(function () {
+      fetch("/api/v1/counts", { credentials: "same-origin" })
+        .then(function (r) { return r.ok ? r.json() : null; })
+        .then(function (c) { if (c) showCounts(c); }, function () { /* offline: kept */ });
+    }, 250);
+  }
+  var banner = doc.getElementById("banner"), bannerClose = doc.getElementById("banner-close");
+  if (banner && bannerClose) {
+    bannerClose.hidden = false;
+    bannerClose.addEventListener("click", function () {
+      root.dataset.banner = "hidden";
+      try { localStorage.setItem("tidings-banner", "hidden"); } catch (e) { /* disabled */ }
+    });
+  }
+
   // ------------------------------------------------ state changes + queue
   function send(ids, change) {
     var body = { ids: ids };
@@ -79,7 +153,7 @@
     if (!isAdmin) { toast("Log in to change read and star state"); return Promise.resolve(false); }
     if (load(QUEUE, []).length) { enqueue(ids, ch); flush(); return Promise.resolve(true); }
     return send(ids, ch).then(function (r) {
-      if (r.ok) return true;
+      if (r.ok) { refreshCounts(); return true; }
       if (r.status >= 500) { enqueue(ids, ch); toast("Saved offline; will sync"); return true; }
       toast(r.status === 403 ? "Session expired: reload the page" : "Could not save (" + r.status + ")");
       return false;
@@ -223,6 +297,7 @@
     }
     var k = e.key;
     if (help && !help.hidden) { if (k === "Escape" || k === "?") toggleHelp(false); e.preventDefault(); return; }
+    if (k === "Escape" && body.classList.contains("drawer-open")) { drawer(false); e.preventDefault(); return; }
     if (Date.now() - pendingG < 1200) {
       pendingG = 0;
       var dest = { h: "/", u: "/unread", s: "/starred", a: "/all" }[k];
@@ -244,6 +319,8 @@
       case "m": if (article) articleToggle("read"); else if (row) toggleRead(row); else handled = false; break;
       case "s": if (article) articleToggle("starred"); else if (row) toggleStar(row); else handled = false; break;
       case "A": markAbove(); break;
+      case "J": handled = nextSource(1); break;
+      case "K": handled = nextSource(-1); break;
       case "n": var older = doc.getElementById("older"); if (older) go(older.href); else handled = false; break;
       case "p": var newer = doc.getElementById("newest"); if (newer) go(newer.href); else handled = false; break;
       case "u": if (article) backToList(); else handled = false; break;

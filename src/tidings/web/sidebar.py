@@ -1,0 +1,54 @@
+"""The reader's sidebar as a page and the API get it (issue 32): folders, sources and
+unread counts, and the counts of Today, All, Starred and Trending.
+
+Both come from one memo per role (``WebState.sidebar``), dropped whenever this
+process writes, so a page and ``/api/v1/counts`` asked one after the other agree.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from fastapi import Request
+
+from tidings.app import Sidebar
+from tidings.model import Visibility
+from tidings.web.context import viewer, web_state
+
+#: Today: the last 24 hours (without backfilled history)
+TODAY_HOURS = 24
+#: stories on the Trending page at most
+TRENDING = 30
+
+
+def sidebar(request: Request) -> Sidebar:
+    """The sidebar of this viewer's role (a visitor's without isolated sources)."""
+    admin = viewer(request).admin
+    return web_state(request).sidebar(admin, lambda: _build(request, admin))
+
+
+def _build(request: Request, admin: bool) -> Sidebar:
+    st = web_state(request)
+    sources = st.sources()
+
+    def visible(source_id: str) -> bool:
+        s = sources.get(source_id)
+        return admin or s is None or s.visibility is Visibility.EDITORIAL
+
+    # the Trending page's own rule: stories told by two visible sources or more
+    trending = sum(1 for story in st.tidings.stories.trending(TRENDING)
+                   if len({r.source_id for r in story.rows if visible(r.source_id)}) > 1)
+    since = datetime.now(UTC) - timedelta(hours=TODAY_HOURS)
+    return st.tidings.navigation.sidebar(sources.values(), admin=admin, since=since,
+                                         trending=trending)
+
+
+def nav_context(request: Request) -> dict[str, Any]:
+    """What a page with the sidebar adds to its context: the sidebar, and the notice
+    of a mark just made (``?marked=TOKEN``) or undone (``?undone=N``)."""
+    marked = request.query_params.get("marked", "")[:40]
+    undone = request.query_params.get("undone", "")
+    return {"nav": sidebar(request),
+            "marked": web_state(request).tidings.navigation.marked(marked) if marked else None,
+            "undone": int(undone) if undone.isdigit() and len(undone) < 10 else None}

@@ -4,7 +4,8 @@ Every command turns a :class:`tidings.errors.TidingsError` into one line on
 stderr and a non-zero exit code; a traceback is only shown with
 ``TIDINGS_DEBUG=1``. One exit-code rule holds for every command (docs/cli.md):
 0 all done, 1 something failed (a source, a file, a value), 2 the command line
-itself is wrong, 3 an internal error, 130 interrupted. Listing commands take
+itself is wrong, 3 an internal error, 130 interrupted, 141 the reader of the
+output went away (``| head``). Listing commands take
 ``--json``. The commands live in ``commands_*`` modules by theme; this module
 holds the group and the plumbing.
 """
@@ -38,6 +39,9 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
+#: the reader of our output went away (``tidings export | head``): what a shell reports
+#: for a tool that SIGPIPE ended, the signal Python ignores
+EXIT_CLOSED_PIPE = 141
 
 
 class OneLineGroup(click.Group):
@@ -50,6 +54,9 @@ class OneLineGroup(click.Group):
         kwargs["standalone_mode"] = False
         try:
             result = super().main(*args, **kwargs)
+            sys.stdout.flush()  # the last buffered lines meet a closed pipe here, if at all
+        except BrokenPipeError:
+            closed_pipe()
         except click.exceptions.NoArgsIsHelpError as exc:  # a bare `tidings`: its help
             click.echo(exc.format_message())
             sys.exit(EXIT_OK)
@@ -121,6 +128,20 @@ def fail(message: str, code: int = EXIT_ERROR) -> None:
     sys.exit(code)
 
 
+def closed_pipe() -> None:
+    """End quietly because the reader of stdout is gone (``| head``), as other tools do.
+
+    Python ignores SIGPIPE, so the write raises instead; stdout is pointed at
+    /dev/null first so that the interpreter's final flush fails no second time.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real file descriptor (a test runner's stdout)
+        pass
+    sys.exit(EXIT_CLOSED_PIPE)
+
+
 def handle_errors(func: Callable[P, T]) -> Callable[P, T]:
     """One line and an exit code for every expected error; no tracebacks for users."""
 
@@ -132,6 +153,8 @@ def handle_errors(func: Callable[P, T]) -> Callable[P, T]:
             fail(str(exc))
         except KeyboardInterrupt:
             fail("interrupted", EXIT_INTERRUPTED)
+        except BrokenPipeError:
+            closed_pipe()
         except (click.ClickException, click.exceptions.Exit, SystemExit):
             raise
         except Exception as exc:

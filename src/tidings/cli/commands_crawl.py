@@ -12,6 +12,7 @@ from rich.table import Table
 
 from tidings.app import Crawl, CrawlCounts, CrawlLimits, Tidings
 from tidings.cli import Context, cli, handle_errors, print_json, run_async
+from tidings.cli.infiles import cannot_write
 from tidings.errors import ConfigError
 
 
@@ -147,5 +148,5 @@ def _write_opml(tidings: Tidings, crawl: Crawl, out: Path | None) -> None:
     try:
         out.write_text(tidings.crawls.opml(crawl.id), encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(f"cannot write {out}: {exc.strerror or exc}") from exc
+        raise cannot_write(out, exc) from None
     click.echo(f"wrote {out}", err=True)

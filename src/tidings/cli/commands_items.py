@@ -19,6 +19,7 @@ from rich.table import Table
 from tidings.app import ItemQuery, Tidings
 from tidings.app.paging import decode_cursor, encode_cursor, sort_time
 from tidings.cli import Context, cli, fail, handle_errors, print_json, run_async, to_jsonable
+from tidings.cli.infiles import cannot_write
 from tidings.errors import ConfigError
 from tidings.model import Item, ItemBrief, SearchHit
 from tidings.textutil import plural
@@ -157,7 +158,11 @@ def _output(path: Path | None) -> Iterator[TextIO]:
         return
     partial = path.with_name(path.name + ".partial")
     try:
-        with partial.open("w", encoding="utf-8") as handle:
+        handle = partial.open("w", encoding="utf-8")
+    except OSError as exc:
+        raise cannot_write(path, exc) from None
+    try:
+        with handle:
             yield handle
     except BaseException:
         partial.unlink(missing_ok=True)  # a failed export leaves the previous file alone

@@ -16,7 +16,7 @@ from tidings.app import SourceOverview, Tidings
 from tidings.cli import Context, cli, handle_errors, print_json, run_async
 from tidings.cli.commands_config import changed
 from tidings.cli.commands_preview import SourceSpec, load_config, source_spec
-from tidings.cli.infiles import OPML_MAX_BYTES, read_regular_file
+from tidings.cli.infiles import OPML_MAX_BYTES, cannot_write, read_regular_file
 from tidings.errors import ConfigError, NoFeedError
 from tidings.model import SourceKind
 from tidings.textutil import plural
@@ -238,7 +238,7 @@ def export_opml(ctx: Context, file: Path | None) -> None:
         try:
             file.write_text(text, "utf-8")
         except OSError as exc:
-            raise ConfigError(f"{file}: cannot write ({exc.strerror})") from exc
+            raise cannot_write(file, exc) from None
         click.echo(f"wrote {file}")
 
 

@@ -45,8 +45,8 @@ def _into_closed_pipe(data: Path, *args: str) -> subprocess.CompletedProcess[str
         os.close(write)
 
 
-@pytest.mark.parametrize("args", [["export"], ["stats"],
-                                  ["sources", "--json"],
+@pytest.mark.parametrize("args", [["export"], ["stats"], ["items"], ["sources"],
+                                  ["sources", "--json"], ["search", "story"],
                                   ["export-opml"]])
 def test_a_closed_pipe_ends_quietly_with_141(archive: Path, args: list[str]) -> None:
     done = _into_closed_pipe(archive, *args)

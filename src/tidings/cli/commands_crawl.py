@@ -6,13 +6,12 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from tidings.app import Crawl, CrawlCounts, CrawlLimits, Tidings
 from tidings.cli import Context, cli, handle_errors, print_json, run_async
 from tidings.cli.infiles import cannot_write
+from tidings.cli.tables import Column, print_table
 from tidings.errors import ConfigError
 
 
@@ -46,18 +45,22 @@ async def _run(tidings: Tidings, crawl: Crawl, show: bool) -> CrawlCounts:
         return await tidings.crawls.run(crawl.id, progress=CrawlBar(bar))
 
 
+#: ``tidings crawl --results``: the feed URL whole (folded, never cut), the site by
+#: its title (its URL is the feed's), the abstract on one line (--json has it all)
+FIND_COLUMNS = (Column("#", right=True), Column("added"), Column("feed", fold=True),
+                Column("type"), Column("depth", right=True), Column("site"), Column("from"),
+                Column("abstract", wide=True, lines=1))
+
+
 def _results(tidings: Tidings, crawl: Crawl, as_json: bool) -> None:
     finds = tidings.crawls.findings(crawl.id)
     if as_json:
         print_json({"crawl": crawl, "counts": tidings.crawls.counts(crawl.id), "finds": finds,
                     "troubles": tidings.crawls.troubles(crawl.id)})
         return
-    table = Table("#", "site", "feed", "type", "depth", "from", "abstract", box=None)
-    for f in finds:
-        table.add_row(str(f.id), (f.site_title or f.site_url)[:30], f.feed_url, f.feed_type,
-                      str(f.depth), f.found_from[:24], f.abstract[:50] + (" ✓" if f.source_id
-                                                                          else ""))
-    Console().print(table)
+    print_table(FIND_COLUMNS, [
+        [str(f.id), "yes" if f.source_id else "-", f.feed_url, f.feed_type, str(f.depth),
+         f.site_title or "-", f.found_from or "-", f.abstract] for f in finds])
     counts = tidings.crawls.counts(crawl.id)
     click.echo(f"crawl {crawl.id} ({crawl.state}): {len(finds)} feeds from "
                f"{counts.done} sites, {counts.failed} failed, {counts.skipped} skipped, "

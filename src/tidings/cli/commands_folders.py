@@ -10,6 +10,7 @@ from __future__ import annotations
 import click
 
 from tidings.cli import Context, cli, handle_errors, print_json, run_async
+from tidings.cli.tables import Column, print_table
 
 
 @cli.group(invoke_without_command=True)
@@ -34,9 +35,11 @@ def folders(click_ctx: click.Context, as_json: bool) -> None:
     if as_json:
         print_json(rows)
     elif not rows:
-        click.echo("no folders (file a source with: tidings config ID --folder NAME)")
-    for row in [] if as_json else rows:
-        click.echo(f"{row['name']}\t{row['sources']} sources")
+        click.echo("no folders (file a source with: tidings config ID --folder NAME)",
+                   err=True)
+    else:
+        print_table((Column("folder", wide=True), Column("sources", right=True)),
+                    [[str(row["name"]), str(row["sources"])] for row in rows])
 
 
 @folders.command("rename")

@@ -12,14 +12,13 @@ from pathlib import Path
 from typing import TextIO
 
 import click
-from rich.console import Console
 from rich.progress import Progress
-from rich.table import Table
 
 from tidings.app import ItemQuery, Tidings
 from tidings.app.paging import decode_cursor, encode_cursor, sort_time
 from tidings.cli import Context, cli, fail, handle_errors, print_json, run_async, to_jsonable
 from tidings.cli.infiles import cannot_write
+from tidings.cli.tables import Column, print_table
 from tidings.errors import ConfigError
 from tidings.model import Item, ItemBrief, SearchHit
 from tidings.textutil import plural
@@ -62,13 +61,15 @@ def _export_row(item: Item) -> dict[str, object]:
             "revisions": item.revisions, "source_title": item.source_title}
 
 
+#: ``tidings items`` and ``tidings search``: the title wraps (two lines at most)
+ITEM_COLUMNS = (Column("id", right=True), Column("when"), Column("source"),
+                Column("title", wide=True, lines=2))
+
+
 def _print_items(items: Sequence[Item | ItemBrief]) -> None:
-    table = Table("id", "when", "source", "title", box=None)
-    for item in items:
-        when = item.published_at or item.discovered_at
-        table.add_row(str(item.id), f"{when:%Y-%m-%d %H:%M}", item.source_id[:20],
-                      item.title[:90])
-    Console().print(table)
+    print_table(ITEM_COLUMNS, [
+        [str(item.id), f"{item.published_at or item.discovered_at:%Y-%m-%d %H:%M}",
+         item.source_id, item.title or item.url or ""] for item in items])
 
 
 @cli.command()

@@ -8,15 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.progress import Progress
-from rich.table import Table
 
 from tidings.app import SourceOverview, Tidings
 from tidings.cli import Context, cli, handle_errors, print_json, run_async
 from tidings.cli.commands_config import changed
 from tidings.cli.commands_preview import SourceSpec, load_config, source_spec
 from tidings.cli.infiles import OPML_MAX_BYTES, cannot_write, read_regular_file
+from tidings.cli.tables import Column, print_table
 from tidings.errors import ConfigError, NoFeedError
 from tidings.model import SourceKind
 from tidings.textutil import plural
@@ -151,19 +150,21 @@ def sources(ctx: Context, as_json: bool) -> None:
     if as_json:
         print_json([row.as_json() for row in rows])
         return
-    table = Table(box=None)
-    table.add_column("id", no_wrap=True, min_width=max((len(r.id) for r in rows), default=2))
-    for name in ("health", "fails", "every", "next fetch", "items/day"):
-        table.add_column(name, no_wrap=True)
-    table.add_column("last run", overflow="fold", ratio=1, min_width=20)
+    rows_out = []
     for row in rows:
         never = row.last_outcome is None
         nxt = row.next_fetch_at.strftime("%m-%d %H:%M") if row.next_fetch_at else "-"
         week = sum(collected[row.id]) / 7
-        table.add_row(row.id, "new" if never else row.health.value, str(row.fail_count),
-                      f"{row.interval_min}m", nxt, "-" if never else f"{week:.1f}",
-                      _last_run(row))
-    Console().print(table)
+        rows_out.append([row.id, "new" if never else row.health.value, str(row.fail_count),
+                         f"{row.interval_min}m", nxt, "-" if never else f"{week:.1f}",
+                         _last_run(row)])
+    print_table(SOURCE_COLUMNS, rows_out)
+
+
+#: ``tidings sources``: the reason of the last run wraps, or goes under its row
+SOURCE_COLUMNS = (Column("id"), Column("health"), Column("fails", right=True), Column("every"),
+                  Column("next fetch"), Column("items/day", right=True),
+                  Column("last run", wide=True))
 
 
 def _last_run(row: SourceOverview) -> str:
@@ -194,9 +195,10 @@ def discover(ctx: Context, url: str, as_json: bool) -> None:
     if not found:
         click.echo("no feeds found", err=True)
         sys.exit(1)
-    for feed in found:
-        mark = "✓" if feed.verified else " "
-        click.echo(f"{mark} {feed.score:>3}  {feed.type or '?':5} {feed.url}  {feed.title}")
+    print_table((Column("ok"), Column("score", right=True), Column("type"),
+                 Column("feed", fold=True), Column("title", wide=True)),
+                [["✓" if f.verified else "-", str(f.score), f.type or "?", f.url, f.title]
+                 for f in found])
 
 
 @cli.command("import-opml")

@@ -85,7 +85,7 @@ def test_add_import_accounts_and_opml(tmp_path: Path) -> None:
     exported = run(tmp_path, "export-opml")
     assert 'xmlUrl="https://x.com/sama"' in exported and 'xmlUrl="wechat:QbitAI"' in exported
     run(tmp_path, "add", "x:@karpathy", code=1)
-    refused = run(tmp_path, "add", "x:@newone", "--set", "batch=ai", code=1)
+    refused = run(tmp_path, "add", "x:@newone", "--set", "batch=ai", code=2)
     assert "batch" in refused and "tidings:" in refused, "unknown keys are refused"
 
 

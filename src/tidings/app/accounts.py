@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tidings.errors import ConfigError
+from tidings.errors import BadValueError, ConfigError
 from tidings.model import SourceKind
 
 X_INTERVAL_MIN = 30
@@ -24,6 +24,9 @@ _X = re.compile(r"^(?:x:|twitter:)@?([A-Za-z0-9_]{1,15})$", re.IGNORECASE)
 _X_URL = re.compile(r"^https?://(?:www\.|mobile\.)?(?:x|twitter)\.com/@?([A-Za-z0-9_]{1,15})/?$",
                     re.IGNORECASE)
 _WECHAT = re.compile(r"^(?:wechat|weixin|mp):([^\s/]{1,100})$", re.IGNORECASE)
+_ACCOUNT_PREFIX = re.compile(r"^(x|twitter|wechat|weixin|mp):", re.IGNORECASE)
+_WEB = re.compile(r"^https?://", re.IGNORECASE)
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 _NOT_HANDLES = frozenset({"home", "i", "search", "explore", "settings", "intent", "share"})
 
 
@@ -54,6 +57,23 @@ def account_ref(text: str) -> AccountRef | None:
         account = wx.group(1)
         return AccountRef(SourceKind.WECHAT, f"wechat:{account}", account, {"account": account})
     return None
+
+
+def check_address(text: str) -> None:
+    """Refuse what can never be added as a feed or an account, saying the rule it
+    breaks: ``x:@bad!`` (the handle rule, not "only http and https URLs are
+    fetched"), ``ftp://…``. BadValueError: the person typed it (CLI exit 2)."""
+    text = text.strip()
+    prefix = _ACCOUNT_PREFIX.match(text)
+    if prefix is not None and account_ref(text) is None:
+        if prefix.group(1).lower() in ("x", "twitter"):
+            raise BadValueError(f"{text!r} is not an X account: a handle is 1 to 15 letters, "
+                                "digits or _ (x:@handle)")
+        raise BadValueError(f"{text!r} is not a WeChat account: write wechat:<account id> "
+                            "(up to 100 characters, no spaces or /)")
+    if prefix is None and _SCHEME.match(text) and not _WEB.match(text):
+        raise BadValueError(f"{text}: only http(s) pages and feeds, x:@handle and "
+                            "wechat:<account id> can be added")
 
 
 def first_interval(kind: SourceKind, default_interval: int) -> int:

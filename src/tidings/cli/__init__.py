@@ -3,9 +3,11 @@
 Every command turns a :class:`tidings.errors.TidingsError` into one line on
 stderr and a non-zero exit code; a traceback is only shown with
 ``TIDINGS_DEBUG=1``. One exit-code rule holds for every command (docs/cli.md):
-0 all done, 1 something failed (a source, a file, a value), 2 the command line
-itself is wrong, 3 an internal error, 130 interrupted, 141 the reader of the
-output went away (``| head``). Listing commands take
+0 all done; 1 something could not be done (a source, a fetch, a file to write,
+an id the archive does not hold); 2 the command line is wrong, nothing was tried
+(an unknown option, a bad value: :class:`BadValueError`, a named file that does
+not exist); 3 an internal error; 130 interrupted; 141 the reader of the output
+went away (``| head``). Listing commands take
 ``--json``. The commands live in ``commands_*`` modules by theme; this module
 holds the group and the plumbing.
 """
@@ -28,7 +30,7 @@ from typing import Any, ParamSpec, TypeVar
 import click
 
 from tidings.app import Tidings
-from tidings.errors import TidingsError
+from tidings.errors import BadValueError, TidingsError
 from tidings.settings import VERSION, Settings, load_settings
 
 P = ParamSpec("P")
@@ -149,6 +151,8 @@ def handle_errors(func: Callable[P, T]) -> Callable[P, T]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
         try:
             return func(*args, **kwargs)
+        except BadValueError as exc:
+            fail(str(exc), EXIT_USAGE)
         except TidingsError as exc:
             fail(str(exc))
         except KeyboardInterrupt:

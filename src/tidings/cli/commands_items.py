@@ -19,7 +19,7 @@ from tidings.app.paging import decode_cursor, encode_cursor, sort_time
 from tidings.cli import Context, cli, fail, handle_errors, print_json, run_async, to_jsonable
 from tidings.cli.infiles import cannot_write
 from tidings.cli.tables import Column, print_table
-from tidings.errors import ConfigError
+from tidings.errors import BadValueError
 from tidings.model import Item, ItemBrief, SearchHit
 from tidings.textutil import plural
 
@@ -33,12 +33,12 @@ def parse_since(text: str | None) -> datetime | None:
         try:
             return datetime.now(UTC) - timedelta(**{units[text[-1]]: int(text[:-1])})
         except (OverflowError, ValueError):
-            raise ConfigError(f"--since {text!r}: that is before the year 1; "
+            raise BadValueError(f"--since {text!r}: that is before the year 1; "
                               "give a smaller age or a date") from None
     try:
         when = datetime.fromisoformat(text)
     except ValueError as exc:
-        raise ConfigError(f"--since {text!r}: use a date (2024-05-01) or an age (3d, 12h)") \
+        raise BadValueError(f"--since {text!r}: use a date (2024-05-01) or an age (3d, 12h)") \
             from exc
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 

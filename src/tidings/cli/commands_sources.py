@@ -11,12 +11,13 @@ import click
 from rich.progress import Progress
 
 from tidings.app import SourceOverview, Tidings
-from tidings.cli import Context, cli, handle_errors, print_json, run_async
+from tidings.app.accounts import check_address
+from tidings.cli import EXIT_ERROR, Context, cli, handle_errors, print_json, run_async
 from tidings.cli.commands_config import changed
 from tidings.cli.commands_preview import SourceSpec, load_config, source_spec
 from tidings.cli.infiles import OPML_MAX_BYTES, cannot_write, read_regular_file
 from tidings.cli.tables import Column, print_table
-from tidings.errors import ConfigError, NoFeedError
+from tidings.errors import BadValueError, ConfigError, NoFeedError
 from tidings.model import SourceKind
 from tidings.textutil import plural
 
@@ -33,7 +34,7 @@ def init(ctx: Context, empty: bool, defaults: bool) -> None:
     On an existing archive nothing changes unless ``--defaults`` asks for the
     default sources on purpose."""
     if empty and defaults:
-        raise ConfigError("--empty and --defaults contradict each other: choose one")
+        raise BadValueError("--empty and --defaults contradict each other: choose one")
     settings = ctx.settings
     existed = not settings.database_url and settings.database_path.exists()
     tidings = ctx.open(create=True)
@@ -98,8 +99,10 @@ def add(ctx: Context, url: str | None, kind: str | None, config_text: str | None
     spec = source_spec(load_config(config_text)) if config_text else SourceSpec()
     url = url or spec.url
     if not url:
-        raise ConfigError("add: give the URL (or a source file with one in --config)")
+        raise BadValueError("add: give the URL (or a source file with one in --config)")
     kind = kind or spec.kind
+    if kind in (None, SourceKind.RSS.value, SourceKind.X.value, SourceKind.WECHAT.value):
+        check_address(url)
     title = title or spec.title
     config = changed(spec.config, sets, ())
     tidings = ctx.open()
@@ -188,6 +191,8 @@ def discover(ctx: Context, url: str, as_json: bool) -> None:
     """Show the feeds a page declares (or that common paths serve)."""
     from tidings.app import discover_feeds
 
+    if not url.lower().startswith(("http://", "https://")):
+        raise BadValueError(f"{url}: give the page's http(s) address (https://example.org/)")
     found = discover_feeds(ctx.settings, url)
     if as_json:
         print_json(found)
@@ -259,3 +264,5 @@ def doctor(ctx: Context, source_id: str, conditional: bool, as_json: bool) -> No
         print_json(report.as_json())
     else:
         click.echo(report.text())
+    if report.error:
+        sys.exit(EXIT_ERROR)  # the rule of docs/cli.md: the source could not be read

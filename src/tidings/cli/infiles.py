@@ -12,7 +12,7 @@ import os
 import stat
 from pathlib import Path
 
-from tidings.errors import ConfigError
+from tidings.errors import BadValueError, ConfigError
 
 #: the largest OPML file imported (a list of 10,000 feeds is about 2 MB)
 OPML_MAX_BYTES = 20 * 1024 * 1024
@@ -22,6 +22,8 @@ def read_regular_file(path: Path, limit: int) -> bytes:
     """The bytes of ``path``; ConfigError unless it is a regular file of at most ``limit``."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens at once, never waits
+    except FileNotFoundError:
+        raise BadValueError(f"{path}: no such file") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot open ({exc.strerror})") from exc
     with os.fdopen(fd, "rb") as handle:

@@ -444,4 +444,32 @@ def test_doctor_of_an_account_without_its_paid_api_fails_with_1(tmp_path: Path) 
     assert invoke(tmp_path, "add", "x:@someone")[0] == 0
     code, out = invoke(tmp_path, "doctor", "x-someone")
     assert code == 1, out
-    assert "FAILED" in out and "socialdata" in out
+    assert "FAILED" in out and "[providers.socialdata]" in out, "the fix is named"
+    # no request to x.com is shown, for none is sent: the paid API is asked
+    assert "GET https://x.com" not in out
+    assert "paid API socialdata: one call" in out and "valid (1 key)" in out, out
+
+
+def test_words_a_new_user_reads(tmp_path: Path) -> None:
+    """Issue 32: plurals from the one helper, "no matches" alone, "no item N", nothing
+    imported said as such, the handle rule for a bad handle."""
+    invoke(tmp_path, "init", "--empty")
+    (tmp_path / "one.txt").write_text("x:@solo\n")
+    assert invoke(tmp_path, "import-accounts", str(tmp_path / "one.txt"))[1] == \
+        "1 account added, 0 already present\n"
+    invoke(tmp_path, "config", "x-solo", "--folder", "People")
+    assert "(1 source)" in invoke(tmp_path, "folders", "rename", "People", "Folks")[1]
+    result = CliRunner().invoke(cli, ["--data", str(tmp_path), "search", "xyzzy"], env=ENV)
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "no matches\n")
+    code, out = invoke(tmp_path, "cluster", "explain", "99999")
+    assert code == 1 and one_line(out) == "tidings: no item 99999\n"
+    code, out = invoke(tmp_path, "add", "x:@bad!")
+    assert code == 2 and "1 to 15 letters, digits or _" in one_line(out)
+    assert "http" not in out
+    (tmp_path / "bad.jsonl").write_text("not json\n")
+    code, out = invoke(tmp_path, "import-items", str(tmp_path / "bad.jsonl"))
+    assert code == 1 and "items imported" not in out and "the rest is stored" not in out
+    assert out.endswith("tidings: nothing imported: the 1 line refused (listed above)\n")
+    (tmp_path / "empty.jsonl").write_text("")
+    code, out = invoke(tmp_path, "import-items", str(tmp_path / "empty.jsonl"))
+    assert (code, out) == (0, "nothing imported: the file has no items\n")

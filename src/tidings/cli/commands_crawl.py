@@ -63,9 +63,10 @@ def _results(tidings: Tidings, crawl: Crawl, as_json: bool) -> None:
         [str(f.id), "yes" if f.source_id else "-", f.feed_url, f.feed_type, str(f.depth),
          f.site_title or "-", f.found_from or "-", f.abstract] for f in finds])
     counts = tidings.crawls.counts(crawl.id)
-    click.echo(f"crawl {crawl.id} ({crawl.state}): {len(finds)} feeds from "
-               f"{counts.done} sites, {counts.failed} failed, {counts.skipped} skipped, "
-               f"{counts.pages} pages; `tidings crawl --add 1,2,3` adds finds as sources",
+    click.echo(f"crawl {crawl.id} ({crawl.state}): {plural(len(finds), 'feed')} from "
+               f"{plural(counts.done, 'site')}, {counts.failed} failed, {counts.skipped} "
+               f"skipped, {plural(counts.pages, 'page')}; `tidings crawl --add 1,2,3` adds "
+               "finds as sources",
                err=True)
 
 
@@ -126,8 +127,9 @@ async def _crawl(tidings: Tidings, seeds: tuple[str, ...], limits: CrawlLimits,
     if as_json:
         print_json({"crawl": chosen.id, "counts": counts})
     else:
-        click.echo(f"crawl {chosen.id}: {counts.feeds} feeds from {counts.done} sites "
-                   f"({counts.failed} failed, {counts.skipped} skipped, {counts.pages} pages); "
+        click.echo(f"crawl {chosen.id}: {plural(counts.feeds, 'feed')} from "
+                   f"{plural(counts.done, 'site')} ({counts.failed} failed, {counts.skipped} "
+                   f"skipped, {plural(counts.pages, 'page')}); "
                    "see them with `tidings crawl --results`")
     return True
 

@@ -11,6 +11,7 @@ import click
 
 from tidings.cli import Context, cli, handle_errors, print_json, run_async
 from tidings.cli.tables import Column, print_table
+from tidings.textutil import plural
 
 
 @cli.group(invoke_without_command=True)
@@ -51,7 +52,7 @@ def rename(ctx: Context, old: str, new: str) -> None:
     """Rename a folder (or merge it into NEW when that exists)."""
     tidings = ctx.open()
     moved = run_async(tidings, tidings.rename_folder(old, new))
-    click.echo(f"{old} -> {new} ({moved} sources)")
+    click.echo(f"{old} -> {new} ({plural(moved, 'source')})")
 
 
 @folders.command("delete")
@@ -62,4 +63,4 @@ def delete(ctx: Context, name: str) -> None:
     """Delete a folder; its sources stay, in no folder."""
     tidings = ctx.open()
     moved = run_async(tidings, tidings.delete_folder(name))
-    click.echo(f"deleted folder {name} ({moved} sources now in none)")
+    click.echo(f"deleted folder {name} ({plural(moved, 'source')} now in none)")

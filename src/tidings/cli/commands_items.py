@@ -234,6 +234,14 @@ def import_items(ctx: Context, file: TextIO, source_id: str | None) -> None:
         click.echo(f"  {note}", err=True)
     if len(report.notes) > 50:
         click.echo(f"  … and {len(report.notes) - 50} more", err=True)
-    click.echo(f"{plural(report.created, 'item')} imported, {report.present} already present")
-    if report.notes:
-        fail(f"{plural(len(report.notes), 'line')} refused (listed above); the rest is stored")
+    refused = plural(len(report.notes), "line")
+    if report.created or report.present:
+        click.echo(f"{plural(report.created, 'item')} imported, "
+                   f"{report.present} already present")
+    if report.notes and not (report.created or report.present):
+        fail(f"nothing imported: {'the' if len(report.notes) == 1 else 'all'} {refused} "
+             "refused (listed above)")
+    elif report.notes:
+        fail(f"{refused} refused (listed above); the rest is stored")
+    elif not report.created and not report.present:
+        click.echo("nothing imported: the file has no items")

@@ -239,7 +239,7 @@ def _one_line_error(kind: SourceKind, model: type[BaseModel],
         return BadValueError(f"config of {kind.value} source: {_reason(first)}")
     if first["type"] == "extra_forbidden" and len(loc) == 1:
         names = sorted(f.alias or name for name, f in model.model_fields.items())
-        article = "an" if kind.value[0] in "aeiour" else "a"  # "an rss source"
+        article = "an" if kind.value[0] in "aeiorux" else "a"  # "an rss source", "an x"
         return BadValueError(f"unknown config key {loc[0]!r} for {article} {kind.value} source"
                            f"{did_you_mean(loc[0], names)} (allowed: {', '.join(names)})")
     if first["type"] == "extra_forbidden":

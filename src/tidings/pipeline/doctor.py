@@ -15,12 +15,13 @@ from datetime import datetime
 from typing import Any
 
 from tidings.errors import TidingsError
-from tidings.model import Source
+from tidings.model import CostClass, Source
 from tidings.pipeline.detail import detail_step
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.reading import Listing, SourceRules, read_source
 from tidings.pipeline.upsert import plan_prepared
 from tidings.readers.base import PaidCalls, ReadResult
+from tidings.textutil import plural
 
 _SHOWN_HEADERS = ("content-type", "content-length", "etag", "last-modified", "cache-control",
                   "expires", "retry-after", "content-encoding")
@@ -73,18 +74,21 @@ class DoctorReport:
 
 async def doctor(env: PipelineEnv, source: Source, *, conditional: bool = False,
                  paid: PaidCalls | None = None, label: str = "doctor") -> DoctorReport:
-    """Run every stage of a collection of ``source`` without writing anything
-    (``paid``: the ledger, for a run that may spend on a paid API)."""
+    """Run every stage of a collection of ``source`` without writing anything.
+
+    A source read through a paid API costs one call, within the provider's daily
+    budget, as a collection would (``paid``: the ledger; the environment's by default).
+    """
     report = DoctorReport(source, conditional, label=label)
     now = env.clock()
     try:
         rules = SourceRules.of(source, env.filters)
-        report.stages.append(("config", f"valid ({len(source.config)} keys)"))
+        report.stages.append(("config", f"valid ({plural(len(source.config), 'key')})"))
         asked = source if conditional else replace(source, cursor={})
-        report.stages.append(("request", f"GET {source.url}" +
-                              (" (conditional)" if conditional else " (unconditional)")))
+        report.stages.append(("request", _request(source, rules, conditional)))
         listing = await read_source(env.settings, asked, rules,
-                                    rules.context(asked, env.fetcher, now, paid=paid),
+                                    rules.context(asked, env.fetcher, now,
+                                                  paid=env.paid if paid is None else paid),
                                     detail=detail_step(env, source, rules))
     except TidingsError as exc:
         report.error = str(exc)
@@ -104,6 +108,16 @@ async def doctor(env: PipelineEnv, source: Source, *, conditional: bool = False,
         report.entries.append(DoctorEntry(item.title, item.url, item.published_at, verdict,
                                           entry.key))
     return report
+
+
+def _request(source: Source, rules: SourceRules, conditional: bool) -> str:
+    """What is sent: a GET of the source's URL, or a paid API's call, which sends
+    nothing to the URL shown for the source (an x.com profile, ``wechat:…``)."""
+    if source.cost_class in (CostClass.PAID_LIST, CostClass.PAID_RENDER):
+        provider = getattr(rules.config, "provider", None) or "?"
+        return (f"paid API {provider}: one call, counted in its daily budget "
+                f"(nothing is sent to {source.url} itself)")
+    return f"GET {source.url}" + (" (conditional)" if conditional else " (unconditional)")
 
 
 def _stages(report: DoctorReport, listing: Listing) -> None:

@@ -89,6 +89,7 @@ BAD = """
 1  preview rss http://127.0.0.1:9/
 2  prune-raw extra
 1  remove no-such-source
+2  remove
 1  reparse --source no-such-source
 2  reparse --since nope
 2  restore /no-such-backup.sqlite3
@@ -101,6 +102,9 @@ BAD = """
 2  stats extra
 1  status
 2  status --bogus
+2  tokens --bogus
+2  tokens add
+1  tokens revoke no-such-token
 2  worker --concurrency x
 """
 

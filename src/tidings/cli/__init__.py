@@ -216,9 +216,10 @@ from tidings.cli import (  # noqa: E402
     commands_preview,
     commands_sources,
     commands_stories,
+    commands_tokens,
 )
 
 __all__ = ["cli", "commands_accounts", "commands_cluster", "commands_collect", "commands_config",
            "commands_crawl", "commands_demo", "commands_extract", "commands_folders",
            "commands_items", "commands_preview", "commands_sources", "commands_stories",
-           "main"]
+           "commands_tokens", "main"]

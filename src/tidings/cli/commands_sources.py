@@ -17,7 +17,7 @@ from tidings.cli.commands_config import changed
 from tidings.cli.commands_preview import SourceSpec, load_config, source_spec
 from tidings.cli.infiles import OPML_MAX_BYTES, cannot_write, read_regular_file
 from tidings.cli.tables import Column, print_table
-from tidings.errors import BadValueError, ConfigError, NoFeedError
+from tidings.errors import BadValueError, ConfigError, NoFeedError, TidingsError
 from tidings.model import SourceKind
 from tidings.textutil import plural
 
@@ -125,14 +125,26 @@ def add(ctx: Context, url: str | None, kind: str | None, config_text: str | None
 
 
 @cli.command()
-@click.argument("source_id")
+@click.argument("source_ids", nargs=-1, required=True, metavar="SOURCE...")
 @click.pass_obj
 @handle_errors
-def remove(ctx: Context, source_id: str) -> None:
-    """Remove a source (its items stay in the archive)."""
+def remove(ctx: Context, source_ids: tuple[str, ...]) -> None:
+    """Remove sources (their items stay in the archive). An unknown id removes none."""
     tidings = ctx.open()
-    run_async(tidings, tidings.remove_source(source_id))
-    click.echo(f"removed {source_id}")
+    wanted = list(dict.fromkeys(source_ids))
+    try:
+        for source_id in wanted:  # every id checked before the first is removed
+            tidings.source(source_id)
+    except TidingsError:
+        tidings.close()
+        raise
+
+    async def remove_all() -> None:
+        for source_id in wanted:
+            await tidings.remove_source(source_id)
+
+    run_async(tidings, remove_all())
+    click.echo(f"removed {', '.join(wanted)}")
 
 
 @cli.command()

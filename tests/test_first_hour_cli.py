@@ -447,7 +447,13 @@ def test_doctor_of_an_account_without_its_paid_api_fails_with_1(tmp_path: Path) 
     assert "FAILED" in out and "[providers.socialdata]" in out, "the fix is named"
     # no request to x.com is shown, for none is sent: the paid API is asked
     assert "GET https://x.com" not in out
-    assert "paid API socialdata: one call" in out and "valid (1 key)" in out, out
+    assert "paid API socialdata: no call sent" in out and "valid (1 key)" in out, out
+    (tmp_path / "tidings.toml").write_text(
+        '[providers.socialdata]\nbase_url = "https://api.socialdata.example"\n'
+        'api_key = "sk-test-1234"\ndaily_calls = 10\n')
+    code, out = invoke(tmp_path, "doctor", "x-someone")
+    assert code == 1 and "doctor sends no call to the paid API 'socialdata'" in out, out
+    assert "`tidings collect x-someone` reads the source" in out
 
 
 def test_words_a_new_user_reads(tmp_path: Path) -> None:

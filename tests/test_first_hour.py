@@ -68,6 +68,8 @@ BAD = """
 1  export --source no-such-source
 1  export --out /no-such-dir/x.jsonl
 1  export-opml /no-such-dir/x.opml
+1  export-sources /no-such-dir/x.json
+2  export-sources a.json b.json
 2  extract /no-such-file.html
 1  extract http://127.0.0.1:9/
 2  folders --bogus
@@ -79,6 +81,8 @@ BAD = """
 1  import-items {files}/bad.txt
 2  import-opml /no-such-file.opml
 1  import-opml {files}/bad.txt
+2  import-sources /no-such-file.json
+1  import-sources {files}/bad.txt
 2  init --empty --defaults
 2  items --limit -1
 2  items --since nope

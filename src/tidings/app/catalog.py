@@ -93,9 +93,12 @@ def default_sources() -> list[dict[str, Any]]:
     return data
 
 
+#: the kinds OPML carries: feeds, and the X and WeChat accounts (their URLs come back
+#: as accounts on import); other kinds have no URL a reader could poll
+OPML_KINDS = frozenset({SourceKind.RSS, SourceKind.X, SourceKind.WECHAT})
+
+
 def opml_of(sources: Iterable[Source]) -> str:
-    """OPML of the sources that are feeds, and of the X and WeChat accounts (their URLs
-    come back as accounts on import); other kinds have no URL a reader could poll."""
-    kinds = (SourceKind.RSS, SourceKind.X, SourceKind.WECHAT)
+    """OPML of the sources of :data:`OPML_KINDS` (``app.transfer`` names the rest)."""
     return render_opml(OpmlFeed(s.url, s.title, s.site_url or "", s.folder or "")
-                       for s in sources if s.kind in kinds)
+                       for s in sources if s.kind in OPML_KINDS)

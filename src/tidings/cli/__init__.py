@@ -217,9 +217,10 @@ from tidings.cli import (  # noqa: E402
     commands_sources,
     commands_stories,
     commands_tokens,
+    commands_transfer,
 )
 
 __all__ = ["cli", "commands_accounts", "commands_cluster", "commands_collect", "commands_config",
            "commands_crawl", "commands_demo", "commands_extract", "commands_folders",
            "commands_items", "commands_preview", "commands_sources", "commands_stories",
-           "commands_tokens", "main"]
+           "commands_tokens", "commands_transfer", "main"]

@@ -12,6 +12,7 @@ from rich.progress import Progress
 
 from tidings.app import SourceOverview, Tidings
 from tidings.app.accounts import check_address
+from tidings.app.transfer import opml_left_out
 from tidings.cli import EXIT_ERROR, Context, cli, handle_errors, print_json, run_async
 from tidings.cli.commands_config import changed
 from tidings.cli.commands_preview import SourceSpec, load_config, source_spec
@@ -249,8 +250,15 @@ def export_opml(ctx: Context, file: Path | None) -> None:
     tidings = ctx.open()
     try:
         text = tidings.export_opml()
+        left_out = opml_left_out(tidings.sources())
     finally:
         tidings.close()
+    if left_out:  # said on stderr, so the OPML on stdout stays whole
+        names = ", ".join(f"{s.id} ({s.kind.value})" for s in left_out[:20])
+        more = f" and {len(left_out) - 20} more" if len(left_out) > 20 else ""
+        click.echo(f"tidings: {plural(len(left_out), 'source')} not in the OPML, which "
+                   f"carries feeds and accounts only: {names}{more}; `tidings "
+                   "export-sources` keeps every source", err=True)
     if file is None:
         click.echo(text, nl=False)
     else:

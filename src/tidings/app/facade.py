@@ -470,8 +470,7 @@ class Tidings:
         allow = allow_list_from_settings(self.settings)
         notes.extend(f"{feed.url}: added, but the guard will refuse it ({why}); "
                      "allow_private_hosts lets it through" for feed in feeds
-                     if account_ref(feed.url) is None  # an account is no address
-                     and (why := url_refusal(feed.url, allow)) is not None)
+                     if "://" in feed.url and (why := url_refusal(feed.url, allow)) is not None)
         existing = self._store.list_sources()
         urls, taken = {s.url for s in existing}, {s.id for s in existing}
         added: list[Source] = []

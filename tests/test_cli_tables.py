@@ -140,6 +140,20 @@ def test_items_and_search_titles_wrap_whole(archive: Path, command: list[str],
 
 
 @pytest.mark.parametrize("width", [80, 200, None])
+def test_tokens_listing(archive: Path, width: int | None) -> None:
+    run(archive, ["tokens", "add", "a phone with a rather long name for its token"], None)
+    out = run(archive, ["tokens", "list"], width)
+    if width is None:
+        (row,) = [line.split("\t") for line in out.splitlines()]
+        assert len(row) == 4 and row[2:] == ["never", "a phone with a rather long name for "
+                                                       "its token"]
+        return
+    fits(out, width)
+    assert out.splitlines()[0].split() == ["id", "created", "last", "used", "name"]
+    assert "tdg_" not in out
+
+
+@pytest.mark.parametrize("width", [80, 200, None])
 def test_folders_listing(archive: Path, width: int | None) -> None:
     run(archive, ["config", "short", "--folder", "Reading list"], None)
     out = run(archive, ["folders"], width)

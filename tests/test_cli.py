@@ -163,9 +163,9 @@ def test_bad_input_gives_one_line_errors(tmp_path: Path) -> None:
     bad.write_text("<html>not opml")
     out = run(tmp_path, "import-opml", str(bad), code=1)
     assert out.count("\n") == 1 and "not valid XML" in out
-    out = run(tmp_path, "add", "ftp://example.com/feed", code=1)
+    out = run(tmp_path, "add", "ftp://example.com/feed", code=2)
     assert "Traceback" not in out
-    out = run(tmp_path, "items", "--since", "yesterday-ish", code=1)
+    out = run(tmp_path, "items", "--since", "yesterday-ish", code=2)
     assert "--since" in out
 
 

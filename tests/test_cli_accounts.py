@@ -85,7 +85,7 @@ def test_add_import_accounts_and_opml(tmp_path: Path) -> None:
     exported = run(tmp_path, "export-opml")
     assert 'xmlUrl="https://x.com/sama"' in exported and 'xmlUrl="wechat:QbitAI"' in exported
     run(tmp_path, "add", "x:@karpathy", code=1)
-    refused = run(tmp_path, "add", "x:@newone", "--set", "batch=ai", code=1)
+    refused = run(tmp_path, "add", "x:@newone", "--set", "batch=ai", code=2)
     assert "batch" in refused and "tidings:" in refused, "unknown keys are refused"
 
 
@@ -96,9 +96,9 @@ async def test_an_opml_account_line_no_kind_reads_is_noted_not_added(settings: S
     t = Tidings.open(settings, create=True)
     try:
         notes: list[str] = []
-        added, present = await t.import_opml(opml, notes=notes)
+        added, present = await t.transfer.import_opml(opml, notes=notes)
         assert [s.id for s in added] == ["x-fine"] and present == 0
-        assert [s.id for s in t.sources()] == ["x-fine"]
+        assert [s.id for s in t.sources.all()] == ["x-fine"]
         assert len(notes) == 2 and all("neither an http(s) URL nor an account (x:@handle, "
                                        "wechat:<account id>)" in n for n in notes), notes
     finally:

@@ -83,7 +83,7 @@ def test_extract_a_url(tmp_path: Path, site: Site) -> None:
 
 
 def test_extract_bad_targets_fail_in_one_line(tmp_path: Path) -> None:
-    out = run(tmp_path, "extract", str(tmp_path / "nope.html"), code=1)
+    out = run(tmp_path, "extract", str(tmp_path / "nope.html"), code=2)
     assert "neither an http(s) URL nor a readable file" in out and "Traceback" not in out
     empty = tmp_path / "empty.html"
     empty.write_bytes(b"")

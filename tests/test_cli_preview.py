@@ -69,7 +69,7 @@ def test_preview_of_a_rule_that_finds_nothing_exits_1_with_the_rule_named(
 
 
 def test_preview_refuses_a_misspelt_key_before_fetching(data: Path, site: str) -> None:
-    out = run(data, "preview", "web_list", f"{site}/news", "--config", '{"itme": "a"}', code=1)
+    out = run(data, "preview", "web_list", f"{site}/news", "--config", '{"itme": "a"}', code=2)
     assert "did you mean 'item'?" in out and "Traceback" not in out
 
 
@@ -111,5 +111,5 @@ def test_add_loads_a_ready_example(data: Path) -> None:
 
 def test_a_config_file_that_is_not_there_is_one_line(data: Path) -> None:
     out = run(data, "preview", "web_list", "https://x.example/", "--config", "nofile.json",
-              code=1)
+              code=2)
     assert "nofile.json: cannot read it" in out and "internal error" not in out

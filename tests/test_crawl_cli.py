@@ -89,23 +89,25 @@ def test_crawl_results_opml_and_add(tmp_path: Path,
                                                                                  "rss")
     assert first.get("description", "").startswith("Blog B writes") and first.get("foundFrom")
 
-    assert "added 1 sources" in run(tmp_path, "crawl", "--add", str(b["id"]))
+    assert "added 1 source from crawl" in run(tmp_path, "crawl", "--add", str(b["id"]))
     sources = json.loads(run(tmp_path, "sources", "--json"))
     assert [s["url"] for s in sources] == [b["feed_url"]]
     again = run(tmp_path, "crawl", "--add", "all")
     assert "added 2 sources" in again and "already a source" in again
-    table = run(tmp_path, "crawl", "--results")
-    assert table.count("✓") == 3
+    missing = run(tmp_path, "crawl", "--add", "99", code=1)  # docs/cli.md: not done is 1
+    assert "find 99: not in crawl 1" in missing and "added 0 sources" in missing
+    table = run(tmp_path, "crawl", "--results")  # piped: tab-separated, "added" second
+    assert [line.split("\t")[1] for line in table.splitlines() if "\t" in line] == ["yes"] * 3
 
 
 def test_crawl_bad_input_is_one_line(tmp_path: Path) -> None:
     out = run(tmp_path, "crawl", "--results", code=1)
     assert out.startswith("tidings: no crawl yet") and "Traceback" not in out
-    out = run(tmp_path, "crawl", "ftp://example.org/", code=1)
+    out = run(tmp_path, "crawl", "ftp://example.org/", code=2)
     assert "not a web address" in out
-    out = run(tmp_path, "crawl", "https://a.example/", "--depth", "-1", code=1)
+    out = run(tmp_path, "crawl", "https://a.example/", "--depth", "-1", code=2)
     assert "--depth" in out
-    out = run(tmp_path, "crawl", code=1)
+    out = run(tmp_path, "crawl", code=2)
     assert "name the sites to start from" in out
     assert "no unfinished crawl" in run(tmp_path, "crawl", "--resume", code=1)
-    assert "give find numbers" in run(tmp_path, "crawl", "--add", "x,y", code=1)
+    assert "give find numbers" in run(tmp_path, "crawl", "--add", "x,y", code=2)

@@ -60,14 +60,14 @@ def test_serve_on_a_busy_port_is_one_line_and_starts_no_round(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize(("args", "code", "says"), [
-    (["items", "--since", "9999999999d"], 1, "--since"),
+    (["items", "--since", "9999999999d"], 2, "--since"),
     (["items", "--limit", "-1"], 2, "--limit"),
     (["import-opml", "missing.opml"], 2, "does not exist"),
     (["set-password"], 1, "--stdin"),
-    (["--config", "missing.toml", "items"], 1, "no such settings file"),
+    (["--config", "missing.toml", "items"], 2, "no such settings file"),
     (["no-such-command"], 2, "No such command"),
-    (["collect"], 1, "--once"),
-    (["search", "🙂"], 1, "nothing to search for"),
+    (["collect"], 2, "--once"),
+    (["search", "🙂"], 2, "nothing to search for"),
 ])
 def test_bad_arguments_are_one_line_with_the_documented_code(
     tmp_path: Path, args: list[str], code: int, says: str,
@@ -84,7 +84,7 @@ def test_a_search_with_nothing_searchable_finds_nothing_and_says_so(
 ) -> None:
     invoke(tmp_path, "init", "--empty")
     code, out = invoke(tmp_path, "search", query)
-    assert code == 1 and "nothing to search for in" in one_line(out)
+    assert code == 2 and "nothing to search for in" in one_line(out)
 
 
 def test_a_leading_minus_word_is_a_search_term_not_an_option(tmp_path: Path) -> None:
@@ -126,7 +126,7 @@ def test_init_on_an_existing_archive_changes_nothing(tmp_path: Path) -> None:
     assert code == 0 and "18 sources added" in out
     assert len(json.loads(invoke(tmp_path, "sources", "--json")[1])) == 18
     assert invoke(tmp_path, "stats")[1].startswith("sources: 18 new\n")
-    assert invoke(tmp_path, "init", "--empty", "--defaults")[0] == 1
+    assert invoke(tmp_path, "init", "--empty", "--defaults")[0] == 2
 
 
 def test_collect_exits_1_when_any_source_failed(tmp_path: Path) -> None:
@@ -165,7 +165,7 @@ def test_ids_of_non_latin_titles_come_from_host_and_path(tmp_path: Path) -> None
 def test_a_chosen_id_is_checked(tmp_path: Path, bad: str) -> None:
     invoke(tmp_path, "init", "--empty")
     code, out = invoke(tmp_path, "add", "--kind", "external", "pushed", "--id", bad)
-    assert code == 1 and "source id" in one_line(out)
+    assert code == 2 and "source id" in one_line(out)
     assert invoke(tmp_path, "add", "--kind", "external", "pushed", "--id", "my.feed_2")[0] == 0
 
 
@@ -438,3 +438,46 @@ def test_a_bare_tidings_shows_its_help() -> None:
     result = CliRunner().invoke(cli, [], prog_name="tidings")
     assert result.exit_code == 0 and result.output.startswith("Usage: tidings")
     assert "tidings: Usage" not in result.output
+
+
+def test_doctor_of_an_account_without_its_paid_api_fails_with_1(tmp_path: Path) -> None:
+    """docs/cli.md: a source that cannot be read is 1, for doctor as for collect."""
+    invoke(tmp_path, "init", "--empty")
+    assert invoke(tmp_path, "add", "x:@someone")[0] == 0
+    code, out = invoke(tmp_path, "doctor", "x-someone")
+    assert code == 1, out
+    assert "FAILED" in out and "[providers.socialdata]" in out, "the fix is named"
+    # no request to x.com is shown, for none is sent: the paid API is asked
+    assert "GET https://x.com" not in out
+    assert "paid API socialdata: no call sent" in out and "valid (1 key)" in out, out
+    (tmp_path / "tidings.toml").write_text(
+        '[providers.socialdata]\nbase_url = "https://api.socialdata.example"\n'
+        'api_key = "sk-test-1234"\ndaily_calls = 10\n')
+    code, out = invoke(tmp_path, "doctor", "x-someone")
+    assert code == 1 and "doctor sends no call to the paid API 'socialdata'" in out, out
+    assert "`tidings collect x-someone` reads the source" in out
+
+
+def test_words_a_new_user_reads(tmp_path: Path) -> None:
+    """Issue 32: plurals from the one helper, "no matches" alone, "no item N", nothing
+    imported said as such, the handle rule for a bad handle."""
+    invoke(tmp_path, "init", "--empty")
+    (tmp_path / "one.txt").write_text("x:@solo\n")
+    assert invoke(tmp_path, "import-accounts", str(tmp_path / "one.txt"))[1] == \
+        "1 account added, 0 already present\n"
+    invoke(tmp_path, "config", "x-solo", "--folder", "People")
+    assert "(1 source)" in invoke(tmp_path, "folders", "rename", "People", "Folks")[1]
+    result = CliRunner().invoke(cli, ["--data", str(tmp_path), "search", "xyzzy"], env=ENV)
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "no matches\n")
+    code, out = invoke(tmp_path, "cluster", "explain", "99999")
+    assert code == 1 and one_line(out) == "tidings: no item 99999\n"
+    code, out = invoke(tmp_path, "add", "x:@bad!")
+    assert code == 2 and "1 to 15 letters, digits or _" in one_line(out)
+    assert "http" not in out
+    (tmp_path / "bad.jsonl").write_text("not json\n")
+    code, out = invoke(tmp_path, "import-items", str(tmp_path / "bad.jsonl"))
+    assert code == 1 and "items imported" not in out and "the rest is stored" not in out
+    assert out.endswith("tidings: nothing imported: the 1 line refused (listed above)\n")
+    (tmp_path / "empty.jsonl").write_text("")
+    code, out = invoke(tmp_path, "import-items", str(tmp_path / "empty.jsonl"))
+    assert (code, out) == (0, "nothing imported: the file has no items\n")

@@ -27,7 +27,8 @@ NOT_KINDS = {
     ("store/base.py", "external"): "PUSHED_KIND, checked against the readers below",
 }
 #: modules that read a key of a cursor, and why they may
-CURSOR_READERS = {"pipeline/listing.py": "the pipeline's own listing memory (LISTING_KEY)"}
+CURSOR_READERS = {"pipeline/listing.py": "the pipeline's own listing memory (LISTING_KEY)",
+                  "pipeline/detail.py": "the pipeline's own detail carry-over (CARRIED_KEY)"}
 
 
 def _modules() -> list[Path]:

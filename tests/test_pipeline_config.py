@@ -292,14 +292,14 @@ def test_the_cli_shows_and_changes_a_config(tmp_path: Path) -> None:
     assert json.loads(_run(tmp_path, "config", "ingest", "--json")) == {
         "summary_only": True, "filters": {"max_age_days": 30}, "url_allow": ["^https://a/"],
         "user_agent": "Reader/1.0"}
-    out = _run(tmp_path, "config", "ingest", "--set", 'url_allow=["("]', code=1)
+    out = _run(tmp_path, "config", "ingest", "--set", 'url_allow=["("]', code=2)
     assert out.startswith("tidings: config key 'url_allow.0': bad regular expression")
     assert out.count("\n") == 1
     _run(tmp_path, "config", "ingest", "--unset", "filters", "--unset", "url_allow")
     _run(tmp_path, "config", "ingest", "--folder", "Scripts")
     text = _run(tmp_path, "config", "ingest")
     assert text == '# folder: Scripts\nsummary_only = true\nuser_agent = "Reader/1.0"\n'
-    assert "no such key" in _run(tmp_path, "config", "ingest", "--unset", "nope", code=1)
+    assert "no such key" in _run(tmp_path, "config", "ingest", "--unset", "nope", code=2)
     toml = tmp_path / "c.toml"
     toml.write_text('proxy = false\n[limits]\nlater = 5\n')
     _run(tmp_path, "config", "ingest", "--from-file", str(toml))
@@ -328,5 +328,5 @@ def test_a_config_file_that_cannot_be_read_is_refused_in_one_line(
     _run(tmp_path, "add", "ingest", "--kind", "external")
     path = tmp_path / name
     path.write_bytes(content)
-    out = _run(tmp_path, "config", "ingest", "--from-file", str(path), code=1)
+    out = _run(tmp_path, "config", "ingest", "--from-file", str(path), code=2)
     assert out.startswith(f"tidings: {path}: {reason}") and out.count("\n") == 1

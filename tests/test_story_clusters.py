@@ -139,10 +139,10 @@ def test_the_cluster_commands(tmp_path: Path) -> None:
     out = run_cli("explain", str(ids["c"]))
     assert f"story {ids['a']}" in out and "shared:" in out and "rust" in out
     assert '"cluster_id"' in run_cli("explain", str(ids["c"]), "--json")
-    assert "not clustered" in run_cli("explain", "424242", code=1)
+    assert run_cli("explain", "424242", code=1) == "tidings: no item 424242\n"
     assert "split from 2 items" in run_cli("split", str(ids["c"]))
     assert "alone in its story" in run_cli("split", str(ids["c"]), code=1)
-    assert "1 items moved" in run_cli("merge", str(ids["a"]), str(ids["d"]))
+    assert "1 item moved" in run_cli("merge", str(ids["a"]), str(ids["d"]))
 
 
 def test_the_runner_places_new_items(tmp_path: Path) -> None:

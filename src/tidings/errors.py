@@ -44,6 +44,15 @@ class ConfigError(TidingsError):
     """A setting, a source config or a command argument is not acceptable."""
 
 
+class BadValueError(ConfigError):
+    """A value a person typed (an argument, an option, a form field) is not acceptable
+    as written, or a file it names does not exist: nothing was tried.
+
+    The CLI exits 2 for it (docs/cli.md) where a :class:`ConfigError` that arises
+    while doing the work exits 1; the web answers 400 for both.
+    """
+
+
 class NoFeedError(ConfigError):
     """A page that was to be added has no feed (``tidings add`` then offers ``web_list``)."""
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, get_args
 
-from tidings.errors import ConfigError
+from tidings.errors import BadValueError, ConfigError
 
 VERSION = "0.1.0"
 DEFAULT_BOT_URL = "https://github.com/tidings/tidings/blob/main/docs/bot.md"
@@ -193,7 +193,7 @@ def load_settings(
         settings = replace(settings, data_dir=Path(chosen_dir).expanduser())
     path = Path(config_file) if config_file else settings.config_path
     if config_file and not path.is_file():
-        raise ConfigError(f"--config {path}: no such settings file")
+        raise BadValueError(f"--config {path}: no such settings file")
     if path.is_file():
         try:
             file_values = tomllib.loads(path.read_text("utf-8"))

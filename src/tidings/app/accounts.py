@@ -10,13 +10,17 @@ R-SCHED-5 gives what it found (``pipeline.timing.first_check_interval``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tidings.errors import ConfigError
+from tidings.errors import BadValueError, ConfigError
 from tidings.model import SourceKind
-from tidings.readers import account_forms, kind_of, parse_account
+from tidings.readers import account_forms, account_refusal, kind_of, parse_account
+
+_WEB = re.compile(r"^https?://", re.IGNORECASE)
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +46,19 @@ def account_ref(text: str) -> AccountRef | None:
         return None
     kind, account = found
     return AccountRef(kind.name, account.url, account.name, dict(account.config), kind.id_prefix)
+
+
+def check_address(text: str) -> None:
+    """Refuse what can never be added as a feed or an account, saying the rule it
+    breaks: ``x:@bad!`` (the handle rule, not "only http and https URLs are
+    fetched"), ``ftp://…``. BadValueError: the person typed it (CLI exit 2)."""
+    text = text.strip()
+    refused = account_refusal(text)
+    if refused is not None:
+        raise BadValueError(refused)
+    if _SCHEME.match(text) and not _WEB.match(text):
+        raise BadValueError(f"{text}: only http(s) pages and feeds, "
+                            f"{' and '.join(account_forms())} can be added")
 
 
 def first_interval(kind: SourceKind, default_interval: int) -> int:

@@ -82,3 +82,9 @@ def import_forms() -> str:
 def account_lines() -> str:
     """The account lines the kinds read, for a message (``x:@handle, wechat:<id>``)."""
     return ", ".join(account_forms())
+
+
+def opml_kinds() -> frozenset[str]:
+    """The kinds whose address comes back as the same kind from an OPML file (feeds,
+    and accounts): the rest are named as left out of an OPML export."""
+    return frozenset(k.name for k in all_kinds() if k.opml)

@@ -10,7 +10,7 @@ import re
 import unicodedata
 from collections.abc import Collection
 
-from tidings.errors import ConfigError
+from tidings.errors import BadValueError, ConfigError
 
 #: path parts that say "this is a feed" and nothing about whose
 _FEED_WORDS = {"feed", "feeds", "rss", "rss2", "atom", "index", "xml", "json"}
@@ -42,7 +42,7 @@ def source_slug(title: str, url: str) -> str:
 def check_source_id(source_id: str) -> str:
     """A chosen id, refused when it could not be part of a URL path as it is."""
     if not _ID.fullmatch(source_id) or ".." in source_id:
-        raise ConfigError(f"source id {source_id!r}: use up to 64 letters, digits, '-', '_' "
+        raise BadValueError(f"source id {source_id!r}: use up to 64 letters, digits, '-', '_' "
                           "or '.', starting with a letter or digit (no spaces, slashes or '..')")
     return source_id
 

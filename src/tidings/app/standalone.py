@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tidings.errors import ConfigError
+from tidings.errors import BadValueError, ConfigError
 from tidings.model import FeedCandidate
 from tidings.net import Fetcher, allow_list_from_settings, url_refusal
 from tidings.settings import Settings
@@ -61,7 +61,7 @@ def extract_target(settings: Settings, target: str, *, page_url: str | None = No
     if target == "-" and stdin is not None:
         content = stdin
     elif not path.is_file():
-        raise ConfigError(f"{target}: neither an http(s) URL nor a readable file")
+        raise BadValueError(f"{target}: neither an http(s) URL nor a readable file")
     else:
         try:
             content = path.read_bytes()

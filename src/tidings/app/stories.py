@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+from tidings.errors import NotFoundError
 from tidings.model import ItemBrief
 from tidings.pipeline.stories import (
     Clusterer,
@@ -62,17 +63,29 @@ class Stories:
         return self._store.archive_stats().items
 
     def explain(self, item_id: int) -> Explanation:
+        self._exists(item_id)
         return explain(self._store, item_id)
 
     async def split(self, item_id: int) -> int:
+        self._exists(item_id)
         moved: int = await self._writer(split, item_id, self._clock())
         self._forget()
         return moved
 
     async def merge(self, item_id: int, other_id: int) -> int:
+        self._exists(item_id, other_id)
         moved: int = await self._writer(merge, item_id, other_id, self._clock())
         self._forget()
         return moved
+
+    def _exists(self, *item_ids: int) -> None:
+        """NotFoundError "no item N" for an id the archive lacks: "not clustered yet
+        (run a rebuild)" would send the person after the wrong fix."""
+        for item_id in item_ids:
+            try:
+                self._store.get_item(item_id)
+            except NotFoundError:
+                raise NotFoundError(f"no item {item_id}") from None
 
     def _forget(self) -> None:
         """A hand edit changes clusters under the index: it is warmed again from storage."""

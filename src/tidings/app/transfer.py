@@ -26,7 +26,6 @@ from tidings.opml import OpmlFeed, is_http, parse_opml, render_opml
 from tidings.pipeline import history
 from tidings.pipeline.history import HistoryReport
 from tidings.pipeline.upsert import UpsertOutcome, upsert_items
-from tidings.readers import all_kinds
 from tidings.store.base import ItemQuery
 
 Progress = Callable[[int, int], None]
@@ -144,6 +143,6 @@ def opml_of(sources: Iterable[Source]) -> str:
     """OPML of the sources whose kind says their address comes back as the same kind on
     import (``Kind.opml``: feeds, and accounts); other kinds have no URL a reader
     could poll."""
-    opml_kinds = {k.name for k in all_kinds() if k.opml}
+    kept = kinds.opml_kinds()
     return render_opml(OpmlFeed(s.url, s.title, s.site_url or "", s.folder or "")
-                       for s in sources if s.kind in opml_kinds)
+                       for s in sources if s.kind in kept)

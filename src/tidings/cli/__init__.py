@@ -3,8 +3,11 @@
 Every command turns a :class:`tidings.errors.TidingsError` into one line on
 stderr and a non-zero exit code; a traceback is only shown with
 ``TIDINGS_DEBUG=1``. One exit-code rule holds for every command (docs/cli.md):
-0 all done, 1 something failed (a source, a file, a value), 2 the command line
-itself is wrong, 3 an internal error, 130 interrupted. Listing commands take
+0 all done; 1 something could not be done (a source, a fetch, a file to write,
+an id the archive does not hold); 2 the command line is wrong, nothing was tried
+(an unknown option, a bad value: :class:`BadValueError`, a named file that does
+not exist); 3 an internal error; 130 interrupted; 141 the reader of the output
+went away (``| head``). Listing commands take
 ``--json``. The commands live in ``commands_*`` modules by theme; this module
 holds the group and the plumbing.
 """
@@ -27,7 +30,7 @@ from typing import Any, ParamSpec, TypeVar
 import click
 
 from tidings.app import Tidings
-from tidings.errors import TidingsError
+from tidings.errors import BadValueError, TidingsError
 from tidings.settings import VERSION, Settings, load_settings
 
 P = ParamSpec("P")
@@ -38,6 +41,9 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
+#: the reader of our output went away (``tidings export | head``): what a shell reports
+#: for a tool that SIGPIPE ended, the signal Python ignores
+EXIT_CLOSED_PIPE = 141
 
 
 class OneLineGroup(click.Group):
@@ -50,6 +56,9 @@ class OneLineGroup(click.Group):
         kwargs["standalone_mode"] = False
         try:
             result = super().main(*args, **kwargs)
+            sys.stdout.flush()  # the last buffered lines meet a closed pipe here, if at all
+        except BrokenPipeError:
+            closed_pipe()
         except click.exceptions.NoArgsIsHelpError as exc:  # a bare `tidings`: its help
             click.echo(exc.format_message())
             sys.exit(EXIT_OK)
@@ -121,6 +130,20 @@ def fail(message: str, code: int = EXIT_ERROR) -> None:
     sys.exit(code)
 
 
+def closed_pipe() -> None:
+    """End quietly because the reader of stdout is gone (``| head``), as other tools do.
+
+    Python ignores SIGPIPE, so the write raises instead; stdout is pointed at
+    /dev/null first so that the interpreter's final flush fails no second time.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real file descriptor (a test runner's stdout)
+        pass
+    sys.exit(EXIT_CLOSED_PIPE)
+
+
 def handle_errors(func: Callable[P, T]) -> Callable[P, T]:
     """One line and an exit code for every expected error; no tracebacks for users."""
 
@@ -128,10 +151,14 @@ def handle_errors(func: Callable[P, T]) -> Callable[P, T]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
         try:
             return func(*args, **kwargs)
+        except BadValueError as exc:
+            fail(str(exc), EXIT_USAGE)
         except TidingsError as exc:
             fail(str(exc))
         except KeyboardInterrupt:
             fail("interrupted", EXIT_INTERRUPTED)
+        except BrokenPipeError:
+            closed_pipe()
         except (click.ClickException, click.exceptions.Exit, SystemExit):
             raise
         except Exception as exc:
@@ -189,9 +216,11 @@ from tidings.cli import (  # noqa: E402
     commands_preview,
     commands_sources,
     commands_stories,
+    commands_tokens,
+    commands_transfer,
 )
 
 __all__ = ["cli", "commands_accounts", "commands_cluster", "commands_collect", "commands_config",
            "commands_crawl", "commands_demo", "commands_extract", "commands_folders",
            "commands_items", "commands_preview", "commands_sources", "commands_stories",
-           "main"]
+           "commands_tokens", "commands_transfer", "main"]

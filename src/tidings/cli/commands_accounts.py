@@ -10,6 +10,7 @@ from rich.progress import Progress
 
 from tidings.app.accounts import read_accounts
 from tidings.cli import Context, cli, handle_errors, print_json, run_async
+from tidings.textutil import plural
 
 
 @cli.command("import-accounts")
@@ -34,4 +35,4 @@ def import_accounts(ctx: Context, file: Path, folder: str | None, as_json: bool)
     if as_json:
         print_json({"added": [s.id for s in added], "already_present": present})
     else:
-        click.echo(f"{len(added)} accounts added, {present} already present")
+        click.echo(f"{plural(len(added), 'account')} added, {present} already present")

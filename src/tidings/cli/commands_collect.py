@@ -23,7 +23,7 @@ from tidings.cli import (
     run_async,
     to_jsonable,
 )
-from tidings.errors import ConfigError
+from tidings.errors import BadValueError, ConfigError
 from tidings.model import RunCounts, RunOutcome, Source
 from tidings.textutil import plural
 
@@ -94,7 +94,7 @@ def collect(ctx: Context, source_ids: tuple[str, ...], once: bool, every: bool,
             as_json: bool, no_extract: bool) -> None:
     """Collect now: the named sources (due or not), or one round over the due ones."""
     if not once and not source_ids and not every:
-        raise ConfigError("say --once for one round over the due sources, --all for every "
+        raise BadValueError("say --once for one round over the due sources, --all for every "
                           "source, or name sources (`tidings serve` collects on a schedule)")
     tidings = ctx.open()
     if every:
@@ -232,7 +232,8 @@ def set_password_command(ctx: Context, from_stdin: bool) -> None:
 
 
 @cli.command()
-@click.argument("backup_file", metavar="BACKUP", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("backup_file", metavar="BACKUP",
+                type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--check", "check_only", is_flag=True, help="Only check the backup.")
 @click.pass_obj
 @handle_errors

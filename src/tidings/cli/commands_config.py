@@ -21,7 +21,7 @@ import click
 
 from tidings.app import SourceUpdate
 from tidings.cli import Context, cli, handle_errors, print_json, run_async
-from tidings.errors import ConfigError
+from tidings.errors import BadValueError
 
 
 def parse_value(text: str) -> Any:
@@ -37,7 +37,7 @@ def assignment(text: str) -> tuple[list[str], Any]:
     key, sep, value = text.partition("=")
     path = [p.strip() for p in key.split(".")]
     if not sep or not all(path):
-        raise ConfigError(f"--set {text!r}: write KEY=VALUE (KEY may be dotted: filters.block)")
+        raise BadValueError(f"--set {text!r}: write KEY=VALUE (KEY may be dotted: filters.block)")
     return path, parse_value(value.strip())
 
 
@@ -51,7 +51,7 @@ def changed(config: Mapping[str, Any], sets: tuple[str, ...], unsets: tuple[str,
         for part in path[:-1]:
             table = table.setdefault(part, {})
             if not isinstance(table, dict):
-                raise ConfigError(f"--set {text!r}: {part!r} is not a table")
+                raise BadValueError(f"--set {text!r}: {part!r} is not a table")
         table[path[-1]] = value
     for key in unsets:
         path = key.split(".")
@@ -59,7 +59,7 @@ def changed(config: Mapping[str, Any], sets: tuple[str, ...], unsets: tuple[str,
         for part in path[:-1]:
             table = table.get(part, {}) if isinstance(table, dict) else {}
         if not isinstance(table, dict) or path[-1] not in table:
-            raise ConfigError(f"--unset {key!r}: the config has no such key")
+            raise BadValueError(f"--unset {key!r}: the config has no such key")
         del table[path[-1]]
     return out
 
@@ -69,16 +69,16 @@ def read_config_file(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        raise BadValueError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+        raise BadValueError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     try:
         data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
     except (ValueError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid {path.suffix.lstrip('.') or 'TOML'} ({exc})"
+        raise BadValueError(f"{path}: not valid {path.suffix.lstrip('.') or 'TOML'} ({exc})"
                           ) from None
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a table of config keys")
+        raise BadValueError(f"{path}: expected a table of config keys")
     return data
 
 

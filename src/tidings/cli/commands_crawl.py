@@ -6,13 +6,14 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from tidings.app import Crawl, CrawlCounts, CrawlLimits, Tidings
-from tidings.cli import Context, cli, handle_errors, print_json, run_async
-from tidings.errors import ConfigError
+from tidings.cli import EXIT_ERROR, Context, cli, handle_errors, print_json, run_async
+from tidings.cli.infiles import cannot_write
+from tidings.cli.tables import Column, print_table
+from tidings.errors import BadValueError, ConfigError
+from tidings.textutil import plural
 
 
 class CrawlBar:
@@ -36,7 +37,7 @@ def _parse_ids(text: str) -> list[int] | None:
     try:
         return [int(part) for part in text.replace(",", " ").split()]
     except ValueError:
-        raise ConfigError(f"--add {text!r}: give find numbers (3,5,8) or 'all'") from None
+        raise BadValueError(f"--add {text!r}: give find numbers (3,5,8) or 'all'") from None
 
 
 async def _run(tidings: Tidings, crawl: Crawl, show: bool) -> CrawlCounts:
@@ -45,22 +46,27 @@ async def _run(tidings: Tidings, crawl: Crawl, show: bool) -> CrawlCounts:
         return await tidings.crawls.run(crawl.id, progress=CrawlBar(bar))
 
 
+#: ``tidings crawl --results``: the feed URL whole (folded, never cut), the site by
+#: its title (its URL is the feed's), the abstract on one line (--json has it all)
+FIND_COLUMNS = (Column("#", right=True), Column("added"), Column("feed", fold=True),
+                Column("type"), Column("depth", right=True), Column("site"), Column("from"),
+                Column("abstract", wide=True, lines=1))
+
+
 def _results(tidings: Tidings, crawl: Crawl, as_json: bool) -> None:
     finds = tidings.crawls.findings(crawl.id)
     if as_json:
         print_json({"crawl": crawl, "counts": tidings.crawls.counts(crawl.id), "finds": finds,
                     "troubles": tidings.crawls.troubles(crawl.id)})
         return
-    table = Table("#", "site", "feed", "type", "depth", "from", "abstract", box=None)
-    for f in finds:
-        table.add_row(str(f.id), (f.site_title or f.site_url)[:30], f.feed_url, f.feed_type,
-                      str(f.depth), f.found_from[:24], f.abstract[:50] + (" ✓" if f.source_id
-                                                                          else ""))
-    Console().print(table)
+    print_table(FIND_COLUMNS, [
+        [str(f.id), "yes" if f.source_id else "-", f.feed_url, f.feed_type, str(f.depth),
+         f.site_title or "-", f.found_from or "-", f.abstract] for f in finds])
     counts = tidings.crawls.counts(crawl.id)
-    click.echo(f"crawl {crawl.id} ({crawl.state}): {len(finds)} feeds from "
-               f"{counts.done} sites, {counts.failed} failed, {counts.skipped} skipped, "
-               f"{counts.pages} pages; `tidings crawl --add 1,2,3` adds finds as sources",
+    click.echo(f"crawl {crawl.id} ({crawl.state}): {plural(len(finds), 'feed')} from "
+               f"{plural(counts.done, 'site')}, {counts.failed} failed, {counts.skipped} "
+               f"skipped, {plural(counts.pages, 'page')}; `tidings crawl --add 1,2,3` adds "
+               "finds as sources",
                err=True)
 
 
@@ -90,26 +96,26 @@ def crawl(ctx: Context, seeds: tuple[str, ...], depth: int, max_sites: int, max_
     `tidings crawl --resume`: it goes on where it stopped, asking no site again.
     """
     tidings = ctx.open(create=True)
-    run_async(tidings, _crawl(tidings, seeds, CrawlLimits(depth, max_sites, max_pages), out,
-                              resume, results, add, crawl_id, as_json))
+    if not run_async(tidings, _crawl(tidings, seeds, CrawlLimits(depth, max_sites, max_pages),
+                                     out, resume, results, add, crawl_id, as_json)):
+        sys.exit(EXIT_ERROR)  # the rule of docs/cli.md: 1 when something asked was not done
 
 
 async def _crawl(tidings: Tidings, seeds: tuple[str, ...], limits: CrawlLimits,
                  out: Path | None, resume: bool, results: bool, add: str | None,
-                 crawl_id: int | None, as_json: bool) -> None:
+                 crawl_id: int | None, as_json: bool) -> bool:
+    """Start, resume or look at a crawl; False when a find asked for was not added."""
     crawls = tidings.crawls
     if results or add is not None or (out is not None and not seeds and not resume):
         ids = _parse_ids(add) if add is not None else None
         chosen = crawls.get(crawl_id)
+        done = True
         if add is not None:
-            added, problems = await crawls.add(chosen.id, ids)
-            for line in problems:
-                click.echo(f"tidings: {line}", err=True)
-            click.echo(f"added {len(added)} sources from crawl {chosen.id}")
+            done = await _add(tidings, chosen, ids)
         if results:
             _results(tidings, chosen, as_json)
         _write_opml(tidings, chosen, out)
-        return
+        return done
     earlier = _which(tidings, seeds, resume, crawl_id)
     if earlier is None:
         chosen = crawls.get(await crawls.start(seeds, limits))
@@ -121,9 +127,25 @@ async def _crawl(tidings: Tidings, seeds: tuple[str, ...], limits: CrawlLimits,
     if as_json:
         print_json({"crawl": chosen.id, "counts": counts})
     else:
-        click.echo(f"crawl {chosen.id}: {counts.feeds} feeds from {counts.done} sites "
-                   f"({counts.failed} failed, {counts.skipped} skipped, {counts.pages} pages); "
+        click.echo(f"crawl {chosen.id}: {plural(counts.feeds, 'feed')} from "
+                   f"{plural(counts.done, 'site')} ({counts.failed} failed, {counts.skipped} "
+                   f"skipped, {plural(counts.pages, 'page')}); "
                    "see them with `tidings crawl --results`")
+    return True
+
+
+async def _add(tidings: Tidings, crawl: Crawl, ids: list[int] | None) -> bool:
+    """Add finds as sources; False when one could not be (an unknown number, a refusal).
+    A find that is a source already is no failure: asking twice changes nothing."""
+    present = {s.url for s in tidings.sources.all()}
+    finds = tidings.crawls.findings(crawl.id)
+    wanted = set(ids) if ids is not None else {f.id for f in finds}
+    already = sum(1 for f in finds if f.id in wanted and f.feed_url in present)
+    added, problems = await tidings.crawls.add(crawl.id, ids)
+    for line in problems:
+        click.echo(f"tidings: {line}", err=True)
+    click.echo(f"added {plural(len(added), 'source')} from crawl {crawl.id}")
+    return len(problems) <= already
 
 
 def _which(tidings: Tidings, seeds: tuple[str, ...], resume: bool,
@@ -137,7 +159,7 @@ def _which(tidings: Tidings, seeds: tuple[str, ...], resume: bool,
             raise ConfigError("no unfinished crawl to resume")
         return found
     if not seeds:
-        raise ConfigError("name the sites to start from: tidings crawl https://a-blog.example/")
+        raise BadValueError("name the sites to start from: tidings crawl https://a-blog.example/")
     return tidings.crawls.unfinished([s if "://" in s else "https://" + s for s in seeds])
 
 
@@ -147,5 +169,5 @@ def _write_opml(tidings: Tidings, crawl: Crawl, out: Path | None) -> None:
     try:
         out.write_text(tidings.crawls.opml(crawl.id), encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(f"cannot write {out}: {exc.strerror or exc}") from exc
+        raise cannot_write(out, exc) from None
     click.echo(f"wrote {out}", err=True)

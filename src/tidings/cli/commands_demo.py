@@ -89,9 +89,10 @@ def demo_site(port: int = 0) -> Iterator[str]:
         server.server_close()
 
 
-def demo_settings(ctx: Context) -> Settings:
+def demo_settings(ctx: Context, data_dir: str | None = None) -> Settings:
     """The user's settings, on the demo's own data directory, allowed to reach 127.0.0.1."""
-    settings = load_settings(ctx.data_dir or "tidings-demo", config_file=ctx.config_file)
+    settings = load_settings(data_dir or ctx.data_dir or "tidings-demo",
+                             config_file=ctx.config_file)
     return replace(settings, per_host_delay=0.0,
                    allow_private_hosts=(*settings.allow_private_hosts, "127.0.0.1"))
 
@@ -108,11 +109,15 @@ async def add_demo_sources(tidings: Tidings, base: str) -> list[Source]:
               help="Port of the sample site on 127.0.0.1 (0: any free one).")
 @click.option("--port", type=click.IntRange(1, 65535), help="Port of the reader (default 8080).")
 @click.option("--no-serve", is_flag=True, help="Set up and collect once, then exit.")
+@click.option("--data", "data_dir", metavar="DIR",
+              help="The demo's archive (default ./tidings-demo; `tidings --data DIR demo` "
+                   "says the same).")
 @click.pass_obj
 @handle_errors
-def demo(ctx: Context, site_port: int, port: int | None, no_serve: bool) -> None:
+def demo(ctx: Context, site_port: int, port: int | None, no_serve: bool,
+         data_dir: str | None) -> None:
     """Try tidings offline: a sample site, its feeds in ./tidings-demo, the reader."""
-    settings = demo_settings(ctx)
+    settings = demo_settings(ctx, data_dir)
     if port:
         settings = replace(settings, port=port)
     with demo_site(site_port) as base:

@@ -92,5 +92,5 @@ def prune_raw(ctx: Context) -> None:
     """Drop archived responses older than raw_retention_days (bodies' pages stay)."""
     tidings = ctx.open()
     removed = run_async(tidings, tidings.collection.prune_raw())
-    click.echo(f"{removed} raw responses removed "
+    click.echo(f"{plural(removed, 'raw response')} removed "
                f"(older than {ctx.settings.raw_retention_days} days)")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import click
 
 from tidings.cli import Context, cli, handle_errors, print_json, run_async
+from tidings.cli.tables import Column, print_table
+from tidings.textutil import plural
 
 
 @cli.group(invoke_without_command=True)
@@ -29,9 +31,11 @@ def folders(click_ctx: click.Context, as_json: bool) -> None:
     if as_json:
         print_json(rows)
     elif not rows:
-        click.echo("no folders (file a source with: tidings config ID --folder NAME)")
-    for row in [] if as_json else rows:
-        click.echo(f"{row['name']}\t{row['sources']} sources")
+        click.echo("no folders (file a source with: tidings config ID --folder NAME)",
+                   err=True)
+    else:
+        print_table((Column("folder", wide=True), Column("sources", right=True)),
+                    [[str(row["name"]), str(row["sources"])] for row in rows])
 
 
 @folders.command("rename")
@@ -43,7 +47,7 @@ def rename(ctx: Context, old: str, new: str) -> None:
     """Rename a folder (or merge it into NEW when that exists)."""
     tidings = ctx.open()
     moved = run_async(tidings, tidings.folders.rename(old, new))
-    click.echo(f"{old} -> {new} ({moved} sources)")
+    click.echo(f"{old} -> {new} ({plural(moved, 'source')})")
 
 
 @folders.command("delete")
@@ -54,4 +58,4 @@ def delete(ctx: Context, name: str) -> None:
     """Delete a folder; its sources stay, in no folder."""
     tidings = ctx.open()
     moved = run_async(tidings, tidings.folders.delete(name))
-    click.echo(f"deleted folder {name} ({moved} sources now in none)")
+    click.echo(f"deleted folder {name} ({plural(moved, 'source')} now in none)")

@@ -12,15 +12,15 @@ from pathlib import Path
 from typing import TextIO
 
 import click
-from rich.console import Console
 from rich.progress import Progress
-from rich.table import Table
 
 from tidings.app import ItemQuery
 from tidings.app.paging import decode_cursor, encode_cursor
 from tidings.cli import Context, cli, fail, handle_errors, print_json, run_async, to_jsonable
+from tidings.cli.infiles import cannot_write
+from tidings.cli.tables import Column, print_table
 from tidings.dates import utc_instant
-from tidings.errors import ConfigError
+from tidings.errors import BadValueError
 from tidings.model import Item, ItemBrief, SearchHit
 from tidings.textutil import plural
 
@@ -34,12 +34,12 @@ def parse_since(text: str | None) -> datetime | None:
         try:
             return datetime.now(UTC) - timedelta(**{units[text[-1]]: int(text[:-1])})
         except (OverflowError, ValueError):
-            raise ConfigError(f"--since {text!r}: that is before the year 1; "
+            raise BadValueError(f"--since {text!r}: that is before the year 1; "
                               "give a smaller age or a date") from None
     try:
         return utc_instant(datetime.fromisoformat(text))
     except ValueError as exc:
-        raise ConfigError(f"--since {text!r}: use a date (2024-05-01) or an age (3d, 12h)") \
+        raise BadValueError(f"--since {text!r}: use a date (2024-05-01) or an age (3d, 12h)") \
             from exc
 
 
@@ -61,13 +61,15 @@ def _export_row(item: Item) -> dict[str, object]:
             "revisions": item.revisions, "source_title": item.source_title}
 
 
+#: ``tidings items`` and ``tidings search``: the title wraps (two lines at most)
+ITEM_COLUMNS = (Column("id", right=True), Column("when"), Column("source"),
+                Column("title", wide=True, lines=2))
+
+
 def _print_items(items: Sequence[Item | ItemBrief]) -> None:
-    table = Table("id", "when", "source", "title", box=None)
-    for item in items:
-        when = item.published_at or item.discovered_at
-        table.add_row(str(item.id), f"{when:%Y-%m-%d %H:%M}", item.source_id[:20],
-                      item.title[:90])
-    Console().print(table)
+    print_table(ITEM_COLUMNS, [
+        [str(item.id), f"{item.published_at or item.discovered_at:%Y-%m-%d %H:%M}",
+         item.source_id, item.title or item.url or ""] for item in items])
 
 
 @cli.command()
@@ -138,7 +140,11 @@ def _output(path: Path | None) -> Iterator[TextIO]:
         return
     partial = path.with_name(path.name + ".partial")
     try:
-        with partial.open("w", encoding="utf-8") as handle:
+        handle = partial.open("w", encoding="utf-8")
+    except OSError as exc:
+        raise cannot_write(path, exc) from None
+    try:
+        with handle:
             yield handle
     except BaseException:
         partial.unlink(missing_ok=True)  # a failed export leaves the previous file alone
@@ -209,6 +215,14 @@ def import_items(ctx: Context, file: TextIO, source_id: str | None) -> None:
         click.echo(f"  {note}", err=True)
     if len(report.notes) > 50:
         click.echo(f"  … and {len(report.notes) - 50} more", err=True)
-    click.echo(f"{plural(report.created, 'item')} imported, {report.present} already present")
-    if report.notes:
-        fail(f"{plural(len(report.notes), 'line')} refused (listed above); the rest is stored")
+    refused = plural(len(report.notes), "line")
+    if report.created or report.present:
+        click.echo(f"{plural(report.created, 'item')} imported, "
+                   f"{report.present} already present")
+    if report.notes and not (report.created or report.present):
+        fail(f"nothing imported: {'the' if len(report.notes) == 1 else 'all'} {refused} "
+             "refused (listed above)")
+    elif report.notes:
+        fail(f"{refused} refused (listed above); the rest is stored")
+    elif not report.created and not report.present:
+        click.echo("nothing imported: the file has no items")

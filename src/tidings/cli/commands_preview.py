@@ -11,7 +11,7 @@ import click
 
 from tidings.app import kinds
 from tidings.cli import Context, cli, handle_errors, print_json, run_async
-from tidings.errors import ConfigError
+from tidings.errors import BadValueError
 from tidings.model import SourceKind
 
 
@@ -32,11 +32,11 @@ def source_spec(data: dict[str, Any]) -> SourceSpec:
         return SourceSpec(config=data)
     unknown = sorted(set(data) - {"kind", "url", "title", "config", "note"})
     if unknown:
-        raise ConfigError(f"source file: unknown key {unknown[0]!r} "
+        raise BadValueError(f"source file: unknown key {unknown[0]!r} "
                           "(kind, url, title, config, note)")
     kind, url, title = data.get("kind"), data.get("url"), data.get("title", "")
     if not all(isinstance(v, str) or v is None for v in (kind, url, title)):
-        raise ConfigError("source file: kind, url and title must be strings")
+        raise BadValueError("source file: kind, url and title must be strings")
     return SourceSpec(kind, url, title or "", dict(data["config"]))
 
 
@@ -47,13 +47,13 @@ def load_config(value: str) -> dict[str, Any]:
         try:
             data = json.loads(text)
         except ValueError as exc:
-            raise ConfigError(f"--config: not valid JSON ({exc})") from None
+            raise BadValueError(f"--config: not valid JSON ({exc})") from None
     else:
         from tidings.cli.commands_config import read_config_file
 
         data = read_config_file(Path(value))
     if not isinstance(data, dict):
-        raise ConfigError("--config: expected a JSON object of config keys")
+        raise BadValueError("--config: expected a JSON object of config keys")
     return data
 
 

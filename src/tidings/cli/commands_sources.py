@@ -8,17 +8,18 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.progress import Progress
-from rich.table import Table
 
 from tidings.app import SourceOverview, Tidings, kinds
+from tidings.app.accounts import check_address
+from tidings.app.sources_file import opml_left_out
 from tidings.app.state import SourceState, source_state
-from tidings.cli import Context, cli, handle_errors, print_json, run_async
+from tidings.cli import EXIT_ERROR, Context, cli, handle_errors, print_json, run_async
 from tidings.cli.commands_config import changed
 from tidings.cli.commands_preview import SourceSpec, load_config, source_spec
-from tidings.cli.infiles import OPML_MAX_BYTES, read_regular_file
-from tidings.errors import ConfigError, NoFeedError
+from tidings.cli.infiles import OPML_MAX_BYTES, cannot_write, read_regular_file
+from tidings.cli.tables import Column, print_table
+from tidings.errors import BadValueError, ConfigError, NoFeedError, TidingsError
 from tidings.model import SourceKind
 from tidings.textutil import plural
 
@@ -35,7 +36,7 @@ def init(ctx: Context, empty: bool, defaults: bool) -> None:
     On an existing archive nothing changes unless ``--defaults`` asks for the
     default sources on purpose."""
     if empty and defaults:
-        raise ConfigError("--empty and --defaults contradict each other: choose one")
+        raise BadValueError("--empty and --defaults contradict each other: choose one")
     settings = ctx.settings
     existed = not settings.database_url and settings.database_path.exists()
     tidings = ctx.open(create=True)
@@ -100,8 +101,10 @@ def add(ctx: Context, url: str | None, kind: str | None, config_text: str | None
     spec = source_spec(load_config(config_text)) if config_text else SourceSpec()
     url = url or spec.url
     if not url:
-        raise ConfigError("add: give the URL (or a source file with one in --config)")
+        raise BadValueError("add: give the URL (or a source file with one in --config)")
     kind = kind or spec.kind
+    if kind is None or kind == kinds.default_kind() or kind in kinds.account_kinds():
+        check_address(url)
     title = title or spec.title
     config = changed(spec.config, sets, ())
     tidings = ctx.open()
@@ -124,14 +127,26 @@ def add(ctx: Context, url: str | None, kind: str | None, config_text: str | None
 
 
 @cli.command()
-@click.argument("source_id")
+@click.argument("source_ids", nargs=-1, required=True, metavar="SOURCE...")
 @click.pass_obj
 @handle_errors
-def remove(ctx: Context, source_id: str) -> None:
-    """Remove a source (its items stay in the archive)."""
+def remove(ctx: Context, source_ids: tuple[str, ...]) -> None:
+    """Remove sources (their items stay in the archive). An unknown id removes none."""
     tidings = ctx.open()
-    run_async(tidings, tidings.sources.remove(source_id))
-    click.echo(f"removed {source_id}")
+    wanted = list(dict.fromkeys(source_ids))
+    try:
+        for source_id in wanted:  # every id checked before the first is removed
+            tidings.sources.get(source_id)
+    except TidingsError:
+        tidings.close()
+        raise
+
+    async def remove_all() -> None:
+        for source_id in wanted:
+            await tidings.sources.remove(source_id)
+
+    run_async(tidings, remove_all())
+    click.echo(f"removed {', '.join(wanted)}")
 
 
 @cli.command()
@@ -153,19 +168,21 @@ def sources(ctx: Context, as_json: bool) -> None:
         print_json([{**row.as_json(), "state": _state(row).name,
                      "waiting": _state(row).reason} for row in rows])
         return
-    table = Table(box=None)
-    table.add_column("id", no_wrap=True, min_width=max((len(r.id) for r in rows), default=2))
-    for name in ("state", "fails", "every", "next fetch", "items/day"):
-        table.add_column(name, no_wrap=True)
-    table.add_column("last run", overflow="fold", ratio=1, min_width=20)
+    rows_out = []
     for row in rows:
         never = row.last_outcome is None
         nxt = row.next_fetch_at.strftime("%m-%d %H:%M") if row.next_fetch_at else "-"
         week = sum(collected[row.id]) / 7
-        table.add_row(row.id, _state(row).name, str(row.fail_count),
-                      f"{row.interval_min}m", nxt, "-" if never else f"{week:.1f}",
-                      _last_run(row))
-    Console().print(table)
+        rows_out.append([row.id, _state(row).name, str(row.fail_count),
+                         f"{row.interval_min}m", nxt, "-" if never else f"{week:.1f}",
+                         _last_run(row)])
+    print_table(SOURCE_COLUMNS, rows_out)
+
+
+#: ``tidings sources``: the reason of the last run wraps, or goes under its row
+SOURCE_COLUMNS = (Column("id"), Column("state"), Column("fails", right=True), Column("every"),
+                  Column("next fetch"), Column("items/day", right=True),
+                  Column("last run", wide=True))
 
 
 def _state(row: SourceOverview) -> SourceState:
@@ -194,6 +211,8 @@ def discover(ctx: Context, url: str, as_json: bool) -> None:
     """Show the feeds a page declares (or that common paths serve)."""
     from tidings.app import discover_feeds
 
+    if not url.lower().startswith(("http://", "https://")):
+        raise BadValueError(f"{url}: give the page's http(s) address (https://example.org/)")
     found = discover_feeds(ctx.settings, url)
     if as_json:
         print_json(found)
@@ -201,9 +220,10 @@ def discover(ctx: Context, url: str, as_json: bool) -> None:
     if not found:
         click.echo("no feeds found", err=True)
         sys.exit(1)
-    for feed in found:
-        mark = "✓" if feed.verified else " "
-        click.echo(f"{mark} {feed.score:>3}  {feed.type or '?':5} {feed.url}  {feed.title}")
+    print_table((Column("ok"), Column("score", right=True), Column("type"),
+                 Column("feed", fold=True), Column("title", wide=True)),
+                [["✓" if f.verified else "-", str(f.score), f.type or "?", f.url, f.title]
+                 for f in found])
 
 
 @cli.command("import-opml")
@@ -237,15 +257,22 @@ def export_opml(ctx: Context, file: Path | None) -> None:
     tidings = ctx.open()
     try:
         text = tidings.transfer.export_opml()
+        left_out = opml_left_out(tidings.sources.all())
     finally:
         tidings.close()
+    if left_out:  # said on stderr, so the OPML on stdout stays whole
+        names = ", ".join(f"{s.id} ({s.kind})" for s in left_out[:20])
+        more = f" and {len(left_out) - 20} more" if len(left_out) > 20 else ""
+        click.echo(f"tidings: {plural(len(left_out), 'source')} not in the OPML, which "
+                   f"carries feeds and accounts only: {names}{more}; `tidings "
+                   "export-sources` keeps every source", err=True)
     if file is None:
         click.echo(text, nl=False)
     else:
         try:
             file.write_text(text, "utf-8")
         except OSError as exc:
-            raise ConfigError(f"{file}: cannot write ({exc.strerror})") from exc
+            raise cannot_write(file, exc) from None
         click.echo(f"wrote {file}")
 
 
@@ -264,3 +291,5 @@ def doctor(ctx: Context, source_id: str, conditional: bool, as_json: bool) -> No
         print_json(report.as_json())
     else:
         click.echo(report.text())
+    if report.error:
+        sys.exit(EXIT_ERROR)  # the rule of docs/cli.md: the source could not be read

@@ -8,6 +8,7 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tidings.cli import Context, cli, handle_errors, print_json, run_async
+from tidings.textutil import plural
 
 
 @cli.group()
@@ -28,7 +29,7 @@ def rebuild(ctx: Context) -> None:
         task = bar.add_task("clustering", total=total)
         placed = run_async(tidings, tidings.stories.rebuild(
             lambda n: bar.update(task, advance=n)))
-    click.echo(f"{placed} items clustered")
+    click.echo(f"{plural(placed, 'item')} clustered")
 
 
 @cluster.command("explain")
@@ -64,7 +65,7 @@ def split_cmd(ctx: Context, item_id: int) -> None:
     """Take ITEM_ID out of its story, for good (kept across rebuilds)."""
     tidings = ctx.open()
     n = run_async(tidings, tidings.stories.split(item_id))
-    click.echo(f"item {item_id} split from {n} items")
+    click.echo(f"item {item_id} split from {plural(n, 'item')}")
 
 
 @cluster.command("merge")
@@ -76,4 +77,4 @@ def merge_cmd(ctx: Context, item_id: int, other_id: int) -> None:
     """Put OTHER_ID's story into ITEM_ID's, for good (kept across rebuilds)."""
     tidings = ctx.open()
     n = run_async(tidings, tidings.stories.merge(item_id, other_id))
-    click.echo(f"{n} items moved into the story of item {item_id}")
+    click.echo(f"{plural(n, 'item')} moved into the story of item {item_id}")

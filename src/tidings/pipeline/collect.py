@@ -32,7 +32,7 @@ from tidings.model import (
     Source,
 )
 from tidings.pipeline import timing
-from tidings.pipeline.detail import CARRIED_KEY, carried, detail_step
+from tidings.pipeline.detail import carried, carried_of, detail_step, with_carried
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.listing import LISTING_KEY, remembered
 from tidings.pipeline.reading import Listing, SourceRules, read_source
@@ -93,10 +93,10 @@ def _update(source: Source, listing: Listing, now: datetime) -> SourceUpdate:
     memory = remembered(source.cursor) if result.not_modified else listing_memory(
         listing.prepared)
     cursor = {**result.cursor, LISTING_KEY: memory} if memory else dict(result.cursor)
-    todo = source.cursor.get(CARRIED_KEY) if result.not_modified else carried(
+    todo = carried_of(source.cursor) if result.not_modified else carried(
         [e.stored for e in listing.entries if e.stored is not None])
-    if todo:  # detail pages a run's budget left for the next runs (pipeline.detail)
-        cursor[CARRIED_KEY] = todo
+    # detail pages a run's budget left for the next runs (pipeline.detail)
+    cursor = with_carried(cursor, todo)
     return _success_update(source, result, cursor, now, listing.source.identity_mode)
 
 

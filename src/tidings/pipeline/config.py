@@ -33,7 +33,7 @@ from pydantic import (
     create_model,
 )
 
-from tidings.errors import ConfigError
+from tidings.errors import BadValueError, ConfigError
 from tidings.model import CostClass, IdentityMode, SourceKind
 from tidings.readers import get_reader, kind_of
 from tidings.readers.options import ReaderConfig, RequestOptions
@@ -223,23 +223,23 @@ def parse_global_filters(filters: Mapping[str, Any]) -> Filters:
 
 
 def _one_line_error(kind: SourceKind, model: type[BaseModel],
-                    exc: ValidationError) -> ConfigError:
+                    exc: ValidationError) -> BadValueError:
     errors = exc.errors()
     # an unknown key first: a misspelt key also makes the right one "missing"
     first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     loc = [str(p) for p in first["loc"] if p != "[key]"]
     if not loc:
-        return ConfigError(f"config of {kind} source: {_reason(first)}")
+        return BadValueError(f"config of {kind} source: {_reason(first)}")
     if first["type"] == "extra_forbidden" and len(loc) == 1:
         names = sorted(f.alias or name for name, f in model.model_fields.items())
-        article = "an" if kind[0] in "aeiour" else "a"  # "an rss source"
-        return ConfigError(f"unknown config key {loc[0]!r} for {article} {kind} source"
+        article = "an" if kind[0] in "aeiorux" else "a"  # "an rss source", "an x"
+        return BadValueError(f"unknown config key {loc[0]!r} for {article} {kind} source"
                            f"{did_you_mean(loc[0], names)} (allowed: {', '.join(names)})")
     if first["type"] == "extra_forbidden":
         names = _table_keys(model, loc[:-1])
-        return ConfigError(f"config key {'.'.join(loc)!r}: unknown key"
+        return BadValueError(f"config key {'.'.join(loc)!r}: unknown key"
                            f"{did_you_mean(loc[-1], names)}")
-    return ConfigError(f"config key {'.'.join(loc)!r}: {_reason(first)}")
+    return BadValueError(f"config key {'.'.join(loc)!r}: {_reason(first)}")
 
 
 def did_you_mean(key: str, names: list[str]) -> str:

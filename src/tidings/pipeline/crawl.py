@@ -37,7 +37,7 @@ from tidings.discovery.autodiscover import PROBE_PATHS, PROBE_SCORE
 from tidings.discovery.crawlpage import PageRules, read_home, read_probe, read_roll_page
 from tidings.discovery.robots import RobotsCache, crawler_user_agent, fetch_robots, robots_url
 from tidings.discovery.sites import site_key
-from tidings.errors import ConfigError
+from tidings.errors import BadValueError, ConfigError
 from tidings.pipeline.env import PipelineEnv
 from tidings.store.base import Unit
 from tidings.store.crawl import (
@@ -71,7 +71,7 @@ class CrawlLimits:
 
     def check(self) -> None:
         if self.max_depth < 0 or self.max_sites < 1 or self.max_pages < 1:
-            raise ConfigError("crawl limits: --depth must be 0 or more, --max-sites and "
+            raise BadValueError("crawl limits: --depth must be 0 or more, --max-sites and "
                               "--max-pages 1 or more")
 
 
@@ -86,7 +86,7 @@ def _seed(url: str) -> tuple[str, str]:
     parts = urlsplit(text)
     key = site_key(text)
     if parts.scheme not in ("http", "https") or not key:
-        raise ConfigError(f"{url}: not a web address to crawl from (give http(s)://site/)")
+        raise BadValueError(f"{url}: not a web address to crawl from (give http(s)://site/)")
     return key, text
 
 

@@ -47,6 +47,16 @@ MAX_CARRIED = 500
 _OVER = "not fetched yet: over detail.max_fetches this run; fetched first by the next runs"
 
 
+def carried_of(cursor: Mapping[str, Any]) -> list[str]:
+    """The detail pages a source's last runs left for this one (its cursor's own key)."""
+    return [str(u) for u in cursor.get(CARRIED_KEY) or ()]
+
+
+def with_carried(cursor: Mapping[str, Any], todo: Sequence[str]) -> dict[str, Any]:
+    """``cursor`` holding ``todo`` for the next runs (nothing when there is none)."""
+    return {**cursor, CARRIED_KEY: list(todo)} if todo else dict(cursor)
+
+
 def carried(prepared: Sequence[ItemData]) -> list[str]:
     """The URLs a run's batch leaves for the next runs (marked ``pending`` here)."""
     out = []
@@ -76,7 +86,7 @@ async def fill_details(env: PipelineEnv, source: Source, config: CommonConfig, r
     urls = {n: normalize_url(item.url, tracking) for n, item in enumerate(batch)
             if item.url and is_http_url(item.url)}
     known = env.store.known_urls(list(urls.values()))
-    waiting = {str(u) for u in source.cursor.get(CARRIED_KEY) or ()}
+    waiting = set(carried_of(source.cursor))
     wanted = [n for n, url in urls.items() if url not in known or url in waiting]
     wanted.sort(key=lambda n: urls[n] not in waiting)  # the carried ones first (stable)
     todo, over = wanted[:rule.max_fetches], wanted[rule.max_fetches:]

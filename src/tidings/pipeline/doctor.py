@@ -10,17 +10,21 @@ default (a 304 would show nothing to parse); storage is only read.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from tidings.errors import TidingsError
-from tidings.model import Source
+from tidings.errors import ConfigError, TidingsError
+from tidings.model import CostClass, Source
 from tidings.pipeline.detail import detail_step
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.reading import Listing, SourceRules, read_source
 from tidings.pipeline.upsert import plan_prepared
-from tidings.readers.base import PaidCalls, ReadResult
+from tidings.readers.base import CallNote, NoPaidCalls, PaidCalls, ReadResult
+from tidings.readers.options import Provider
+from tidings.textutil import plural
 
 _SHOWN_HEADERS = ("content-type", "content-length", "etag", "last-modified", "cache-control",
                   "expires", "retry-after", "content-encoding")
@@ -74,17 +78,19 @@ class DoctorReport:
 async def doctor(env: PipelineEnv, source: Source, *, conditional: bool = False,
                  paid: PaidCalls | None = None, label: str = "doctor") -> DoctorReport:
     """Run every stage of a collection of ``source`` without writing anything
-    (``paid``: the ledger, for a run that may spend on a paid API)."""
+    (``paid``: the ledger, for a run that may spend on a paid API, as a preview does;
+    by default nothing is spent, and a paid source stops at the read saying so)."""
     report = DoctorReport(source, conditional, label=label)
     now = env.clock()
     try:
         rules = SourceRules.of(source, env.filters)
-        report.stages.append(("config", f"valid ({len(source.config)} keys)"))
+        report.stages.append(("config", f"valid ({plural(len(source.config), 'key')})"))
         asked = source if conditional else replace(source, cursor={})
-        report.stages.append(("request", f"GET {source.url}" +
-                              (" (conditional)" if conditional else " (unconditional)")))
+        report.stages.append(("request", _request(source, rules, conditional,
+                                                  spends=paid is not None)))
         listing = await read_source(env.settings, asked, rules,
-                                    rules.context(asked, env.fetcher, now, paid=paid),
+                                    rules.context(asked, env.fetcher, now,
+                                                  paid=paid or _NoSpending(env.paid, source)),
                                     detail=detail_step(env, source, rules))
     except TidingsError as exc:
         report.error = str(exc)
@@ -104,6 +110,39 @@ async def doctor(env: PipelineEnv, source: Source, *, conditional: bool = False,
         report.entries.append(DoctorEntry(item.title, item.url, item.published_at, verdict,
                                           entry.key))
     return report
+
+
+def _request(source: Source, rules: SourceRules, conditional: bool, *, spends: bool) -> str:
+    """What is sent: a GET of the source's URL, or a paid API's call, which sends
+    nothing to the URL shown for the source (an x.com profile, ``wechat:…``)."""
+    if source.cost_class in (CostClass.PAID_LIST, CostClass.PAID_RENDER):
+        provider = getattr(rules.config, "provider", None) or "?"
+        call = "one call, counted in its daily budget" if spends else "no call sent"
+        return f"paid API {provider}: {call} (nothing is sent to {source.url} itself)"
+    return f"GET {source.url}" + (" (conditional)" if conditional else " (unconditional)")
+
+
+class _NoSpending(NoPaidCalls):
+    """doctor's ledger: it sends no paid call (each costs money), and says what does.
+
+    A provider that is not configured is named with its fix first, as the ledger
+    words it, since a collection would fail the same way.
+    """
+
+    def __init__(self, ledger: PaidCalls, source: Source) -> None:
+        self._ledger = ledger
+        self._source = source
+
+    def provider(self, name: str) -> Provider:
+        self._ledger.provider(name)
+        raise ConfigError(f"doctor sends no call to the paid API {name!r} (each costs "
+                          f"money): `tidings collect {self._source.id}` reads the source, "
+                          "recorded and within the daily budget")
+
+    def call(self, provider: str, purpose: str, source_ids: Sequence[str]
+             ) -> AbstractAsyncContextManager[CallNote]:
+        self.provider(provider)
+        raise AssertionError("unreachable")
 
 
 def _stages(report: DoctorReport, listing: Listing) -> None:

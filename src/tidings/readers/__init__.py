@@ -133,6 +133,17 @@ def parse_account(text: str) -> tuple[Kind, Account] | None:
     return None
 
 
+def account_refusal(text: str) -> str | None:
+    """Why an account line with a kind's prefix is not one of its accounts, or None
+    (no kind's prefix, or a good line)."""
+    text = text.strip()
+    for kind in all_kinds():
+        if kind.account is None or not text.lower().startswith(kind.account_prefixes):
+            continue
+        return None if kind.account(text) is not None else f"{text!r} {kind.account_rule}"
+    return None
+
+
 def account_forms() -> list[str]:
     return [k.account_form for k in all_kinds() if k.account_form]
 
@@ -156,7 +167,7 @@ for _module in (rss_kind, web_kind, jsonlist_kind, x_kind, wechat_kind, external
 
 __all__ = [
     "ENTRY_POINT_GROUP", "Account", "Kind", "ReadContext", "ReadResult", "Reader",
-    "account_forms", "all_kinds", "feed_kind", "get_reader", "hub_of", "kind_of",
+    "account_forms", "account_refusal", "all_kinds", "feed_kind", "get_reader", "hub_of", "kind_of",
     "load_entry_points", "own_hosts", "parse_account", "proposed_kind", "pushed_kind",
     "register", "register_kind", "registered_kinds",
 ]

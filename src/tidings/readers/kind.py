@@ -61,7 +61,8 @@ class Kind:
     from the per-run item limit (a watermark that moves past everything found);
     ``batch_cadence`` makes a source read in a batch follow the batch's cadence
     rather than its own output; ``account`` parses an account line
-    (``account_form`` shows one), ``id_prefix`` starts its source ids;
+    (``account_form`` shows one; a line with one of ``account_prefixes`` that
+    ``account`` refuses broke ``account_rule``), ``id_prefix`` starts its source ids;
     ``fixed_url`` says why a source's address may not change; ``opml``
     exports the kind's sources in OPML (their address comes back as the same
     kind); ``feed`` marks the kind autodiscovery finds; ``proposed`` the kind a
@@ -82,6 +83,10 @@ class Kind:
     batch_cadence: bool = False
     account: Callable[[str], Account | None] | None = None
     account_form: str = ""
+    #: the prefixes of the kind's account lines, and the rule a line with one of them
+    #: broke when ``account`` refused it (said to the person who typed it)
+    account_prefixes: tuple[str, ...] = ()
+    account_rule: str = ""
     id_prefix: str = ""
     fixed_url: str | None = None
     opml: bool = False

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
-from tidings.errors import ConfigError
+from tidings.errors import BadValueError, ConfigError
 from tidings.store.base import SearchQuery
 from tidings.store.textindex import searchable
 
@@ -127,7 +127,7 @@ def _require_something(text: str, parts: _Parts) -> None:
     if (wanted and not any(map(searchable, wanted))) or (
             not wanted and not any(map(searchable, parts.excluded))
             and not any(f is not None for f in filters)):
-        raise ConfigError(f"search: nothing to search for in {text.strip()!r}: "
+        raise BadValueError(f"search: nothing to search for in {text.strip()!r}: "
                           "type a word, a number or a CJK character")
 
 

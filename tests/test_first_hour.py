@@ -5,7 +5,8 @@ sample site, its sources, one collection, the reader with its scheduler) as a
 real process; the reader in headless Chromium at 360 px and 1280 px in both
 themes: no sideways scrolling, no console errors, the first Today lists the
 sample site's news, ``u`` returns to the list at the same row, the phone's menu reaches every
-view. Then every CLI command once with a bad argument: one line, the exit code
+view. Then every CLI command's failure modes (a bad value, a missing named file, an
+id the archive lacks, a file not written or refused): one line, the exit code
 docs/cli.md documents, no traceback. Screenshots go to test-artifacts/screenshots/.
 """
 

@@ -144,14 +144,14 @@ async def test_body_tries_count_sent_calls_and_a_429_pause_holds_the_next_proces
     world.clock.advance(0.5)
     other = Tidings.open(world.t.settings, clock=world.clock.now)
     try:
-        report = await other.collect(["acct"], extract=False)
+        report = await other.collection.round(["acct"], extract=False)
         assert report.results["acct"].outcome is RunOutcome.OK
         assert world.calls("article_detail") == 2, "the stored pause holds this process back"
-        assert sorted(w["tries"] for w in other.source("acct").cursor["bodies"]) == [0, 1, 1]
+        assert sorted(w["tries"] for w in other.sources.get("acct").cursor["bodies"]) == [0, 1, 1]
         assert "rate limited (HTTP 429)" in other.paid_troubles()["dajiala"].reason
         world.api.body_status = None
         world.clock.advance(3)
-        await other.collect(["acct"], extract=False)
+        await other.collection.round(["acct"], extract=False)
     finally:
         await other.aclose()
     items = world.items()

@@ -51,6 +51,7 @@ from tidings.pipeline.fair import taking_turns
 from tidings.pipeline.stories import Clusterer
 from tidings.pipeline.timing import local_zone
 from tidings.schedule import jobs, plan
+from tidings.schedule.stalled import LogOnce, Stalled, retry_stalled, why
 from tidings.settings import Settings
 from tidings.store.base import Unit
 
@@ -86,6 +87,7 @@ class WorkerContext:
     stalled_after: float = STALLED_AFTER
     turn: int = 0
     clusterer: Clusterer = field(default_factory=Clusterer)
+    once: LogOnce = field(default_factory=LogOnce)
 
     @property
     def env(self) -> PipelineEnv:
@@ -176,24 +178,26 @@ async def defer_collect(app: procrastinate.App, source_ids: list[str]) -> int:
 @tasks.task(name="schedule", queue=JOBS_QUEUE, queueing_lock="tidings:schedule",
             pass_context=True)
 async def schedule(context: procrastinate.JobContext, timestamp: int) -> int:
+    """The dead workers' jobs back in the queue, then the due sources deferred; a
+    failure of the first never keeps the second from running."""
     ctx = _ctx()
     app = context.app
-    retried = await retry_stalled(app, ctx.stalled_after)
-    now = ctx.env.clock()
-    picked = await ctx.env.writer(_claim, now, PICK_PER_TICK)
+    env = ctx.env
+    try:
+        stalled = await retry_stalled(app, env.writer, env.clock(), ctx.stalled_after,
+                                      ctx.once)
+        ctx.once.forget("stalled")
+    except (pexc.ConnectorException, StorageError) as exc:
+        stalled = Stalled()
+        ctx.once.warn("stalled", "schedule: cannot read the stalled jobs: %s", why(exc))
+    now = env.clock()
+    picked = await env.writer(_claim, now, PICK_PER_TICK)
     deferred = await defer_collect(app, [s.id for s in picked])
-    if deferred or retried:
-        log.info("schedule: %d due sources deferred, %d stalled jobs retried", deferred,
-                 retried)
+    if deferred or stalled.retried or stalled.dropped:
+        log.info("schedule: %d due sources deferred, %d stalled jobs retried, %d dropped "
+                 "(their source had a job waiting)", deferred, stalled.retried,
+                 stalled.dropped)
     return deferred
-
-
-async def retry_stalled(app: procrastinate.App, stalled_after: float) -> int:
-    """Jobs of workers that stopped sending heartbeats (killed, cut off) run again."""
-    stalled = await app.job_manager.get_stalled_jobs(seconds_since_heartbeat=stalled_after)
-    for job in stalled:
-        await app.job_manager.retry_job(job)
-    return len(list(stalled))
 
 
 @tasks.periodic(cron="* * * * * */15")

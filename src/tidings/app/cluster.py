@@ -14,11 +14,12 @@ from pathlib import Path
 
 from tidings.app.facade import Tidings
 from tidings.errors import ConfigError
-from tidings.schedule import cluster
+from tidings.schedule import worker
 from tidings.settings import Settings
 from tidings.store.postgres import (
     QueueStatus,
     SessionLock,
+    describe,
     ensure_queue_schema,
     is_postgres_url,
     queue_connector,
@@ -47,11 +48,11 @@ async def serve_worker(tidings: Tidings, concurrency: int) -> None:
     base = tidings.pipeline_env()
     writers = [Writer(tidings._store) for _ in range(writer_threads(concurrency))]
     try:
-        await cluster.run_worker([base, *(replace(base, writer=w) for w in writers)],
-                                 tidings.settings,
-                                 queue_connector(url, max_size=2 + concurrency // 8),
-                                 concurrency=concurrency,
-                                 placer=SessionLock(url, "tidings:stories"))
+        await worker.run_worker([base, *(replace(base, writer=w) for w in writers)],
+                                tidings.settings,
+                                queue_connector(url, max_size=2 + concurrency // 8),
+                                concurrency=concurrency, database=describe(url),
+                                placer=SessionLock(url, "tidings:stories"))
     finally:
         for writer in writers:
             writer.close()

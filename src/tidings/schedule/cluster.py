@@ -30,10 +30,7 @@ run (a unique row per task and timestamp), so two schedulers never pick twice.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import os
-import platform
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -42,15 +39,15 @@ import procrastinate
 from procrastinate import exceptions as pexc
 
 from tidings.errors import ConfigError, StorageError
-from tidings.model import Source
+from tidings.model import RunCounts, Source
 from tidings.pipeline import timing
 from tidings.pipeline.batch import collect_group, groups
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.extraction import extract_pending
-from tidings.pipeline.fair import taking_turns
 from tidings.pipeline.stories import Clusterer
 from tidings.pipeline.timing import local_zone
 from tidings.schedule import jobs, plan
+from tidings.schedule.rounds import RoundLog
 from tidings.schedule.stalled import LogOnce, Stalled, retry_stalled, why
 from tidings.settings import Settings
 from tidings.store.base import Unit
@@ -59,6 +56,7 @@ log = logging.getLogger(__name__)
 
 COLLECT_QUEUE = "collect"
 JOBS_QUEUE = "jobs"
+QUEUES = (COLLECT_QUEUE, JOBS_QUEUE)
 #: sources deferred per schedule tick at most (the queue absorbs bursts; a source
 #: whose job waits keeps its lease, and its queueing lock refuses a second job)
 PICK_PER_TICK = 2000
@@ -88,6 +86,7 @@ class WorkerContext:
     turn: int = 0
     clusterer: Clusterer = field(default_factory=Clusterer)
     once: LogOnce = field(default_factory=LogOnce)
+    rounds: RoundLog = field(default_factory=RoundLog)
 
     @property
     def env(self) -> PipelineEnv:
@@ -102,6 +101,15 @@ class WorkerContext:
 
 
 _context: list[WorkerContext] = []
+
+
+def enter(ctx: WorkerContext) -> None:
+    """The tasks of this process work with ``ctx`` until :func:`leave`."""
+    _context.append(ctx)
+
+
+def leave(ctx: WorkerContext) -> None:
+    _context.remove(ctx)
 
 
 def _ctx() -> WorkerContext:
@@ -134,13 +142,17 @@ _RETRY = procrastinate.RetryStrategy(max_attempts=4, exponential_wait=2)
 
 @tasks.task(name="collect", queue=COLLECT_QUEUE, retry=_RETRY)
 async def collect(source_id: str) -> str:
-    env = _ctx().next_env()
-    picked = await env.writer(_take, source_id, env.clock())
-    outcomes = []
-    for group in groups(picked):
-        counts = await collect_group(env, group)
-        outcomes += [c.outcome.value for c in counts.values()]
-    return ",".join(outcomes) or "skipped"
+    ctx = _ctx()
+    env = ctx.next_env()
+    results: dict[str, RunCounts] = {}
+    ctx.rounds.start()
+    try:
+        picked = await env.writer(_take, source_id, env.clock())
+        for group in groups(picked):
+            results.update(await collect_group(env, group))
+    finally:
+        ctx.rounds.end(results)  # the worker's round line (schedule/worker.py)
+    return ",".join(c.outcome.value for c in results.values()) or "skipped"
 
 
 async def defer_collect(app: procrastinate.App, source_ids: list[str]) -> int:
@@ -273,43 +285,3 @@ def make_app(connector: Any) -> procrastinate.App:
         _apps.append(first)
         return first
     return _apps[0].with_connector(connector)
-
-
-async def run_worker(envs: list[PipelineEnv], settings: Settings, connector: Any, *,
-                     concurrency: int, stalled_after: float = STALLED_AFTER,
-                     heartbeat: float = HEARTBEAT_SECONDS, placer: Placer | None = None
-                     ) -> None:
-    """Work until SIGTERM / SIGINT; a lost database means a retry with backoff.
-    ``envs``: one per writer thread (see :class:`WorkerContext`); ``placer``: the
-    lock of story placement (none: this worker never places stories)."""
-    ctx = WorkerContext([taking_turns(e) for e in envs], settings, stalled_after)
-    _context.append(ctx)
-    app = make_app(connector)
-    delay = 1.0
-    stories = asyncio.ensure_future(place_stories(ctx, placer)) if placer else None
-    try:
-        while True:
-            try:
-                async with app.open_async():
-                    delay = 1.0
-                    await app.run_worker_async(
-                        queues=[COLLECT_QUEUE, JOBS_QUEUE], concurrency=concurrency,
-                        name=f"{platform.node()}:{os.getpid()}",
-                        update_heartbeat_interval=heartbeat,
-                        stalled_worker_timeout=stalled_after,
-                        shutdown_graceful_timeout=settings.shutdown_grace_seconds,
-                        delete_jobs="successful",  # failed ones stay, for `tidings status`
-                        install_signal_handlers=True)
-                return
-            except (pexc.ConnectorException, StorageError, OSError) as exc:
-                log.warning("worker lost the database (%s); retrying in %.0f s",
-                            " ".join(str(exc).split())[:200], delay)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 60.0)
-    finally:
-        if stories is not None and placer is not None:
-            stories.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await stories
-            await asyncio.to_thread(placer.release)
-        _context.pop()

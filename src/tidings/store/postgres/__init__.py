@@ -20,7 +20,7 @@ from tidings.store.base import UpsertBatch
 from tidings.store.postgres._access import AccessMixin
 from tidings.store.postgres._compat import CompatMixin
 from tidings.store.postgres._crawl import CrawlMixin
-from tidings.store.postgres._db import Conn, Database, Transaction, connect
+from tidings.store.postgres._db import Conn, Database, Transaction, connect, describe
 from tidings.store.postgres._find import SearchMixin
 from tidings.store.postgres._items import ItemsWriteMixin
 from tidings.store.postgres._ops import OpsMixin
@@ -41,8 +41,8 @@ from tidings.store.postgres._spend import SpendMixin
 from tidings.store.postgres._stats import StatsMixin
 from tidings.store.postgres._stories import StoriesMixin
 
-__all__ = ["PostgresStorage", "PostgresUnit", "QueueStatus", "SessionLock", "ensure_queue_schema",
-           "is_postgres_url", "queue_connector", "queue_status"]
+__all__ = ["PostgresStorage", "PostgresUnit", "QueueStatus", "SessionLock", "describe",
+           "ensure_queue_schema", "is_postgres_url", "queue_connector", "queue_status"]
 
 
 def is_postgres_url(url: str) -> bool:

@@ -12,16 +12,13 @@ PostgreSQL archive and the job queue in it (procrastinate). The work is:
 * ``collect`` (one source): take the source (its run lock is held, so a run
   still marked running belongs to a dead worker and is abandoned), fetch,
   store, done;
-* ``index`` and ``extract`` (periodic): the search index and pending bodies,
-  as the embedded runner's background jobs;
-* ``upkeep`` (periodic): the daily job (adaptive intervals, pruning) and the
-  weekly report, once per day / week across the cluster (bookmarks);
-* story placement (R-DEDUP-12), not a procrastinate task: its index of the last
-  72 hours lives in memory, so one worker at a time places stories, the one that
-  holds a PostgreSQL session lock (``SessionLock``). It keeps its index warm as
-  the embedded runner does; when it dies its connection closes, the lock is free,
-  and the next worker to ask takes over, warming the index from storage as a
-  restart does. Every worker asks every ``STORY_SECONDS``.
+* the background jobs of the catalogue (:mod:`tidings.schedule.catalog`:
+  pending bodies, the search index, story placement, the daily and weekly jobs),
+  each a periodic task at its cadence; a singleton holds a procrastinate lock
+  named after it, so one worker at a time runs it. Story placement keeps its
+  72 h index in the memory of the worker that ran it last; a worker that finds
+  the bookmark moved by another warms its index from storage first, as a restart
+  does.
 
 procrastinate defers each periodic job once per time slot however many workers
 run (a unique row per task and timestamp), so two schedulers never pick twice.
@@ -29,11 +26,10 @@ run (a unique row per task and timestamp), so two schedulers never pick twice.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Protocol
+from datetime import datetime, timedelta
+from typing import Any
 
 import procrastinate
 from procrastinate import exceptions as pexc
@@ -43,10 +39,9 @@ from tidings.model import RunCounts, Source
 from tidings.pipeline import timing
 from tidings.pipeline.batch import collect_group, groups
 from tidings.pipeline.env import PipelineEnv
-from tidings.pipeline.extraction import extract_pending
-from tidings.pipeline.stories import Clusterer
 from tidings.pipeline.timing import local_zone
 from tidings.schedule import jobs, plan
+from tidings.schedule.catalog import CATALOG, Job, JobContext, Scope, run_job
 from tidings.schedule.rounds import RoundLog
 from tidings.schedule.stalled import LogOnce, Stalled, retry_stalled, why
 from tidings.settings import Settings
@@ -65,14 +60,13 @@ PICK_PER_TICK = 2000
 HEARTBEAT_SECONDS = 5.0
 DEFER_BATCH = 200
 STALLED_AFTER = 20.0
-STORY_SECONDS = 10.0
 
 tasks = procrastinate.Blueprint()
 
 
 @dataclass(slots=True)
 class WorkerContext:
-    """What the tasks of this worker process work with.
+    """What the tasks of this worker process work with (``jobs``: the catalogue's).
 
     ``envs`` differ only in their writer: PostgreSQL runs transactions side by side,
     so a worker spreads its jobs' write steps over several writer threads instead
@@ -82,9 +76,9 @@ class WorkerContext:
 
     envs: list[PipelineEnv]
     settings: Settings
+    jobs: JobContext
     stalled_after: float = STALLED_AFTER
     turn: int = 0
-    clusterer: Clusterer = field(default_factory=Clusterer)
     once: LogOnce = field(default_factory=LogOnce)
     rounds: RoundLog = field(default_factory=RoundLog)
 
@@ -110,6 +104,17 @@ def enter(ctx: WorkerContext) -> None:
 
 def leave(ctx: WorkerContext) -> None:
     _context.remove(ctx)
+
+
+def job_context(env: PipelineEnv, settings: Settings) -> JobContext:
+    """The catalogue's context in a worker. Its calendar starts a day back: a daily or
+    weekly job not yet done today is due at once (the bookmarks keep it once across
+    the cluster), as workers come and go at any hour."""
+    now = env.clock()
+    calendar = jobs.Calendar.starting(now - timedelta(days=1), local_zone(settings.timezone),
+                                      plan.parse_hhmm(settings.adapt_intervals_at),
+                                      plan.REPORT_WEEKDAY, plan.REPORT_AT)
+    return JobContext(env, calendar)
 
 
 def _ctx() -> WorkerContext:
@@ -212,63 +217,29 @@ async def schedule(context: procrastinate.JobContext, timestamp: int) -> int:
     return deferred
 
 
-@tasks.periodic(cron="* * * * * */15")
-@tasks.task(name="index", queue=JOBS_QUEUE, queueing_lock="tidings:index")
-async def index(timestamp: int) -> int:
-    return await jobs.index_pending(_ctx().env.writer)
+# ------------------------------------------------------------------ the catalogue
+def cron(seconds: float) -> str:
+    """A cadence as procrastinate's cron (a sixth field is seconds)."""
+    whole = max(1, round(seconds))
+    if whole < 60:
+        return f"* * * * * */{whole}"
+    return f"*/{max(1, whole // 60)} * * * *"
 
 
-@tasks.periodic(cron="* * * * *")
-@tasks.task(name="extract", queue=JOBS_QUEUE, queueing_lock="tidings:extract")
-async def extract(timestamp: int) -> int:
-    report = await extract_pending(_ctx().env)
-    return report.tried
+def _register(job: Job) -> None:
+    """``job`` as a periodic task: one waiting at a time (its queueing lock), and one
+    running at a time across the cluster when it is a singleton (its lock)."""
+    async def run(timestamp: int) -> str:
+        return await run_job(job, _ctx().jobs)
+
+    name = f"tidings:{job.name}"
+    lock = name if job.scope is Scope.SINGLETON else None
+    task = tasks.task(name=job.name, queue=JOBS_QUEUE, queueing_lock=name, lock=lock)(run)
+    tasks.periodic(cron=cron(job.cadence))(task)
 
 
-@tasks.periodic(cron="*/5 * * * *")
-@tasks.task(name="upkeep", queue=JOBS_QUEUE, queueing_lock="tidings:upkeep")
-async def upkeep(timestamp: int) -> str:
-    """The daily and weekly jobs, each done once per day / week by whichever worker
-    gets here first after its time (the bookmarks decide)."""
-    ctx = _ctx()
-    env, settings = ctx.env, ctx.settings
-    now = env.clock()
-    tz = local_zone(settings.timezone)
-    local = now.astimezone(tz)
-    done = []
-    if local.time() >= plan.parse_hhmm(settings.adapt_intervals_at) and await env.writer(
-            jobs.daily_maintenance, settings, now, tz):
-        done.append("daily")
-    if (local.isoweekday() == plan.REPORT_WEEKDAY and local.time() >= plan.REPORT_AT
-            and await jobs.weekly_report(env.store, env.writer, now, None)):
-        done.append("weekly")
-    return ",".join(done)
-
-
-async def place_stories(ctx: WorkerContext, lock: Placer, every: float = STORY_SECONDS
-                        ) -> None:
-    """While this worker holds the placer's lock, place new items in stories; ask for
-    the lock again every ``every`` seconds (see the module docstring)."""
-    env = ctx.env
-    placing = False
-    while True:
-        try:
-            if await asyncio.to_thread(lock.held):
-                if not placing:
-                    log.info("this worker places the stories now")
-                placing = True
-                while await env.writer(ctx.clusterer.step, env.clock()):
-                    pass
-            else:
-                placing = False
-        except StorageError as exc:
-            log.warning("story placement: %s", exc)
-        await asyncio.sleep(every)
-
-
-class Placer(Protocol):
-    def held(self) -> bool: ...
-    def release(self) -> None: ...
+for _job in CATALOG:
+    _register(_job)
 
 
 # ------------------------------------------------------------------ the worker

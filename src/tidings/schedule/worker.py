@@ -28,7 +28,7 @@ from procrastinate.worker import Worker
 from tidings.errors import StorageError
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.fair import taking_turns
-from tidings.schedule import cluster
+from tidings.schedule import catalog, cluster
 from tidings.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -71,18 +71,17 @@ class Stopper:
 async def run_worker(envs: list[PipelineEnv], settings: Settings, connector: Any, *,
                      concurrency: int, database: str = "",
                      stalled_after: float = cluster.STALLED_AFTER,
-                     heartbeat: float = cluster.HEARTBEAT_SECONDS,
-                     placer: cluster.Placer | None = None) -> None:
+                     heartbeat: float = cluster.HEARTBEAT_SECONDS) -> None:
     """Work until SIGTERM / SIGINT; a lost database means a retry with backoff.
     ``envs``: one per writer thread (see :class:`~tidings.schedule.cluster.WorkerContext`);
-    ``database``: the archive as the start line names it (no password); ``placer``:
-    the lock of story placement (none: this worker never places stories)."""
-    ctx = cluster.WorkerContext([taking_turns(e) for e in envs], settings, stalled_after)
+    ``database``: the archive as the start line names it (no password)."""
+    turns = [taking_turns(e) for e in envs]
+    ctx = cluster.WorkerContext(turns, settings, cluster.job_context(turns[0], settings),
+                                stalled_after)
     name = f"{platform.node()}:{os.getpid()}"
     stopper = Stopper(settings.shutdown_grace_seconds)
     stopper.install()
     cluster.enter(ctx)
-    stories = asyncio.ensure_future(cluster.place_stories(ctx, placer)) if placer else None
     log.info("worker %s started: database %s, queues %s, concurrency %d, %d writer "
              "thread(s)", name, database or "?", ", ".join(cluster.QUEUES), concurrency,
              max(1, len(envs) - 1))
@@ -91,11 +90,8 @@ async def run_worker(envs: list[PipelineEnv], settings: Settings, connector: Any
                     concurrency=concurrency, heartbeat=heartbeat)
     finally:
         ctx.rounds.flush()
-        if stories is not None and placer is not None:
-            stories.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await stories
-            await asyncio.to_thread(placer.release)
+        with contextlib.suppress(Exception):  # a lost database: the holds run out
+            await catalog.give_back(ctx.jobs)
         cluster.leave(ctx)
         stopper.remove()
         log.info("worker %s stopped%s: %d source runs in all", name,

@@ -469,6 +469,13 @@ class Storage(Reads, Writes, Protocol):
         ...
 
     @property
+    def writers(self) -> int:
+        """Write transactions this storage runs side by side to good effect: a process
+        gives it at most this many writer threads (``tidings.store.writer``). SQLite
+        has one writer per file, so 1; PostgreSQL as many as its pool lends out."""
+        ...
+
+    @property
     def backup_suffix(self) -> str:
         """The extension :meth:`backup` gives its files (``.sqlite3``, ``.dump``...)."""
         ...

@@ -26,7 +26,6 @@ from tidings.store.postgres._items import ItemsWriteMixin
 from tidings.store.postgres._ops import OpsMixin
 from tidings.store.postgres._queue import (
     QueueStatus,
-    SessionLock,
     ensure_queue_schema,
     queue_connector,
     queue_status,
@@ -41,7 +40,7 @@ from tidings.store.postgres._spend import SpendMixin
 from tidings.store.postgres._stats import StatsMixin
 from tidings.store.postgres._stories import StoriesMixin
 
-__all__ = ["PostgresStorage", "PostgresUnit", "QueueStatus", "SessionLock", "describe",
+__all__ = ["PostgresStorage", "PostgresUnit", "QueueStatus", "describe",
            "ensure_queue_schema", "is_postgres_url", "queue_connector", "queue_status"]
 
 
@@ -90,6 +89,9 @@ class PostgresStorage(_Everything):
             setup.close()
         self.url = url
         self._db = Database(url, max_size=pool_size)
+        #: transactions run side by side; each writer holds a pooled connection while
+        #: it writes, and readers keep a few (at most 7 writers: more did not pay)
+        self.writers = max(1, min(7, pool_size - 5))
 
     def _read(self) -> AbstractContextManager[Conn]:
         return self._db.read()

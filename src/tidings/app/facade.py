@@ -319,7 +319,7 @@ class Tidings:
         if not self._store.unindexed_count():
             return 0
         try:
-            indexed: int = await self._writer(jobs.index_step)
+            indexed = await jobs.index_batch(self._store, self._writer)
         except ReadOnlyError:
             return 0  # a read-only archive is searched as it was last indexed
         return indexed
@@ -389,7 +389,7 @@ class Tidings:
 
     async def index_pending(self) -> int:
         """Bring the search index up to date; returns how many items were indexed."""
-        return await jobs.index_pending(self._writer)
+        return await jobs.index_pending(self._store, self._writer)
 
     async def ingest(self, source_id: str, items: Sequence[PushedItem]) -> IngestReport:
         """Store pushed items (R-INGEST): see ``tidings.app.ingest``. Nothing is stored

@@ -13,7 +13,9 @@ did ("" when nothing), which both runners log.
 * ``SHARED``: any number; the work is split safely by storage (extraction claims
   its items).
 * ``SINGLETON``: one at a time (in a cluster, a procrastinate lock named after the
-  job). The daily and weekly jobs are once per period by their bookmarks anyway;
+  job). Indexing reads a batch before it writes it, so two indexers side by side
+  would build the same documents twice (the second's write stores none of
+  them). The daily and weekly jobs are once per period by their bookmarks anyway;
   one at a time keeps them from doing the work twice side by side.
 
 ``hold`` is for a singleton whose state lives in memory: story placement keeps
@@ -28,6 +30,7 @@ check), one on another host when the hold runs out.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -130,14 +133,18 @@ async def extract(ctx: JobContext) -> str:
 
 async def index(ctx: JobContext) -> str:
     """The search index brought up to date (R-STORE-4)."""
-    n = await jobs.index_pending(ctx.env.writer)
+    n = await jobs.index_pending(ctx.env.store, ctx.env.writer)
     return f"{n} indexed" if n else ""
 
 
 async def stories(ctx: JobContext) -> str:
-    """New items placed in stories (R-DEDUP-12), a batch per write step."""
-    env, placed = ctx.env, 0
-    while n := await env.writer(ctx.clusterer.step, env.clock()):
+    """New items placed in stories (R-DEDUP-12), up to 500 a batch: read and placed on
+    a thread, then stored in a write step of its own."""
+    env, clusterer, placed = ctx.env, ctx.clusterer, 0
+    while batch := await asyncio.to_thread(clusterer.prepare, env.store, env.clock()):
+        n = await env.writer(clusterer.commit, batch)
+        if not n:
+            break  # another process placed meanwhile: the next run warms and goes on
         placed += n
     return f"{placed} placed" if placed else ""
 
@@ -165,7 +172,7 @@ async def weekly(ctx: JobContext) -> str:
 
 CATALOG: tuple[Job, ...] = (
     Job("extract", 60.0, Scope.SHARED, extract),
-    Job("index", 15.0, Scope.SHARED, index),
+    Job("index", 15.0, Scope.SINGLETON, index),
     Job("stories", 10.0, Scope.SINGLETON, stories, hold=120.0),
     Job("daily", 60.0, Scope.SINGLETON, daily),
     Job("weekly", 60.0, Scope.SINGLETON, weekly),

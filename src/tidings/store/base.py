@@ -56,6 +56,7 @@ from tidings.store.access import AccessReads, AccessWrites
 from tidings.store.compat import CompatReads, CompatWrites
 from tidings.store.crawl import CrawlReads, CrawlWrites
 from tidings.store.ops import OpsReads, OpsWrites
+from tidings.store.searchindex import SearchIndexReads, SearchIndexWrites
 from tidings.store.stories import StoriesReads, StoriesWrites
 
 # ----------------------------------------------------------------- write models
@@ -236,7 +237,8 @@ class ArchiveStats:
 # -------------------------------------------------------------------- protocols
 
 
-class Reads(OpsReads, AccessReads, CrawlReads, StoriesReads, CompatReads, Protocol):
+class Reads(OpsReads, AccessReads, CrawlReads, StoriesReads, CompatReads, SearchIndexReads,
+            Protocol):
     """Everything storage answers without writing. What asynchronous code holds."""
 
     # -- sources
@@ -313,8 +315,6 @@ class Reads(OpsReads, AccessReads, CrawlReads, StoriesReads, CompatReads, Protoc
         """
         ...
 
-    def unindexed_count(self) -> int: ...
-
     # -- raw archive (R-EXTRACT-5)
     def iter_raw(
         self, source_id: str | None = None, since: datetime | None = None,
@@ -344,7 +344,8 @@ class Reads(OpsReads, AccessReads, CrawlReads, StoriesReads, CompatReads, Protoc
         ...
 
 
-class Writes(OpsWrites, AccessWrites, CrawlWrites, StoriesWrites, CompatWrites, Protocol):
+class Writes(OpsWrites, AccessWrites, CrawlWrites, StoriesWrites, CompatWrites,
+             SearchIndexWrites, Protocol):
     """Every write; each call atomic by itself."""
 
     # -- sources
@@ -426,11 +427,6 @@ class Writes(OpsWrites, AccessWrites, CrawlWrites, StoriesWrites, CompatWrites, 
 
     def delete_item(self, item_id: int, now: datetime) -> None:
         """Delete an item and leave a tombstone for its key, dated ``now`` (R-DEDUP-11)."""
-        ...
-
-    # -- search index
-    def index_pending(self, limit: int = 5000) -> int:
-        """Index up to ``limit`` items changed since last indexed; returns how many."""
         ...
 
     # -- the spend ledger

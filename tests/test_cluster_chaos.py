@@ -54,6 +54,12 @@ class Chaos:
     due: dict[str, datetime] = field(default_factory=dict)  # source -> became due at
     pushed: list[str] = field(default_factory=list)  # a hub pushes: polled in 6 h only
     last_check: str = ""
+    events: dict[str, list[str]] = field(default_factory=dict)  # source -> what happened
+
+    def note(self, ids: list[str], what: str) -> None:
+        stamp = datetime.now(UTC).strftime("%H:%M:%S.%f")[:-3]
+        for sid in ids:
+            self.events.setdefault(sid, []).append(f"{stamp} {what}")
 
     def ids(self) -> list[str]:
         return [str(r[0]) for r in query(self.url, "SELECT id FROM sources ORDER BY id")]
@@ -80,6 +86,7 @@ class Chaos:
         query_exec(self.url, f"UPDATE sources SET next_fetch_at = {_us(now)} "
                              f"WHERE id IN ({listed})")
         self.due.update(dict.fromkeys(ids, now))
+        self.note(ids, "due")
 
     def push(self, ids: list[str]) -> None:
         """A hub took these sources over: the next poll moves 6 hours out."""
@@ -88,6 +95,7 @@ class Chaos:
         query_exec(self.url, f"UPDATE sources SET next_fetch_at = {later} "
                              f"WHERE id IN ({listed})")
         self.pushed = ids
+        self.note(ids, "pushed")
 
     def add(self, urls: list[str]) -> None:
         async def create() -> list[str]:
@@ -135,8 +143,19 @@ class Chaos:
     def settled(self) -> bool:
         waiting = [sid for sid, late in self.lateness().items() if late == float("inf")]
         orphans = self.orphans()
-        self.last_check = f"not collected yet: {waiting[:10]}, orphaned jobs: {orphans}"
+        self.last_check = f"not collected yet: {waiting[:10]}, orphaned jobs: {orphans}; " + \
+            "; ".join(self.story(sid) for sid in waiting[:3])
         return not waiting and orphans == 0
+
+    def story(self, sid: str) -> str:
+        """What the test did to a source and what the archive and the queue hold."""
+        nxt = query(self.url, f"SELECT next_fetch_at FROM sources WHERE id = '{sid}'")
+        runs = query(self.url, "SELECT started_at, finished_at, outcome FROM fetch_runs "
+                               f"WHERE source_id = '{sid}' ORDER BY started_at")
+        jobs = query(self.url, "SELECT id, status FROM procrastinate_jobs "
+                               f"WHERE args->>'source_id' = '{sid}'")
+        return (f"{sid}: {self.events.get(sid)}, next fetch {nxt}, runs {runs}, "
+                f"jobs {jobs}")
 
     def orphans(self) -> int:
         """Jobs still marked doing by a worker that is gone."""

@@ -84,7 +84,7 @@ class WorkerContext:
 
     @property
     def env(self) -> PipelineEnv:
-        """The env of background jobs (indexing, extraction, upkeep)."""
+        """The env of the catalogue's jobs (indexing, extraction, placement, upkeep)."""
         return self.envs[0]
 
     def next_env(self) -> PipelineEnv:

@@ -87,3 +87,12 @@ def finished_since(url: str, since: datetime) -> int:
 def query_exec(url: str, sql: str) -> None:
     with psycopg.connect(url) as conn:
         conn.execute(sql.encode())
+
+
+def dead_holder() -> str:
+    """A lease holder on this host whose process has ended (as a killed worker)."""
+    from tidings.pipeline.holders import Holder, this_process
+
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return str(Holder(this_process().host, proc.pid, this_process().started - 10))

@@ -8,16 +8,17 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import procrastinate
 import psycopg
 import pytest
 
 import pgserver
+from clusterkit import dead_holder
 from storage_contract import source
 from tidings.model import RunOutcome
-from tidings.schedule.cluster import defer_collect, make_app
+from tidings.schedule.cluster import _claim, defer_collect, make_app
 from tidings.schedule.stalled import LogOnce, Stalled, retry_stalled
 from tidings.store.postgres import PostgresStorage, ensure_queue_schema, queue_connector
 from tidings.store.writer import Writer
@@ -109,3 +110,15 @@ async def test_a_job_the_database_refuses_is_logged_once_and_the_others_go_back(
     warned = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warned) == 1 and "no retry for c today" in warned[0].getMessage()
     assert "cannot be retried" in warned[0].getMessage()
+
+
+async def test_sources_a_dead_worker_claimed_but_never_queued_are_claimed_again(
+        queue: Queue) -> None:
+    """A worker killed between leasing the due sources and queueing their jobs: the
+    next pass on its host frees them at once instead of after the 10-minute lease."""
+    queue.store.claim_due_sources(NOW, 10, NOW + timedelta(minutes=10), holder=dead_holder())
+    with queue.store.write() as unit:
+        picked = _claim(unit, NOW + timedelta(seconds=5), 10)
+    assert sorted(s.id for s in picked) == ["a", "b", "c"]
+    with queue.store.write() as unit:  # now leased by a live worker (this one): kept
+        assert _claim(unit, NOW + timedelta(seconds=10), 10) == []

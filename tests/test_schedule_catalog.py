@@ -6,8 +6,6 @@ or its holder dies; the writer count is the storage's."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,9 +13,9 @@ from pathlib import Path
 import pytest
 
 import pgserver
+from clusterkit import dead_holder
 from tidings.app import Tidings
 from tidings.app.cluster import writer_threads
-from tidings.pipeline.holders import Holder, this_process
 from tidings.schedule import catalog
 from tidings.schedule.catalog import CATALOG, Job, JobContext, Scope, run_job
 from tidings.schedule.cluster import cron, make_app
@@ -56,7 +54,8 @@ async def test_the_cluster_defers_every_catalogue_job_with_its_locks() -> None:
     async with app.open_async():
         for job in CATALOG:
             assert crons[f"tidings:{job.name}"] == cron(job.cadence)
-            await app.configure_task(f"tidings:{job.name}").defer_async(timestamp=0)
+            new = app.configure_task(f"tidings:{job.name}").make_new_job(timestamp=0)
+            await app.job_manager.defer_job_async(new)
         rows = await app.job_manager.list_jobs_async()
     locks = {r.task_name: (r.lock, r.queueing_lock, r.queue) for r in rows}
     for job in CATALOG:
@@ -64,13 +63,6 @@ async def test_the_cluster_defers_every_catalogue_job_with_its_locks() -> None:
         lock = name if job.scope is Scope.SINGLETON else None
         assert locks[name] == (lock, name, "jobs")
     assert {job.name for job in CATALOG} >= {"extract", "index", "stories", "daily", "weekly"}
-
-
-def _dead_holder() -> str:
-    """A holder on this host whose process has ended."""
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    proc.wait()
-    return str(Holder(this_process().host, proc.pid, this_process().started - 10))
 
 
 def test_a_held_job_stays_with_its_process_until_the_hold_lapses(tmp_path: Path) -> None:
@@ -101,7 +93,7 @@ def test_a_held_job_stays_with_its_process_until_the_hold_lapses(tmp_path: Path)
         now[0] += timedelta(seconds=2)
         assert await run_job(job, second) == "ran"  # the hold lapsed: taken over
         assert await run_job(job, first) == ""
-        dead = context(_dead_holder())
+        dead = context(dead_holder())
         assert await run_job(job, dead) == ""  # not held by it... yet
         now[0] += timedelta(seconds=200)
         assert await run_job(job, dead) == "ran"

@@ -36,7 +36,7 @@ from procrastinate import exceptions as pexc
 
 from tidings.errors import ConfigError, StorageError
 from tidings.model import RunCounts, Source
-from tidings.pipeline import timing
+from tidings.pipeline import holders, timing
 from tidings.pipeline.batch import collect_group, groups
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.timing import local_zone
@@ -129,7 +129,16 @@ def source_lock(source_id: str) -> str:
 
 # ------------------------------------------------------------------ steps
 def _claim(unit: Unit, now: datetime, limit: int) -> list[Source]:
-    return unit.claim_due_sources(now, limit, timing.lease_until(now))
+    """The due sources, leased in this worker's name. A worker killed between this
+    step and queueing the jobs leaves sources leased with no job: the next pass on
+    its host frees them at once (the lease holders' own check); a dead worker on
+    another host cannot be checked from here, so its claims wait out the lease."""
+    for text in unit.lease_holders():
+        holder = holders.Holder.parse(text)
+        if holder is None or holders.is_gone(holder):
+            unit.take_over_leases(text, now, "abandoned: the worker that claimed it died")
+    return unit.claim_due_sources(now, limit, timing.lease_until(now),
+                                  holder=holders.lease_name())
 
 
 def _take(unit: Unit, source_id: str, now: datetime) -> list[Source]:

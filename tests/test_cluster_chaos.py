@@ -166,6 +166,7 @@ class Chaos:
 
 
 @pytest.mark.slow
+@pytest.mark.postgres
 @pytest.mark.timeout(600)
 def test_workers_killed_again_and_again_never_stop_the_cluster(tmp_path: Path) -> None:
     url = pgserver.schema_url()

@@ -23,6 +23,8 @@ from tidings.schedule.stalled import LogOnce, Stalled, retry_stalled
 from tidings.store.postgres import PostgresStorage, ensure_queue_schema, queue_connector
 from tidings.store.writer import Writer
 
+pytestmark = [pytest.mark.postgres]
+
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 
 

@@ -8,11 +8,15 @@ import re
 import signal
 from pathlib import Path
 
+import pytest
+
 import pgserver
 from clusterkit import start_worker, wait_for, worker_env
 from farm import Farm, running_farm
 from tidings.app import Tidings
 from tidings.settings import load_settings
+
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 
 def test_a_worker_logs_its_start_its_rounds_a_failure_and_its_stop(tmp_path: Path) -> None:

@@ -44,6 +44,7 @@ def test_the_embedded_runner_runs_every_catalogue_job(tmp_path: Path) -> None:
         tidings.close()
 
 
+@pytest.mark.postgres
 async def test_the_cluster_defers_every_catalogue_job_with_its_locks() -> None:
     """The rows procrastinate stores for each periodic job: one waiting at a time, and
     a singleton's lock, which keeps a second worker from running it meanwhile."""
@@ -129,6 +130,7 @@ def test_a_stopping_process_gives_its_hold_back(tmp_path: Path) -> None:
     asyncio.run(go())
 
 
+@pytest.mark.postgres
 def test_the_writer_threads_are_what_the_storage_runs_side_by_side(tmp_path: Path) -> None:
     with SqliteStorage(tmp_path / "a.sqlite3") as lite:
         assert lite.writers == 1

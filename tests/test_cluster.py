@@ -4,23 +4,28 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from email.utils import format_datetime
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-import psycopg
 import pytest
-from aiohttp import web
 
 import pgserver
+from clusterkit import (
+    WatchedFarm,
+    finished_since,
+    query,
+    query_exec,
+    start_worker,
+    wait_for,
+    worker_env,
+)
 from farm import T0, Farm, FeedSpec, running_farm
 from storage_contract import source
 from tidings.app import Tidings
@@ -28,63 +33,6 @@ from tidings.settings import load_settings
 from tidings.store.sqlite import SqliteStorage
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-class WatchedFarm(Farm):
-    """A farm that records how many requests each feed serves at once."""
-
-    def __init__(self, *args: object, **kw: object) -> None:
-        super().__init__(*args, **kw)  # type: ignore[arg-type]
-        self.in_flight: dict[str, int] = {}
-        self.most_at_once = 0
-
-    async def handle(self, request: web.Request) -> web.StreamResponse:
-        feed = request.match_info["n"]
-        self.in_flight[feed] = self.in_flight.get(feed, 0) + 1
-        self.most_at_once = max(self.most_at_once, self.in_flight[feed])
-        try:
-            await asyncio.sleep(0.02)  # long enough for an overlap to show
-            return await super().handle(request)
-        finally:
-            self.in_flight[feed] -= 1
-
-
-def _env(url: str, data: Path) -> dict[str, str]:
-    return {**os.environ, "TIDINGS_DATABASE_URL": url, "TIDINGS_HOME": str(data),
-            "TIDINGS_ALLOW_PRIVATE_HOSTS": "127.0.0.1", "TIDINGS_PER_HOST_DELAY": "0",
-            "TIDINGS_PER_HOST_CONCURRENCY": "64", "PYTHONUNBUFFERED": "1"}
-
-
-def _start_worker(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "tidings", "-v", "worker", "--concurrency", "16"],
-            env=env, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
-
-
-def _wait(check: Callable[[], bool], seconds: float, what: str,
-          logs: list[Path] | None = None) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.5)
-    problems = [line for log in logs or () for line in log.read_text().splitlines()
-                if "Error" in line or "Failed" in line or "WARNING" in line]
-    raise AssertionError(f"timed out waiting for {what}; " + "\n".join(problems[-20:]))
-
-
-def _query(url: str, sql: str) -> list[tuple[object, ...]]:
-    with psycopg.connect(url) as conn:
-        return list(conn.execute(sql.encode()).fetchall())
-
-
-def _finished_since(url: str, since: datetime) -> int:
-    """Sources whose latest run started at or after ``since`` and has ended."""
-    micros = int(since.timestamp() * 1_000_000)
-    return int(_query(url, f"SELECT count(DISTINCT source_id) FROM fetch_runs "
-                           f"WHERE started_at >= {micros} AND outcome NOT IN "
-                           "('running', 'abandoned')")[0][0])  # type: ignore[arg-type]
 
 
 @pytest.fixture
@@ -99,7 +47,7 @@ def cluster(tmp_path: Path) -> Iterator[tuple[str, Path, WatchedFarm]]:
 def test_three_workers_one_killed_collect_everything_exactly_once(
         cluster: tuple[str, Path, WatchedFarm]) -> None:
     url, tmp, farm = cluster
-    settings = load_settings(tmp / "data", env=_env(url, tmp / "data"))
+    settings = load_settings(tmp / "data", env=worker_env(url, tmp / "data"))
     tidings = Tidings.open(settings, create=True)
     try:
         asyncio.run(tidings.transfer.import_opml(farm.opml()))
@@ -107,22 +55,22 @@ def test_three_workers_one_killed_collect_everything_exactly_once(
     finally:
         asyncio.run(tidings.aclose())
     assert len(sources) == 500
-    env = _env(url, tmp / "data")
+    env = worker_env(url, tmp / "data")
     logs = [tmp / f"worker{n}.log" for n in range(3)]
-    workers = [_start_worker(env, log) for log in logs]
+    workers = [start_worker(env, log) for log in logs]
     try:
         first = datetime.now(UTC)
-        _wait(lambda: sum(farm.requests.values()) >= 60
+        wait_for(lambda: sum(farm.requests.values()) >= 60
               and "Starting job tidings:collect" in logs[0].read_text(), 120,
               "the first fetches, some by worker 0")
         workers[0].send_signal(signal.SIGKILL)  # mid-round: jobs in hand, runs open
         workers[0].wait(10)
-        _wait(lambda: _finished_since(url, first) == 500, 300, "round 1 on every source",
+        wait_for(lambda: finished_since(url, first) == 500, 300, "round 1 on every source",
               logs)
         new_paths = farm.tick()
         second = datetime.now(UTC)
-        _query_exec(url, "UPDATE sources SET next_fetch_at = 0")  # everything due again
-        _wait(lambda: _finished_since(url, second) == 500, 300, "round 2 on every source",
+        query_exec(url, "UPDATE sources SET next_fetch_at = 0")  # everything due again
+        wait_for(lambda: finished_since(url, second) == 500, 300, "round 2 on every source",
               logs)
     finally:
         for w in workers[1:]:
@@ -132,7 +80,7 @@ def test_three_workers_one_killed_collect_everything_exactly_once(
                 w.wait(30)
             except subprocess.TimeoutExpired:
                 w.kill()
-    urls = [str(r[0]) for r in _query(url, "SELECT url FROM items")]
+    urls = [str(r[0]) for r in query(url, "SELECT url FROM items")]
     paths = {u.replace(farm.base, "").split("?")[0] for u in urls}
     assert len(urls) == len(set(urls)), "an item was stored twice"
     assert paths == farm.unique_paths() and new_paths <= paths
@@ -141,15 +89,10 @@ def test_three_workers_one_killed_collect_everything_exactly_once(
     retried = sum(int(n) for log in logs[1:]
                   for n in re.findall(r"(\d+) stalled jobs retried", log.read_text()))
     assert retried > 0, "the killed worker's jobs were never retried"
-    stuck = _query(url, "SELECT count(*) FROM fetch_runs WHERE outcome = 'running'")
+    stuck = query(url, "SELECT count(*) FROM fetch_runs WHERE outcome = 'running'")
     assert stuck[0][0] == 0
     for w in workers[1:]:
         assert w.returncode == 0, logs[workers.index(w)].read_text()[-2000:]
-
-
-def _query_exec(url: str, sql: str) -> None:
-    with psycopg.connect(url) as conn:
-        conn.execute(sql.encode())
 
 
 def _cli(data: Path, *args: str, url: str = "", code: int = 0) -> str:
@@ -214,7 +157,7 @@ async def test_deferring_skips_sources_that_already_wait() -> None:
         assert await defer_collect(app, ["b"]) == 1
         assert await defer_collect(app, ["a", "b", "c"]) == 2
         assert await defer_collect(app, [f"s{n}" for n in range(450)]) == 450  # 3 batches
-    rows = _query(url, "SELECT args->>'source_id', lock, queueing_lock FROM procrastinate_jobs "
+    rows = query(url, "SELECT args->>'source_id', lock, queueing_lock FROM procrastinate_jobs "
                        "WHERE status = 'todo' ORDER BY 1")
     waiting = [r[0] for r in rows]
     assert sorted(waiting) == sorted(["a", "b", "c", *(f"s{n}" for n in range(450))])
@@ -235,7 +178,7 @@ def test_serve_no_collect_serves_without_collecting(tmp_path: Path, collect: boo
 
     with running_farm(Farm(feeds=3)) as farm:
         data = tmp_path / "data"
-        env = {**_env("", data), "TIDINGS_DATABASE_URL": ""}
+        env = {**worker_env("", data), "TIDINGS_DATABASE_URL": ""}
         _cli(data, "init", "--empty")
         (tmp_path / "farm.opml").write_bytes(farm.opml())
         _cli(data, "import-opml", str(tmp_path / "farm.opml"))
@@ -254,11 +197,11 @@ def test_serve_no_collect_serves_without_collecting(tmp_path: Path, collect: boo
                 except OSError as exc:
                     return "HTTP Error" in str(exc)  # answering, whatever it says
 
-            _wait(up, 60, "the reader")
+            wait_for(up, 60, "the reader")
             said = "collecting on a schedule" if collect else "not collecting (--no-collect)"
-            _wait(lambda: said in log.read_text(), 30, f"the line {said!r}")
+            wait_for(lambda: said in log.read_text(), 30, f"the line {said!r}")
             if collect:
-                _wait(lambda: sum(farm.requests.values()) >= 3, 60, "the scheduler's fetches")
+                wait_for(lambda: sum(farm.requests.values()) >= 3, 60, "the scheduler's fetches")
             else:
                 # the line is written where serve chose not to start a scheduler at all
                 assert "collecting on a schedule" not in log.read_text()
@@ -319,38 +262,41 @@ class StoryFarm(Farm):
 @pytest.mark.timeout(600)
 def test_two_workers_place_wire_reprints_from_several_feeds_in_one_story(
         tmp_path: Path) -> None:
-    """Story placement in cluster mode: one worker at a time places (the lock), every
-    item gets a place, the wire copies of many feeds share one story, local news stays
-    apart, and the partition is the one a single index (the embedded runner's) makes."""
+    """Story placement in cluster mode: one worker at a time places (the catalogue's
+    singleton lock), every item is placed once, the wire copies of many feeds share
+    one story, local news stays apart, and the partition is the one a single index
+    (the embedded runner's) makes."""
     from tidings.pipeline.stories import Clusterer
     from tidings.store.postgres import PostgresStorage
 
     url = pgserver.schema_url()
     with running_farm(StoryFarm(feeds=40)) as farm:
-        settings = load_settings(tmp_path / "data", env=_env(url, tmp_path / "data"))
+        settings = load_settings(tmp_path / "data", env=worker_env(url, tmp_path / "data"))
         tidings = Tidings.open(settings, create=True)
         try:
             asyncio.run(tidings.transfer.import_opml(farm.opml()))
         finally:
             asyncio.run(tidings.aclose())
-        env = _env(url, tmp_path / "data")
+        env = worker_env(url, tmp_path / "data")
         logs = [tmp_path / f"worker{n}.log" for n in range(2)]
         start = datetime.now(UTC)
-        workers = [_start_worker(env, log) for log in logs]
+        workers = [start_worker(env, log) for log in logs]
         try:
-            _wait(lambda: _finished_since(url, start) == 40, 240, "a round on every source",
+            wait_for(lambda: finished_since(url, start) == 40, 240, "a round on every source",
                   logs)
-            _wait(lambda: _query(url, "SELECT count(*) FROM items")
-                  == _query(url, "SELECT count(*) FROM story_members"), 120,
+            wait_for(lambda: query(url, "SELECT count(*) FROM items")
+                  == query(url, "SELECT count(*) FROM story_members"), 120,
                   "every item placed", logs)
         finally:
             for w in workers:
                 w.send_signal(signal.SIGTERM)
             for w in workers:
                 w.wait(60)
-    placers = [log for log in logs if "this worker places the stories" in log.read_text()]
-    assert len(placers) == 1
-    rows = _query(url, "SELECT i.url, i.source_id, m.cluster_id FROM items i "
+    placed = [int(n) for log in logs
+              for n in re.findall(r"tidings:stories\[\d+\].*Result: (\d+) placed",
+                                  log.read_text())]
+    assert sum(placed) == query(url, "SELECT count(*) FROM story_members")[0][0]
+    rows = query(url, "SELECT i.url, i.source_id, m.cluster_id FROM items i "
                        "JOIN story_members m ON m.item_id = i.id")
     wire = [r for r in rows if "/copy/" in str(r[0])]
     local = [r for r in rows if "/local/" in str(r[0])]
@@ -363,23 +309,3 @@ def test_two_workers_place_wire_reprints_from_several_feeds_in_one_story(
         placed = single.replay(pg.story_inputs(0, -1), pg.story_links())
         stored = pg.story_clusters([m.item_id for m in placed])
     assert {m.item_id: m.cluster_id for m in placed} == stored
-
-
-@pytest.mark.postgres
-def test_the_story_placer_lock_is_one_holder_and_moves_when_it_dies() -> None:
-    from tidings.store.postgres import SessionLock
-
-    url = pgserver.schema_url()
-    first, second = SessionLock(url, "tidings:stories"), SessionLock(url, "tidings:stories")
-    try:
-        assert first.held() and not second.held()
-        assert first.held()  # asked again: still the holder
-        assert first._conn is not None
-        _query(url, f"SELECT pg_terminate_backend({first._conn.info.backend_pid})")
-        assert not first.held()  # its connection is gone, and the lock with it
-        assert second.held() and not first.held()
-        second.release()
-        assert first.held()
-    finally:
-        first.release()
-        second.release()

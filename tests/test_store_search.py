@@ -212,6 +212,30 @@ def test_revision_and_deletion_update_the_index(indexed: Storage) -> None:
     assert keys(indexed, "python") == ["en2"]
 
 
+def test_a_document_built_before_a_revision_is_not_stored(storage: Storage) -> None:
+    """Indexing reads a batch, builds it away from the writer, then writes: an item
+    revised in between keeps waiting, and the next batch indexes its new text."""
+    storage.add_source(source("feed"))
+    storage.apply_upserts(UpsertBatch(creates=[
+        new("a", "feed", title="Harbour fire", body="<p>The ferry stopped</p>"),
+        new("b", "feed", minutes=1, title="Council vote", body="<p>Library stays open</p>")]))
+    inputs = storage.index_inputs(10)
+    assert [x.title for x in inputs] == ["Harbour fire", "Council vote"]
+    docs = storage.build_index(inputs)
+    item = storage.get_item_by_key("a")
+    storage.apply_upserts(UpsertBatch(revisions=[
+        Revision(item.id, fields(title="Harbour fire out", body="<p>Ferries run again</p>"),
+                 at(1))]))
+    with storage.write() as unit:
+        assert unit.write_index(docs) == 1  # b only: a changed since it was read
+    assert storage.unindexed_count() == 1
+    assert keys(storage, "library") == ["b"] and keys(storage, "ferry") == []
+    with storage.write() as unit:
+        assert unit.write_index(docs) == 0  # b is done, a is still the old text
+    assert storage.index_pending() == 1 and storage.unindexed_count() == 0
+    assert keys(storage, "ferries") == ["a"] and keys(storage, "stopped") == []
+
+
 def test_queries_without_words_filter_the_timeline(indexed: Storage) -> None:
     assert keys(indexed, "source:other") == ["en2"]
     assert keys(indexed, "author:Ann -snakes") == ["en1"]

@@ -153,8 +153,8 @@ def test_the_runner_places_new_items(tmp_path: Path) -> None:
 
     async def go() -> None:
         runner = Runner(tid.pipeline_env())
-        runner.clustering.kick()
-        while runner.clustering.running:
+        runner.jobs["stories"].kick()
+        while runner.jobs["stories"].running:
             await asyncio.sleep(0.02)
         clusters = tid.stories.of_items(list(ids.values()))
         assert clusters[ids["b"]] == ids["a"] and clusters[ids["d"]] == ids["d"]

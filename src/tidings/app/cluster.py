@@ -14,11 +14,11 @@ from pathlib import Path
 
 from tidings.app.facade import Tidings
 from tidings.errors import ConfigError
-from tidings.schedule import cluster
+from tidings.schedule import worker
 from tidings.settings import Settings
 from tidings.store.postgres import (
     QueueStatus,
-    SessionLock,
+    describe,
     ensure_queue_schema,
     is_postgres_url,
     queue_connector,
@@ -45,22 +45,22 @@ async def serve_worker(tidings: Tidings, concurrency: int) -> None:
         raise ConfigError("--concurrency must be at least 1")
     ensure_queue_schema(url)
     base = tidings.pipeline_env()
-    writers = [Writer(tidings._store) for _ in range(writer_threads(concurrency))]
+    store = tidings._store
+    writers = [Writer(store) for _ in range(writer_threads(concurrency, store.writers))]
     try:
-        await cluster.run_worker([base, *(replace(base, writer=w) for w in writers)],
-                                 tidings.settings,
-                                 queue_connector(url, max_size=2 + concurrency // 8),
-                                 concurrency=concurrency,
-                                 placer=SessionLock(url, "tidings:stories"))
+        await worker.run_worker([base, *(replace(base, writer=w) for w in writers)],
+                                tidings.settings,
+                                queue_connector(url, max_size=2 + concurrency // 8),
+                                concurrency=concurrency, database=describe(url))
     finally:
         for writer in writers:
             writer.close()
 
 
-def writer_threads(concurrency: int) -> int:
+def writer_threads(concurrency: int, writers: int) -> int:
     """Writer threads of a worker besides the facade's own: one per four concurrent
-    jobs, at most six (each holds a pooled connection while it writes)."""
-    return max(1, min(6, concurrency // 4))
+    jobs, as many as the storage runs side by side (``Storage.writers``)."""
+    return max(0, min(writers - 1, max(1, concurrency // 4)))
 
 
 def cluster_status(settings: Settings, now: datetime) -> QueueStatus:

@@ -37,11 +37,11 @@ class Search:
         if not self._store.unindexed_count():
             return 0
         try:
-            indexed: int = await self._writer(jobs.index_step)
+            indexed = await jobs.index_batch(self._store, self._writer)
         except ReadOnlyError:
             return 0  # a read-only archive is searched as it was last indexed
         return indexed
 
     async def index_pending(self) -> int:
         """Bring the search index up to date; returns how many items were indexed."""
-        return await jobs.index_pending(self._writer)
+        return await jobs.index_pending(self._store, self._writer)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from datetime import UTC, datetime
 
@@ -24,6 +25,7 @@ def worker(ctx: Context, concurrency: int) -> None:
     hands each due source to one worker at a time. Stop with SIGTERM or Ctrl-C.
     """
     tidings = ctx.open()
+    logging.getLogger("tidings").setLevel(logging.INFO)  # its lines, as `serve` shows them
     run_async(tidings, serve_worker(tidings, concurrency))
 
 

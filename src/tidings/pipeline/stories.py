@@ -41,6 +41,7 @@ __all__ = [
     "Clusterer",
     "Explanation",
     "Story",
+    "StoryBatch",
     "explain",
     "finish_rebuild",
     "merge",
@@ -94,6 +95,17 @@ def _place(index: StoryIndex, inputs: Sequence[StoryInput], links: _Links
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class StoryBatch:
+    """Placements made away from the writer (``Clusterer.prepare``), to be stored."""
+
+    mark: str | None  # the bookmark they were read from
+    edits: str | None  # the edit counter their index reflects
+    last: str  # the bookmark once they are stored
+    members: list[StoryMember]
+    index: StoryIndex  # the index with them placed
+
+
 class Clusterer:
     """The process's story index and the job that feeds it (one per process)."""
 
@@ -110,21 +122,35 @@ class Clusterer:
         return index
 
     def step(self, unit: Unit, now: datetime, limit: int = BATCH) -> int:
-        """Place the next items created since the bookmark; returns how many."""
-        mark, edits = unit.get_mark(STORY_MARK), unit.get_mark(EDITS_MARK)
+        """Place the next items created since the bookmark, in one unit; returns how many."""
+        batch = self.prepare(unit, now, limit)
+        return self.commit(unit, batch) if batch is not None else 0
+
+    def prepare(self, store: Reads, now: datetime, limit: int = BATCH) -> StoryBatch | None:
+        """Read the next items since the bookmark and place them in the index: the CPU
+        of placement, done away from the writer (None: nothing waits). The index is
+        lent to the batch until :meth:`commit` stores it."""
+        mark, edits = store.get_mark(STORY_MARK), store.get_mark(EDITS_MARK)
         if self.index is None or (mark, edits) != self.synced:
-            self.index = self._warm(unit, now)
+            self.index = self._warm(store, now)
             self.synced = (mark, edits)
-        inputs = unit.story_inputs(int(mark or 0), limit)
+        inputs = store.story_inputs(int(mark or 0), limit)
         if not inputs:
-            return 0
-        last = str(inputs[-1].item_id)
-        if not unit.swap_mark(STORY_MARK, mark, last):
-            return 0  # another runner took this batch
+            return None
         index, self.index = self.index, None  # back once the placements are stored
-        unit.put_story_members(_place(index, inputs, _Links.of(unit.story_links())))
-        self.index, self.synced = index, (last, edits)
-        return len(inputs)
+        members = _place(index, inputs, _Links.of(store.story_links()))
+        return StoryBatch(mark, edits, str(inputs[-1].item_id), members, index)
+
+    def commit(self, unit: Unit, batch: StoryBatch) -> int:
+        """One write step: store a prepared batch, unless another process placed from
+        the same bookmark first or a hand edit moved the stories meanwhile (0: the
+        index, placed against what is no longer there, warms again next time)."""
+        if unit.get_mark(EDITS_MARK) != batch.edits \
+                or not unit.swap_mark(STORY_MARK, batch.mark, batch.last):
+            return 0
+        unit.put_story_members(batch.members)
+        self.index, self.synced = batch.index, (batch.last, batch.edits)
+        return len(batch.members)
 
     def restart(self) -> StoryIndex:
         """An empty index, for a rebuild that replays the archive."""

@@ -12,16 +12,13 @@ PostgreSQL archive and the job queue in it (procrastinate). The work is:
 * ``collect`` (one source): take the source (its run lock is held, so a run
   still marked running belongs to a dead worker and is abandoned), fetch,
   store, done;
-* ``index`` and ``extract`` (periodic): the search index and pending bodies,
-  as the embedded runner's background jobs;
-* ``upkeep`` (periodic): the daily job (adaptive intervals, pruning) and the
-  weekly report, once per day / week across the cluster (bookmarks);
-* story placement (R-DEDUP-12), not a procrastinate task: its index of the last
-  72 hours lives in memory, so one worker at a time places stories, the one that
-  holds a PostgreSQL session lock (``SessionLock``). It keeps its index warm as
-  the embedded runner does; when it dies its connection closes, the lock is free,
-  and the next worker to ask takes over, warming the index from storage as a
-  restart does. Every worker asks every ``STORY_SECONDS``.
+* the background jobs of the catalogue (:mod:`tidings.schedule.catalog`:
+  pending bodies, the search index, story placement, the daily and weekly jobs),
+  each a periodic task at its cadence; a singleton holds a procrastinate lock
+  named after it, so one worker at a time runs it. Story placement keeps its
+  72 h index in the memory of the worker that ran it last; a worker that finds
+  the bookmark moved by another warms its index from storage first, as a restart
+  does.
 
 procrastinate defers each periodic job once per time slot however many workers
 run (a unique row per task and timestamp), so two schedulers never pick twice.
@@ -29,28 +26,24 @@ run (a unique row per task and timestamp), so two schedulers never pick twice.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-import os
-import platform
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Protocol
+from datetime import datetime, timedelta
+from typing import Any
 
 import procrastinate
 from procrastinate import exceptions as pexc
 
 from tidings.errors import ConfigError, StorageError
-from tidings.model import Source
-from tidings.pipeline import timing
+from tidings.model import RunCounts, Source
+from tidings.pipeline import holders, timing
 from tidings.pipeline.batch import collect_group, groups
 from tidings.pipeline.env import PipelineEnv
-from tidings.pipeline.extraction import extract_pending
-from tidings.pipeline.fair import taking_turns
-from tidings.pipeline.stories import Clusterer
 from tidings.pipeline.timing import local_zone
 from tidings.schedule import jobs, plan
+from tidings.schedule.catalog import CATALOG, Job, JobContext, Scope, run_job
+from tidings.schedule.rounds import RoundLog
+from tidings.schedule.stalled import LogOnce, Stalled, retry_stalled, why
 from tidings.settings import Settings
 from tidings.store.base import Unit
 
@@ -58,6 +51,7 @@ log = logging.getLogger(__name__)
 
 COLLECT_QUEUE = "collect"
 JOBS_QUEUE = "jobs"
+QUEUES = (COLLECT_QUEUE, JOBS_QUEUE)
 #: sources deferred per schedule tick at most (the queue absorbs bursts; a source
 #: whose job waits keeps its lease, and its queueing lock refuses a second job)
 PICK_PER_TICK = 2000
@@ -66,14 +60,13 @@ PICK_PER_TICK = 2000
 HEARTBEAT_SECONDS = 5.0
 DEFER_BATCH = 200
 STALLED_AFTER = 20.0
-STORY_SECONDS = 10.0
 
 tasks = procrastinate.Blueprint()
 
 
 @dataclass(slots=True)
 class WorkerContext:
-    """What the tasks of this worker process work with.
+    """What the tasks of this worker process work with (``jobs``: the catalogue's).
 
     ``envs`` differ only in their writer: PostgreSQL runs transactions side by side,
     so a worker spreads its jobs' write steps over several writer threads instead
@@ -83,13 +76,15 @@ class WorkerContext:
 
     envs: list[PipelineEnv]
     settings: Settings
+    jobs: JobContext
     stalled_after: float = STALLED_AFTER
     turn: int = 0
-    clusterer: Clusterer = field(default_factory=Clusterer)
+    once: LogOnce = field(default_factory=LogOnce)
+    rounds: RoundLog = field(default_factory=RoundLog)
 
     @property
     def env(self) -> PipelineEnv:
-        """The env of background jobs (indexing, extraction, upkeep)."""
+        """The env of the catalogue's jobs (indexing, extraction, placement, upkeep)."""
         return self.envs[0]
 
     def next_env(self) -> PipelineEnv:
@@ -100,6 +95,26 @@ class WorkerContext:
 
 
 _context: list[WorkerContext] = []
+
+
+def enter(ctx: WorkerContext) -> None:
+    """The tasks of this process work with ``ctx`` until :func:`leave`."""
+    _context.append(ctx)
+
+
+def leave(ctx: WorkerContext) -> None:
+    _context.remove(ctx)
+
+
+def job_context(env: PipelineEnv, settings: Settings) -> JobContext:
+    """The catalogue's context in a worker. Its calendar starts a day back: a daily or
+    weekly job not yet done today is due at once (the bookmarks keep it once across
+    the cluster), as workers come and go at any hour."""
+    now = env.clock()
+    calendar = jobs.Calendar.starting(now - timedelta(days=1), local_zone(settings.timezone),
+                                      plan.parse_hhmm(settings.adapt_intervals_at),
+                                      plan.REPORT_WEEKDAY, plan.REPORT_AT)
+    return JobContext(env, calendar)
 
 
 def _ctx() -> WorkerContext:
@@ -114,7 +129,16 @@ def source_lock(source_id: str) -> str:
 
 # ------------------------------------------------------------------ steps
 def _claim(unit: Unit, now: datetime, limit: int) -> list[Source]:
-    return unit.claim_due_sources(now, limit, timing.lease_until(now))
+    """The due sources, leased in this worker's name. A worker killed between this
+    step and queueing the jobs leaves sources leased with no job: the next pass on
+    its host frees them at once (the lease holders' own check); a dead worker on
+    another host cannot be checked from here, so its claims wait out the lease."""
+    for text in unit.lease_holders():
+        holder = holders.Holder.parse(text)
+        if holder is None or holders.is_gone(holder):
+            unit.take_over_leases(text, now, "abandoned: the worker that claimed it died")
+    return unit.claim_due_sources(now, limit, timing.lease_until(now),
+                                  holder=holders.lease_name())
 
 
 def _take(unit: Unit, source_id: str, now: datetime) -> list[Source]:
@@ -132,13 +156,17 @@ _RETRY = procrastinate.RetryStrategy(max_attempts=4, exponential_wait=2)
 
 @tasks.task(name="collect", queue=COLLECT_QUEUE, retry=_RETRY)
 async def collect(source_id: str) -> str:
-    env = _ctx().next_env()
-    picked = await env.writer(_take, source_id, env.clock())
-    outcomes = []
-    for group in groups(picked):
-        counts = await collect_group(env, group)
-        outcomes += [c.outcome.value for c in counts.values()]
-    return ",".join(outcomes) or "skipped"
+    ctx = _ctx()
+    env = ctx.next_env()
+    results: dict[str, RunCounts] = {}
+    ctx.rounds.start()
+    try:
+        picked = await env.writer(_take, source_id, env.clock())
+        for group in groups(picked):
+            results.update(await collect_group(env, group))
+    finally:
+        ctx.rounds.end(results)  # the worker's round line (schedule/worker.py)
+    return ",".join(c.outcome.value for c in results.values()) or "skipped"
 
 
 async def defer_collect(app: procrastinate.App, source_ids: list[str]) -> int:
@@ -176,83 +204,51 @@ async def defer_collect(app: procrastinate.App, source_ids: list[str]) -> int:
 @tasks.task(name="schedule", queue=JOBS_QUEUE, queueing_lock="tidings:schedule",
             pass_context=True)
 async def schedule(context: procrastinate.JobContext, timestamp: int) -> int:
+    """The dead workers' jobs back in the queue, then the due sources deferred; a
+    failure of the first never keeps the second from running."""
     ctx = _ctx()
     app = context.app
-    retried = await retry_stalled(app, ctx.stalled_after)
-    now = ctx.env.clock()
-    picked = await ctx.env.writer(_claim, now, PICK_PER_TICK)
+    env = ctx.env
+    try:
+        stalled = await retry_stalled(app, env.writer, env.clock(), ctx.stalled_after,
+                                      ctx.once)
+        ctx.once.forget("stalled")
+    except (pexc.ConnectorException, StorageError) as exc:
+        stalled = Stalled()
+        ctx.once.warn("stalled", "schedule: cannot read the stalled jobs: %s", why(exc))
+    now = env.clock()
+    picked = await env.writer(_claim, now, PICK_PER_TICK)
     deferred = await defer_collect(app, [s.id for s in picked])
-    if deferred or retried:
-        log.info("schedule: %d due sources deferred, %d stalled jobs retried", deferred,
-                 retried)
+    if deferred or stalled.retried or stalled.dropped:
+        log.info("schedule: %d due sources deferred, %d stalled jobs retried, %d dropped "
+                 "(their source had a job waiting)", deferred, stalled.retried,
+                 stalled.dropped)
     return deferred
 
 
-async def retry_stalled(app: procrastinate.App, stalled_after: float) -> int:
-    """Jobs of workers that stopped sending heartbeats (killed, cut off) run again."""
-    stalled = await app.job_manager.get_stalled_jobs(seconds_since_heartbeat=stalled_after)
-    for job in stalled:
-        await app.job_manager.retry_job(job)
-    return len(list(stalled))
+# ------------------------------------------------------------------ the catalogue
+def cron(seconds: float) -> str:
+    """A cadence as procrastinate's cron (a sixth field is seconds)."""
+    whole = max(1, round(seconds))
+    if whole < 60:
+        return f"* * * * * */{whole}"
+    return f"*/{max(1, whole // 60)} * * * *"
 
 
-@tasks.periodic(cron="* * * * * */15")
-@tasks.task(name="index", queue=JOBS_QUEUE, queueing_lock="tidings:index")
-async def index(timestamp: int) -> int:
-    return await jobs.index_pending(_ctx().env.writer)
+def _register(job: Job) -> None:
+    """``job`` as a periodic task: one waiting at a time (its queueing lock), and one
+    running at a time across the cluster when it is a singleton (its lock)."""
+    async def run(timestamp: int) -> str:
+        return await run_job(job, _ctx().jobs)
+
+    name = f"tidings:{job.name}"
+    lock = name if job.scope is Scope.SINGLETON else None
+    task = tasks.task(name=job.name, queue=JOBS_QUEUE, queueing_lock=name, lock=lock)(run)
+    tasks.periodic(cron=cron(job.cadence))(task)
 
 
-@tasks.periodic(cron="* * * * *")
-@tasks.task(name="extract", queue=JOBS_QUEUE, queueing_lock="tidings:extract")
-async def extract(timestamp: int) -> int:
-    report = await extract_pending(_ctx().env)
-    return report.tried
-
-
-@tasks.periodic(cron="*/5 * * * *")
-@tasks.task(name="upkeep", queue=JOBS_QUEUE, queueing_lock="tidings:upkeep")
-async def upkeep(timestamp: int) -> str:
-    """The daily and weekly jobs, each done once per day / week by whichever worker
-    gets here first after its time (the bookmarks decide)."""
-    ctx = _ctx()
-    env, settings = ctx.env, ctx.settings
-    now = env.clock()
-    tz = local_zone(settings.timezone)
-    local = now.astimezone(tz)
-    done = []
-    if local.time() >= plan.parse_hhmm(settings.adapt_intervals_at) and await env.writer(
-            jobs.daily_maintenance, settings, now, tz):
-        done.append("daily")
-    if (local.isoweekday() == plan.REPORT_WEEKDAY and local.time() >= plan.REPORT_AT
-            and await jobs.weekly_report(env.store, env.writer, now, None)):
-        done.append("weekly")
-    return ",".join(done)
-
-
-async def place_stories(ctx: WorkerContext, lock: Placer, every: float = STORY_SECONDS
-                        ) -> None:
-    """While this worker holds the placer's lock, place new items in stories; ask for
-    the lock again every ``every`` seconds (see the module docstring)."""
-    env = ctx.env
-    placing = False
-    while True:
-        try:
-            if await asyncio.to_thread(lock.held):
-                if not placing:
-                    log.info("this worker places the stories now")
-                placing = True
-                while await env.writer(ctx.clusterer.step, env.clock()):
-                    pass
-            else:
-                placing = False
-        except StorageError as exc:
-            log.warning("story placement: %s", exc)
-        await asyncio.sleep(every)
-
-
-class Placer(Protocol):
-    def held(self) -> bool: ...
-    def release(self) -> None: ...
+for _job in CATALOG:
+    _register(_job)
 
 
 # ------------------------------------------------------------------ the worker
@@ -269,43 +265,3 @@ def make_app(connector: Any) -> procrastinate.App:
         _apps.append(first)
         return first
     return _apps[0].with_connector(connector)
-
-
-async def run_worker(envs: list[PipelineEnv], settings: Settings, connector: Any, *,
-                     concurrency: int, stalled_after: float = STALLED_AFTER,
-                     heartbeat: float = HEARTBEAT_SECONDS, placer: Placer | None = None
-                     ) -> None:
-    """Work until SIGTERM / SIGINT; a lost database means a retry with backoff.
-    ``envs``: one per writer thread (see :class:`WorkerContext`); ``placer``: the
-    lock of story placement (none: this worker never places stories)."""
-    ctx = WorkerContext([taking_turns(e) for e in envs], settings, stalled_after)
-    _context.append(ctx)
-    app = make_app(connector)
-    delay = 1.0
-    stories = asyncio.ensure_future(place_stories(ctx, placer)) if placer else None
-    try:
-        while True:
-            try:
-                async with app.open_async():
-                    delay = 1.0
-                    await app.run_worker_async(
-                        queues=[COLLECT_QUEUE, JOBS_QUEUE], concurrency=concurrency,
-                        name=f"{platform.node()}:{os.getpid()}",
-                        update_heartbeat_interval=heartbeat,
-                        stalled_worker_timeout=stalled_after,
-                        shutdown_graceful_timeout=settings.shutdown_grace_seconds,
-                        delete_jobs="successful",  # failed ones stay, for `tidings status`
-                        install_signal_handlers=True)
-                return
-            except (pexc.ConnectorException, StorageError, OSError) as exc:
-                log.warning("worker lost the database (%s); retrying in %.0f s",
-                            " ".join(str(exc).split())[:200], delay)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 60.0)
-    finally:
-        if stories is not None and placer is not None:
-            stories.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await stories
-            await asyncio.to_thread(placer.release)
-        _context.pop()

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -135,10 +135,14 @@ class Collector:
 
 
 async def _log_round(tasks: list[asyncio.Task[dict[str, RunCounts]]]) -> None:
-    """One console line per tick's round once its sources are done: how many were ok,
-    what was new, and each failing source with its reason (``tidings serve`` shows it)."""
+    """One console line per tick's round once its sources are done (see ``log_round``)."""
     done = await asyncio.gather(*tasks, return_exceptions=True)
-    results = {sid: c for d in done if isinstance(d, dict) for sid, c in d.items()}
+    log_round({sid: c for d in done if isinstance(d, dict) for sid, c in d.items()})
+
+
+def log_round(results: Mapping[str, RunCounts]) -> None:
+    """How many sources were ok, what was new, and each failing source with its reason:
+    the line ``tidings serve`` and ``tidings worker`` show per round."""
     if not results:
         return
     ok = [c for c in results.values() if c.outcome in (RunOutcome.OK, RunOutcome.NOT_MODIFIED)]

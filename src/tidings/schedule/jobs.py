@@ -8,6 +8,7 @@ runner that wins a swap does the once-only part and the others skip it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 from datetime import datetime, time, tzinfo
@@ -21,6 +22,7 @@ from tidings.schedule.ops import health_report
 from tidings.schedule.webhooks import WebhookEvent, WebhookSender, item_json
 from tidings.settings import Settings
 from tidings.store.base import Reads, Unit
+from tidings.store.searchindex import IndexDoc
 from tidings.store.writer import Writer
 
 log = logging.getLogger(__name__)
@@ -29,9 +31,9 @@ ITEMS_MARK = "webhook-items"
 REPORT_MARK = "weekly-report"
 ADAPT_MARK = "adapt-intervals"
 ITEMS_PER_EVENT = 200
-#: items indexed per write step: a short transaction of the writer, bounded memory;
-#: a search's catch-up is one such step, so a search never waits long on a backlog
-INDEX_BATCH = 2000
+#: items indexed per batch: read and built away from the writer, then one short write
+#: step; a search's catch-up is one such batch, so a search never waits long on a backlog
+INDEX_BATCH = 500
 
 
 def adapt_intervals(unit: Unit, now: datetime) -> dict[str, int]:
@@ -56,15 +58,27 @@ def daily_maintenance(unit: Unit, settings: Settings, now: datetime, tz: tzinfo)
     return True
 
 
-def index_step(unit: Unit) -> int:
-    return unit.index_pending(INDEX_BATCH)
+def _write_index(unit: Unit, docs: list[IndexDoc]) -> int:
+    return unit.write_index(docs)
 
 
-async def index_pending(writer: Writer) -> int:
-    """Bring the search index up to date, a bounded step at a time (the runner's job and
-    the commands'); returns how many items were indexed."""
+async def index_batch(store: Reads, writer: Writer) -> int:
+    """Index one batch: read it and build its documents on a thread (the CPU of
+    indexing, ~90% of it), then hand the writer only the write; returns how many
+    were stored (0 when nothing waits, or every item changed in between)."""
+    inputs = await asyncio.to_thread(store.index_inputs, INDEX_BATCH)
+    if not inputs:
+        return 0
+    docs = await asyncio.to_thread(store.build_index, inputs)
+    return await writer(_write_index, docs)
+
+
+async def index_pending(store: Reads, writer: Writer) -> int:
+    """Bring the search index up to date a batch at a time (the runners' job and the
+    commands'); returns how many items were indexed. A batch that stored nothing
+    ends the run: what changed meanwhile waits for the next one."""
     total = 0
-    while (n := await writer(index_step)) > 0:
+    while (n := await index_batch(store, writer)) > 0:
         total += n
     return total
 

@@ -4,10 +4,10 @@ It is a loop of ticks (a minute each) over parts that each do one thing:
 
 * the :class:`~tidings.schedule.collector.Collector` claims what is due and
   runs it;
-* two :class:`~tidings.schedule.background.Repeating` jobs catch up behind
-  collection: pending bodies (R-EXTRACT-1) and the search index (R-STORE-4);
-* the daily and weekly jobs of :mod:`tidings.schedule.jobs` (adaptive
-  intervals and pruning, the health report) and webhook delivery (R-API-4);
+* the background jobs of the catalogue (:mod:`tidings.schedule.catalog`: pending
+  bodies, the search index, story placement, the daily and weekly jobs), each a
+  :class:`~tidings.schedule.background.Repeating` kicked once its cadence passed;
+* webhook delivery of new items (R-API-4);
 * the memory watchdog (R-OPS-4).
 
 Stopping (SIGTERM, or the watchdog) stops claiming, gives running fetches
@@ -26,17 +26,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, time, tzinfo
 from enum import StrEnum
+from functools import partial
 from zoneinfo import ZoneInfo
 
 from tidings.model import RunCounts, Source
 from tidings.pipeline import holders
 from tidings.pipeline.env import PipelineEnv
-from tidings.pipeline.extraction import extract_pending
 from tidings.pipeline.fair import taking_turns
-from tidings.pipeline.stories import Clusterer
 from tidings.pipeline.timing import local_zone
 from tidings.schedule import jobs, plan
 from tidings.schedule.background import Repeating
+from tidings.schedule.catalog import CATALOG, Job, JobContext, give_back, run_job
 from tidings.schedule.clock import Clock, SystemClock
 from tidings.schedule.collector import Collector, CollectorStats
 from tidings.schedule.watchdog import MemoryWatchdog
@@ -94,12 +94,12 @@ class Runner:
         self.collector = Collector(self.env, concurrency=o.concurrency, per_tick=o.per_tick)
         self.webhooks = webhooks
         self.watchdog = watchdog or MemoryWatchdog(o.memory_limit_mb)
-        self.calendar = jobs.Calendar.starting(self.clock.now(), o.tz, o.adapt_at,
-                                               o.report_weekday, o.report_at)
-        self.extraction = Repeating("extract pending", self._extract)
-        self.indexing = Repeating("search index", self._index)
-        self.clusterer = Clusterer()
-        self.clustering = Repeating("story clusters", self._cluster)
+        calendar = jobs.Calendar.starting(self.clock.now(), o.tz, o.adapt_at,
+                                          o.report_weekday, o.report_at)
+        self.context = JobContext(self.env, calendar, webhooks=webhooks)
+        self.jobs = {job.name: Repeating(job.name, partial(self._run_job, job))
+                     for job in CATALOG}
+        self._kicked: dict[str, datetime] = {}
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
         self._reason = StopReason.REQUESTED
@@ -157,13 +157,7 @@ class Runner:
         env = self.env
         if self.webhooks is not None and self.webhooks.enabled:
             await jobs.push_new_items(env.store, env.writer, self.webhooks)
-        self.extraction.kick()
-        self.indexing.kick()
-        self.clustering.kick()
-        if self.calendar.daily_due(now):
-            await env.writer(jobs.daily_maintenance, env.settings, now, self.options.tz)
-        if self.calendar.weekly_due(now):
-            await jobs.weekly_report(env.store, env.writer, now, self.webhooks)
+        self._kick_due(now)
         over = self.watchdog.exceeded()
         if over is not None:
             log.warning("resident memory %.0f MiB is over the %.0f MiB limit",
@@ -186,24 +180,30 @@ class Runner:
             await asyncio.gather(*waits, return_exceptions=True)
         self._wake.clear()
 
-    async def _index(self) -> None:
-        await jobs.index_pending(self.env.writer)
+    def _kick_due(self, now: datetime) -> None:
+        """Start each catalogue job whose cadence passed since its last start (half a
+        tick early counts: a job due every tick runs every tick)."""
+        slack = self.options.tick_seconds / 2
+        for job in CATALOG:
+            last = self._kicked.get(job.name)
+            if last is not None and (now - last).total_seconds() < job.cadence - slack:
+                continue
+            repeating = self.jobs[job.name]
+            if not repeating.running:
+                self._kicked[job.name] = now
+                repeating.kick()
 
-    async def _cluster(self) -> None:
-        while await self.env.writer(self.clusterer.step, self.clock.now()):
-            pass
-
-    async def _extract(self) -> None:
-        report = await extract_pending(self.env)
-        if report.tried:
-            log.info("extraction: %d tried, %d ok, %d unconfirmed", report.tried, report.ok,
-                     report.unconfirmed)
+    async def _run_job(self, job: Job) -> None:
+        done = await run_job(job, self.context)
+        if done:
+            log.info("%s: %s", job.name, done)
 
     async def drain(self) -> None:
         """Let running fetches finish within the grace time, cancel the rest, release them."""
-        await self.extraction.cancel()  # pending bodies stay pending
-        await self.indexing.cancel()  # unindexed items stay queued
-        await self.clustering.cancel()  # unplaced items wait for the next start
+        for repeating in self.jobs.values():  # each step is atomic: the rest waits
+            await repeating.cancel()
+        with contextlib.suppress(Exception):  # a lost database: the holds run out
+            await give_back(self.context)
         await self.collector.drain(self.options.grace_seconds)
         if self.webhooks is not None:
             with contextlib.suppress(Exception):

@@ -58,6 +58,7 @@ from tidings.store.compat import CompatReads, CompatWrites
 from tidings.store.crawl import CrawlReads, CrawlWrites
 from tidings.store.navigation import NavigationReads, NavigationWrites
 from tidings.store.ops import OpsReads, OpsWrites
+from tidings.store.searchindex import SearchIndexReads, SearchIndexWrites
 from tidings.store.stories import StoriesReads, StoriesWrites
 from tidings.store.users import UserReads, UserWrites
 
@@ -250,7 +251,7 @@ class ArchiveStats:
 
 
 class Reads(OpsReads, UserReads, CrawlReads, StoriesReads, CompatReads, NavigationReads,
-            Protocol):
+            SearchIndexReads, Protocol):
     """Everything storage answers without writing. What asynchronous code holds."""
 
     # -- sources
@@ -327,8 +328,6 @@ class Reads(OpsReads, UserReads, CrawlReads, StoriesReads, CompatReads, Navigati
         """
         ...
 
-    def unindexed_count(self) -> int: ...
-
     # -- raw archive (R-EXTRACT-5)
     def iter_raw(
         self, source_id: str | None = None, since: datetime | None = None,
@@ -368,7 +367,7 @@ class Reads(OpsReads, UserReads, CrawlReads, StoriesReads, CompatReads, Navigati
 
 
 class Writes(OpsWrites, UserWrites, CrawlWrites, StoriesWrites, CompatWrites, NavigationWrites,
-             Protocol):
+             SearchIndexWrites, Protocol):
     """Every write; each call atomic by itself."""
 
     # -- sources
@@ -452,11 +451,6 @@ class Writes(OpsWrites, UserWrites, CrawlWrites, StoriesWrites, CompatWrites, Na
         """Delete an item and leave a tombstone for its key, dated ``now`` (R-DEDUP-11)."""
         ...
 
-    # -- search index
-    def index_pending(self, limit: int = 5000) -> int:
-        """Index up to ``limit`` items changed since last indexed; returns how many."""
-        ...
-
     # -- the spend ledger
     def record_paid_call(self, call: PaidCall) -> None:
         """Keep one paid call (its time, purpose, sources, status and cost)."""
@@ -502,6 +496,13 @@ class Storage(Reads, Writes, Protocol):
     def backup(self, directory: Path, stem: str) -> Path:
         """Write a consistent copy of the archive into ``directory`` as ``stem`` plus the
         backend's own extension (never a file copy of a live database); returns it."""
+        ...
+
+    @property
+    def writers(self) -> int:
+        """Write transactions this storage runs side by side to good effect: a process
+        gives it at most this many writer threads (``tidings.store.writer``). SQLite
+        has one writer per file, so 1; PostgreSQL as many as its pool lends out."""
         ...
 
     @property

@@ -19,14 +19,13 @@ from pathlib import Path
 
 from tidings.store.base import UpsertBatch
 from tidings.store.postgres._compat import CompatMixin
-from tidings.store.postgres._db import Conn, Database, Transaction, connect
+from tidings.store.postgres._db import Conn, Database, Transaction, connect, describe
 from tidings.store.postgres._find import SearchMixin
 from tidings.store.postgres._inuse import hold_shared
 from tidings.store.postgres._items import ItemsWriteMixin
 from tidings.store.postgres._ops import OpsMixin
 from tidings.store.postgres._queue import (
     QueueStatus,
-    SessionLock,
     ensure_queue_schema,
     queue_connector,
     queue_status,
@@ -45,8 +44,8 @@ from tidings.store.sql.navigation import NavigationMixin
 from tidings.store.sql.raw import RawMixin
 from tidings.store.sql.users import UsersMixin
 
-__all__ = ["PostgresStorage", "PostgresUnit", "QueueStatus", "SessionLock", "ensure_queue_schema",
-           "is_postgres_url", "queue_connector", "queue_status"]
+__all__ = ["PostgresStorage", "PostgresUnit", "QueueStatus", "describe",
+           "ensure_queue_schema", "is_postgres_url", "queue_connector", "queue_status"]
 
 
 def is_postgres_url(url: str) -> bool:
@@ -103,6 +102,9 @@ class PostgresStorage(_Everything):
             if self._holder is not None:
                 self._holder.close()
             raise
+        #: transactions run side by side; each writer holds a pooled connection while
+        #: it writes, and readers keep a few (at most 7 writers: more did not pay)
+        self.writers = max(1, min(7, pool_size - 5))
 
     def _read(self) -> AbstractContextManager[Conn]:
         return self._db.read()

@@ -8,10 +8,8 @@ own migrations (two workers starting at once create it once), and reads it.
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 import procrastinate
 import psycopg
@@ -85,45 +83,3 @@ def queue_status(url: str, now: datetime) -> QueueStatus:
     return QueueStatus(workers=int(alive[0]), queued={k: int(v) for k, v in queued.items()},
                        running=int(running[0]), failed_last_hour=int(failed[0]),
                        due_sources=int(due[0]), oldest_due_at=opt_dt(due[1]))
-
-
-class SessionLock:
-    """A PostgreSQL session advisory lock held by one process of the cluster at a time,
-    on a connection of its own: the lock lasts as long as that connection, so a holder
-    killed or cut off frees it for the next process that asks.
-
-    For a role only one process may play, with state in its memory (the story index:
-    one placer keeps it warm, as the embedded runner does, instead of every worker
-    rebuilding it in turn).
-    """
-
-    def __init__(self, url: str, name: str) -> None:
-        self.url = url
-        self.name = name
-        self._conn: psycopg.Connection[Any] | None = None
-
-    def held(self) -> bool:
-        """Take the lock if it is free; True while this process holds it (checked on
-        its connection, so a lost connection is noticed here)."""
-        try:
-            if self._conn is not None:
-                self._conn.execute("SELECT 1")
-                return True
-            conn = connect(self.url)
-            # advisory locks are per database: the schema keeps archives apart
-            row = conn.execute("SELECT pg_try_advisory_lock(hashtextextended("
-                               "current_schema() || ':' || %s, 0))", (self.name,)).fetchone()
-            if row and row[0]:
-                self._conn = conn
-                return True
-            conn.close()
-            return False
-        except (psycopg.Error, StorageError):
-            self.release()
-            return False
-
-    def release(self) -> None:
-        if self._conn is not None:
-            conn, self._conn = self._conn, None
-            with contextlib.suppress(psycopg.Error):
-                conn.close()

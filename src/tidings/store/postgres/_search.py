@@ -11,20 +11,23 @@ The four columns become weights (A title words, B title characters, C body
 words, D body characters) over one position space, with a gap between columns so
 that no phrase matches across two of them. PostgreSQL keeps positions up to
 16,383: words beyond that in a very long body are still found, but phrases there
-are not. Items with ``search_dirty = 1`` wait for ``index_pending``; concurrent
-indexers (one per worker) take disjoint batches (``FOR NO KEY UPDATE SKIP LOCKED``:
-unlike ``FOR UPDATE`` it lets the foreign key check of a discovery of those items
-through, so a worker recording a wire reprint never waits for an indexer).
+are not. Items with ``search_dirty = 1`` wait for the index job, which builds the
+documents away from the writer (``store/searchindex.py``); its write step locks
+the batch's rows ``FOR NO KEY UPDATE SKIP LOCKED`` (unlike ``FOR UPDATE`` it lets
+the foreign key check of a discovery of those items through, so a worker
+recording a wire reprint never waits for it) and stores only the documents of
+items unchanged since they were read.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 
 from tidings.store.postgres._db import Access, insert_values
+from tidings.store.searchindex import IndexDoc, IndexInput
 from tidings.store.textindex import document, term_parts
 
 _WORD = re.compile(r"[^\W_]+")
@@ -160,21 +163,37 @@ def exclusion_query(excluded: Iterable[str]) -> str | None:
 
 class SearchIndexMixin(Access):
 
-    def index_pending(self, limit: int = 5000) -> int:
+    def index_inputs(self, limit: int) -> list[IndexInput]:
+        with self._read() as conn:
+            return [IndexInput(*r) for r in conn.execute(
+                "SELECT id, sort_time, title, body, summary FROM items WHERE search_dirty = 1 "
+                "ORDER BY id LIMIT ?", (limit,)).fetchall()]
+
+    def build_index(self, inputs: Sequence[IndexInput]) -> list[IndexDoc]:
+        return [IndexDoc(x, (tsvector(x.title, x.body, x.summary, x.sort_time),))
+                for x in inputs]
+
+    def write_index(self, docs: Sequence[IndexDoc]) -> int:
         with self._write() as conn:
             rows = conn.execute(
-                "SELECT id, sort_time, title, body, summary FROM items WHERE search_dirty = 1 "
-                "ORDER BY id LIMIT ? FOR NO KEY UPDATE SKIP LOCKED", (limit,)).fetchall()
-            if not rows:
+                "SELECT id, sort_time, title, body, summary FROM items WHERE id = ANY(?) "
+                "AND search_dirty = 1 ORDER BY id FOR NO KEY UPDATE SKIP LOCKED",
+                ([d.source.item_id for d in docs],)).fetchall()
+            current = {r[0]: tuple(r[1:]) for r in rows}
+            fresh = [d for d in docs if current.get(d.source.item_id) == d.source.text()]
+            if not fresh:
                 return 0
             insert_values(
                 conn, "INSERT INTO item_search (item_id, sort_time, doc)",
-                [(r[0], r[1], tsvector(r[2], r[3], r[4], r[1])) for r in rows],
+                [(d.source.item_id, d.source.sort_time, d.columns[0]) for d in fresh],
                 "ON CONFLICT (item_id) DO UPDATE SET sort_time = excluded.sort_time, "
                 "doc = excluded.doc", chunk=500)
             conn.execute("UPDATE items SET search_dirty = 0 WHERE id = ANY(?)",
-                         ([r[0] for r in rows],))
-            return len(rows)
+                         ([d.source.item_id for d in fresh],))
+            return len(fresh)
+
+    def index_pending(self, limit: int = 5000) -> int:
+        return self.write_index(self.build_index(self.index_inputs(limit)))
 
     def unindexed_count(self) -> int:
         with self._read() as conn:

@@ -102,6 +102,7 @@ class SqliteStorage(_Everything):
     """One SQLite file; see tidings.store.base for the contract."""
 
     backup_suffix = ".sqlite3"
+    writers = 1  # one writer per file: a second writer thread would only wait for it
 
     def __init__(self, path: Path) -> None:
         read_only = path.exists() and is_read_only(path)

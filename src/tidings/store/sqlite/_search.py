@@ -10,7 +10,7 @@ varints: second-sized gaps keep the index about a third smaller.
 A contentless table stores no text, so removing an entry needs the tokens that
 were indexed: ``unindex`` re-derives them from the item row, which is why any
 change to an item's title or body must call it *before* the row changes. An
-item with ``search_dirty = 1`` waits for ``index_pending``.
+item with ``search_dirty = 1`` waits for the index job (``store/searchindex.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import operator
 import sqlite3
 from collections.abc import Sequence
 
+from tidings.store.searchindex import IndexDoc, IndexInput
 from tidings.store.sqlite._db import Access, chunks, marks
 from tidings.store.textindex import TOKENIZER_VERSION, document
 
@@ -100,29 +101,43 @@ def _allocate(conn: sqlite3.Connection, wanted: list[int]) -> list[int]:
 
 class SearchIndexMixin(Access):
 
-    def index_pending(self, limit: int = 5000) -> int:
+    def index_inputs(self, limit: int) -> list[IndexInput]:
+        with self._read() as conn:
+            return [IndexInput(*r) for r in conn.execute(
+                "SELECT id, sort_time, title, body, summary FROM items "
+                "WHERE search_dirty = 1 ORDER BY id LIMIT ?", (limit,)).fetchall()]
+
+    def build_index(self, inputs: Sequence[IndexInput]) -> list[IndexDoc]:
+        return [IndexDoc(x, document(x.title, x.body, x.summary)) for x in inputs]
+
+    def write_index(self, docs: Sequence[IndexDoc]) -> int:
         with self._write() as conn:
-            rows = conn.execute(
-                "SELECT id, sort_time, title, body, summary, search_rowid FROM items "
-                "WHERE search_dirty = 1 ORDER BY id LIMIT ?", (limit,)).fetchall()
-            if not rows:
+            current: dict[int, tuple[object, ...]] = {}
+            for part in chunks([d.source.item_id for d in docs]):
+                current.update((r[0], tuple(r[1:])) for r in conn.execute(
+                    "SELECT id, sort_time, title, body, summary, search_rowid "  # noqa: S608
+                    f"FROM items WHERE search_dirty = 1 AND id IN ({marks(len(part))})", part))
+            fresh = [d for d in docs if current.get(d.source.item_id, ())[:4] == d.source.text()]
+            if not fresh:
                 return 0
-            stale = [r[0] for r in rows if r[5] is not None]
+            stale = [d.source.item_id for d in fresh if current[d.source.item_id][4] is not None]
             if stale:
                 unindex(conn, stale)
-            rowids = _allocate(conn, [r[1] // US for r in rows])
+            rowids = _allocate(conn, [d.source.sort_time // US for d in fresh])
             # ascending rowids: FTS5 flushes its in-memory postings whenever a rowid is
             # not above the previous one, so unsorted input would make a tiny segment
             # per step back in time, and merging those would be most of the indexing
-            order = sorted(zip(rowids, rows, strict=True), key=operator.itemgetter(0))
+            order = sorted(zip(rowids, fresh, strict=True), key=operator.itemgetter(0))
             conn.executemany(
                 "INSERT INTO item_search (rowid, title, body, title_chars, body_chars) "
-                "VALUES (?, ?, ?, ?, ?)",
-                [(rowid, *document(r[2], r[3], r[4])) for rowid, r in order])
+                "VALUES (?, ?, ?, ?, ?)", [(rowid, *d.columns) for rowid, d in order])
             conn.executemany(
                 "UPDATE items SET search_rowid = ?, search_dirty = 0 WHERE id = ?",
-                [(rowid, r[0]) for rowid, r in order])
-            return len(rows)
+                [(rowid, d.source.item_id) for rowid, d in order])
+            return len(order)
+
+    def index_pending(self, limit: int = 5000) -> int:
+        return self.write_index(self.build_index(self.index_inputs(limit)))
 
     def unindexed_count(self) -> int:
         with self._read() as conn:

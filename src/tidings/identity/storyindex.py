@@ -22,14 +22,16 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from tidings.identity.closeness import DEFAULT_RULE, MeaningRule, VectorWindow, closest_story
+from tidings.identity.meaning import NO_MARKS, Marks
 from tidings.identity.shingles import MIN_SHINGLES, Shingles, shingle_hash
 from tidings.identity.urls import normalize_url
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["JOIN_THRESHOLD", "NUM_PERM", "WINDOW_US", "Candidate", "Placement", "StoryIndex",
-           "StoryItem", "item_of", "link_hash", "similarity"]
+__all__ = ["JOIN_THRESHOLD", "NUM_PERM", "WINDOW_US", "Candidate", "MeaningRule", "Placement",
+           "StoryIndex", "StoryItem", "item_of", "link_hash", "similarity"]
 
 #: an item joins a cluster whose member shares at least this share of shingles (Jaccard)
 JOIN_THRESHOLD = 0.25
@@ -71,6 +73,9 @@ class StoryItem:
     exact: int = 0  # a hash of the whole title + lead, when there is enough of it (else 0)
     latin: frozenset[int] = frozenset()  # of a bilingual item, its Latin-script shingles
     link: int = 0  # a hash of the page it links to (see link_hash), 0 when none
+    #: its title and lead's meaning (a unit vector; None: compared by shingles alone)
+    vector: np.ndarray | None = field(default=None, compare=False)
+    marks: Marks = NO_MARKS  # the names, figures and versions a translation keeps
 
 
 def link_hash(url: str | None) -> int:
@@ -88,20 +93,23 @@ def link_hash(url: str | None) -> int:
 
 
 def item_of(item_id: int, source_id: str, at_us: int, sh: Shingles,
-            url: str | None = None) -> StoryItem:
-    """The index's view of an item: its shingles hashed, and the page it links to."""
+            url: str | None = None, vector: np.ndarray | None = None,
+            marks: Marks = NO_MARKS) -> StoryItem:
+    """The index's view of an item: its shingles hashed, the page it links to, and
+    its meaning when it has been embedded."""
     def hashed(values: frozenset[str]) -> frozenset[int]:
         return frozenset(map(shingle_hash, values))
 
     return StoryItem(item_id, source_id, at_us, hashed(sh.all), hashed(sh.title), sh.exact,
-                     hashed(sh.latin), link_hash(url))
+                     hashed(sh.latin), link_hash(url), vector, marks)
 
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
     item_id: int
     cluster_id: int
-    similarity: float
+    similarity: float  # of the shingles, or the meaning's closeness to the story
+    meaning: float = 0.0  # the cosine with ``item_id`` (0 when either has no vector)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +123,7 @@ class Placement:
     similarity: float
     matched: int | None
     item: StoryItem
+    meaning: float = 0.0  # the cosine with ``matched`` (0 when either has no vector)
 
 
 def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
@@ -227,7 +236,8 @@ class StoryIndex:
     """Recent items by signature; see the module docstring."""
 
     def __init__(self, *, threshold: float = JOIN_THRESHOLD, window_us: int = WINDOW_US,
-                 num_perm: int = NUM_PERM, bands: int = BANDS, rows: int = ROWS) -> None:
+                 num_perm: int = NUM_PERM, bands: int = BANDS, rows: int = ROWS,
+                 meaning: MeaningRule | None = DEFAULT_RULE) -> None:
         # numpy, scipy and datasketch (~70 MiB) load with the first index, not with every
         # process that imports tidings: a crawl or a CLI command never clusters
         from tidings.identity.bands import BandIndex, Signer
@@ -246,6 +256,10 @@ class StoryIndex:
         self._df: Counter[int] = Counter()  # in how many indexed items each shingle is
         self._signatures: dict[int, tuple[frozenset[int], np.ndarray]] = {}
         self._newest = 0
+        #: items with a vector are compared by meaning too (None: by shingles alone)
+        self.meaning = meaning
+        self._vectors = VectorWindow()
+        self._members: dict[int, set[int]] = {}  # cluster id -> its items in the window
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -283,9 +297,39 @@ class StoryIndex:
             placement = Placement(item.item_id, item.item_id, 0.0, None, own)
         else:
             placement = Placement(item.item_id, best.cluster_id, best.similarity, best.item_id,
-                                  own)
+                                  own, best.meaning)
         self.add(own, placement.cluster_id)
         return placement
+
+    def _best(self, item: StoryItem, apart: Collection[int]) -> Candidate | None:
+        """The shingles' best candidate, unless its meaning is another event's (a
+        verbatim copy and the same page always join); else the story meaning puts
+        it in."""
+        blocked = {self._entries[i].cluster_id for i in apart if i in self._entries}
+        rule = self.meaning
+        scores = self._vectors.scores(item.vector) \
+            if rule is not None and item.vector is not None else None
+        for cand in self.candidates(item):
+            if cand.cluster_id in blocked:
+                continue
+            cos = self._vectors.cosine(scores, cand.item_id) if scores is not None else None
+            if cos is None or rule is None or cand.similarity >= 1.0 or cos >= rule.veto:
+                return replace(cand, meaning=cos or 0.0)
+        if scores is None or rule is None:
+            return None
+
+        def cluster_of(other: int) -> int | None:
+            entry = self._entries.get(other)
+            if entry is None or other == item.item_id or entry.source_id == item.source_id \
+                    or abs(entry.at - item.at) > self.window_us \
+                    or entry.cluster_id in blocked:
+                return None
+            return entry.cluster_id
+
+        found = closest_story(self._vectors, scores, item.marks, rule, cluster_of,
+                              lambda c: self._members.get(c, ()))
+        return Candidate(found.item_id, found.cluster_id, found.closeness, found.cosine) \
+            if found else None
 
     def candidates(self, item: StoryItem) -> list[Candidate]:
         """Every indexed item of another source (or listing the same page), within the
@@ -317,13 +361,6 @@ class StoryIndex:
                 found.append(Candidate(key, entry.cluster_id, score))
         found.sort(key=lambda c: (-c.similarity, c.item_id))
         return found
-
-    def _best(self, item: StoryItem, apart: Collection[int]) -> Candidate | None:
-        blocked = {self._entries[i].cluster_id for i in apart if i in self._entries}
-        for cand in self.candidates(item):
-            if cand.cluster_id not in blocked:
-                return cand
-        return None
 
     def _forced(self, together: Collection[int], item: StoryItem) -> Candidate | None:
         for other in sorted(together):
@@ -359,7 +396,7 @@ class StoryIndex:
         its hashes as :meth:`effective` gave them."""
         entry = self._entries.get(item.item_id)
         if entry is not None:
-            entry.cluster_id = cluster_id
+            self.relabel([item.item_id], cluster_id)
             return
         counted = item.hashes | item.title
         self._entries[item.item_id] = _Entry(cluster_id, item.source_id, item.at, item.hashes,
@@ -378,13 +415,25 @@ class StoryIndex:
             self._lsh.insert(-item.item_id, self._minhash(item.latin))
         if len(item.title) >= TITLE_MIN:
             self._titles.setdefault(item.title, set()).add(item.item_id)
+        self._members.setdefault(cluster_id, set()).add(item.item_id)
+        if item.vector is not None:
+            self._vectors.add(item.item_id, item.vector, item.marks)
 
     def relabel(self, items: Iterable[int], cluster_id: int) -> None:
         """Hand-made merges and splits move indexed items to another cluster."""
         for item_id in items:
             entry = self._entries.get(item_id)
             if entry is not None:
+                self._unmember(entry.cluster_id, item_id)
                 entry.cluster_id = cluster_id
+                self._members.setdefault(cluster_id, set()).add(item_id)
+
+    def _unmember(self, cluster_id: int, item_id: int) -> None:
+        same = self._members.get(cluster_id)
+        if same is not None:
+            same.discard(item_id)
+            if not same:
+                del self._members[cluster_id]
 
     def expire(self, now_us: int) -> int:
         """Forget items older than the window before the newest item seen (or ``now_us``)."""
@@ -401,6 +450,8 @@ class StoryIndex:
             if entry.latin:
                 self._lsh.remove(-item_id)
             _forget(self._df, entry.counted)
+            self._unmember(entry.cluster_id, item_id)
+            self._vectors.remove(item_id)
             _unlist(self._exact, entry.exact, item_id)
             _unlist(self._links, entry.link, item_id)
             same = self._titles.get(entry.title)

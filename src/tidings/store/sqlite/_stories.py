@@ -10,15 +10,18 @@ from typing import Any
 from tidings.model import ItemBrief
 from tidings.store.sqlite._db import Access, from_us, to_us
 from tidings.store.sqlite._reading import BRIEF_COLUMNS, ITEM_FROM, brief_from_row
-from tidings.store.stories import StoryInput, StoryLink, StoryMember, StoryRow
+from tidings.store.stories import StoredMeaning, StoryInput, StoryLink, StoryMember, StoryRow
 
 #: an item as clustering reads it (the converter: ``input_from_row``)
 INPUT_SELECT = ("SELECT id, source_id, title, summary, substr(body, 1, 4000), sort_time, "
-                "published_at, discovered_at, backfill, url FROM items ")
+                "published_at, discovered_at, backfill, url, v.model, v.vector, v.marks "
+                "FROM items LEFT JOIN story_meaning v ON v.item_id = items.id ")
 #: a placement with its shingles (the converter: ``member_from_row``)
 MEMBER_SELECT = ("SELECT m.item_id, m.cluster_id, i.source_id, m.at, m.similarity, "
-                 "m.matched, m.hashes, m.title_hashes, m.exact, m.latin_hashes, i.url "
-                 "FROM story_members m JOIN items i ON i.id = m.item_id ")
+                 "m.matched, m.hashes, m.title_hashes, m.exact, m.latin_hashes, i.url, "
+                 "v.model, v.vector, v.marks FROM story_members m "
+                 "JOIN items i ON i.id = m.item_id "
+                 "LEFT JOIN story_meaning v ON v.item_id = m.item_id ")
 #: the placements of a time window, as a warm start reads them
 WINDOW_SELECT = MEMBER_SELECT + "WHERE m.at >= ? ORDER BY m.at, m.item_id"
 #: a member as heat sees it (the converter: ``story_row_from_row``)
@@ -45,16 +48,28 @@ def _unpack(blob: bytes) -> frozenset[int]:
     return frozenset(values)
 
 
+def _meaning(model: str | None, vector: bytes | None, marks: str | None
+             ) -> StoredMeaning | None:
+    return StoredMeaning(model, bytes(vector), marks or "") \
+        if model is not None and vector is not None else None
+
+
 def input_from_row(r: Sequence[Any]) -> StoryInput:
     return StoryInput(int(r[0]), r[1], r[2] or "", r[3] or "", r[4], from_us(r[5]),
                       from_us(r[6]) if r[6] is not None else None, from_us(r[7]), bool(r[8]),
-                      r[9])
+                      r[9], _meaning(r[10], r[11], r[12]))
 
 
 def member_from_row(r: Sequence[Any]) -> StoryMember:
     return StoryMember(int(r[0]), int(r[1]), r[2], from_us(r[3]), float(r[4]),
                        int(r[5]) if r[5] is not None else None, _unpack(r[6]), _unpack(r[7]),
-                       int(r[8]), _unpack(r[9]), r[10])
+                       int(r[8]), _unpack(r[9]), r[10], _meaning(r[11], r[12], r[13]))
+
+
+def meaning_params(members: Sequence[StoryMember]) -> list[tuple[str, bytes, str, int]]:
+    """model, vector, marks, then the item id, of the members that carry a meaning."""
+    return [(m.meaning.model, m.meaning.vector, m.meaning.marks, m.item_id)
+            for m in members if m.meaning is not None]
 
 
 def story_row_from_row(r: Sequence[Any]) -> StoryRow:
@@ -185,6 +200,9 @@ class StoriesMixin(Access):
                 "hashes, title_hashes, exact, latin_hashes, item_id) "
                 "SELECT ?, ?, ?, ?, ?, ?, ?, ?, id FROM items WHERE id = ?",
                 [member_params(m) for m in members])
+            conn.executemany(
+                "INSERT OR REPLACE INTO story_meaning (model, vector, marks, item_id) "
+                "SELECT ?, ?, ?, id FROM items WHERE id = ?", meaning_params(members))
 
     def move_story_members(self, item_ids: Sequence[int], cluster_id: int) -> int:
         moved = 0

@@ -23,21 +23,34 @@ from tidings.identity.meaning import DIMENSIONS, NO_MARKS, Marks
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["DEFAULT_RULE", "Closest", "MeaningRule", "VectorWindow", "closest_story"]
+__all__ = ["DEFAULT_RULE", "Closest", "MeaningRule", "Neighbours", "VectorWindow", "closest_story"]
 
 
 @dataclass(frozen=True, slots=True)
 class MeaningRule:
-    """When meaning alone puts an item in a story (cosines of unit vectors)."""
+    """When meaning puts an item in a story (cosines of unit vectors). The defaults were
+    chosen on the tuning part of tests/data/stories/meaning.json, in the middle of the
+    range where it has no false merge (docs/clustering.md, "Meaning")."""
 
     #: closeness to a story at which an item joins it on meaning alone
-    join: float = 0.55
+    join: float = 0.48
     #: a lower closeness, when the item and the story's closest member agree on a
     #: figure, a version or (for a CJK report) two Latin-script names
-    agreed: float = 0.45
-    #: a MinHash match (not a verbatim copy or the same page) whose meaning is further
-    #: than this is refused: shared words, another event
-    veto: float = 0.25
+    agreed: float = 0.42
+    #: a MinHash match (not a verbatim copy or the same page) joins only a story this
+    #: close in meaning: shared words, another event
+    veto: float = 0.48
+    #: another story whose best cosine is within this of the chosen one's contests it
+    margin: float = 0.08
+    #: how an item's closeness to a story is taken from its cosines with the members:
+    #: "centroid" (the cosine with their mean vector), "mean" of them, or "max"
+    linkage: str = "centroid"
+    #: the bar rises by this much a day since the story's latest report: a follow-up a
+    #: day later (a speech about yesterday's decision) reads like the news it follows
+    fade: float = 0.15
+    #: two stories whose members' mean vectors are this alike are one story told apart
+    #: (neither contests the other)
+    kin: float = 0.45
 
 
 DEFAULT_RULE = MeaningRule()
@@ -111,10 +124,37 @@ class VectorWindow:
         row = self._row_of.get(item_id)
         return None if row is None or row >= len(scores) else float(scores[row])
 
-    def closeness(self, scores: np.ndarray, members: Iterable[int]) -> float:
+    def closeness(self, scores: np.ndarray, members: Iterable[int], linkage: str = "mean"
+                  ) -> float:
         """Mean cosine to the members held (0 when none is)."""
         values = [c for c in (self.cosine(scores, m) for m in members) if c is not None]
-        return sum(values) / len(values) if values else 0.0
+        if not values:
+            return 0.0
+        if linkage == "max":
+            return max(values)
+        mean = sum(values) / len(values)
+        if linkage == "centroid":
+            return mean / max(self._spread(members), 1e-6)
+        return mean
+
+    def _spread(self, members: Iterable[int]) -> float:
+        """The length of the members' mean vector (1 for one member, less the more
+        they differ)."""
+        import numpy as np
+
+        rows = [self._row_of[m] for m in members if m in self._row_of]
+        return float(np.linalg.norm(self._rows[rows].mean(axis=0))) if rows else 1.0
+
+    def between(self, a: Iterable[int], b: Iterable[int]) -> float:
+        """The cosine of two groups' mean vectors (how alike two stories are)."""
+        import numpy as np
+
+        ra = [self._row_of[m] for m in a if m in self._row_of]
+        rb = [self._row_of[m] for m in b if m in self._row_of]
+        if not ra or not rb:
+            return 0.0
+        ca, cb = self._rows[ra].mean(axis=0), self._rows[rb].mean(axis=0)
+        return float(ca @ cb / max(float(np.linalg.norm(ca) * np.linalg.norm(cb)), 1e-9))
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,26 +168,61 @@ class Closest:
     closeness: float
 
 
-def closest_story(window: VectorWindow, scores: np.ndarray, marks: Marks, rule: MeaningRule,
-                  cluster_of: Callable[[int], int | None],
-                  members: Callable[[int], Iterable[int]]) -> Closest | None:
+@dataclass(slots=True)
+class Neighbours:
+    """An item's cosines to the window's stories it may join: cluster id -> (its best
+    cosine with a member, that member), and how to read a story's members."""
+
+    window: VectorWindow
+    scores: np.ndarray
+    best: dict[int, tuple[float, int]]
+    members: Callable[[int], Iterable[int]]
+
+    @classmethod
+    def of(cls, window: VectorWindow, scores: np.ndarray, floor: float,
+           cluster_of: Callable[[int], int | None],
+           members: Callable[[int], Iterable[int]]) -> Neighbours:
+        """``cluster_of`` gives the cluster of a window item the item may join (None
+        for one of its own source, out of its time window or split from it by hand)."""
+        best: dict[int, tuple[float, int]] = {}
+        for item_id, cos in window.above(scores, floor):
+            cluster = cluster_of(item_id)
+            if cluster is not None and cos > best.get(cluster, (-1.0, 0))[0]:
+                best[cluster] = (cos, item_id)
+        return cls(window, scores, best, members)
+
+    def closeness(self, cluster: int, linkage: str = "mean") -> float:
+        return self.window.closeness(self.scores, self.members(cluster), linkage)
+
+    def contested(self, cluster: int, rule: MeaningRule) -> bool:
+        """Another story is about as close (within ``rule.margin`` of this one's best
+        cosine) and is not this one told apart: a roundup, or a report that mentions
+        the news it follows, belongs to neither."""
+        mine = self.best.get(cluster, (0.0, 0))[0]
+        for other, (cos, _) in self.best.items():
+            if other != cluster and cos >= mine - rule.margin \
+                    and self.window.between(self.members(cluster),
+                                            self.members(other)) < rule.kin:
+                return True
+        return False
+
+
+def closest_story(near: Neighbours, marks: Marks, rule: MeaningRule,
+                  quiet: Callable[[int], float] = lambda _c: 0.0) -> Closest | None:
     """The story whose closeness reaches the rule (``join``; ``agreed`` when the item and
-    the story's closest member agree on their marks), closest first; none when every
-    such story names another version in its closest member's title. ``cluster_of``
-    gives the cluster of a window item the item may join (None for one of its own
-    source, out of its time window or split from it by hand)."""
-    best: dict[int, tuple[float, int]] = {}
-    for item_id, cos in window.above(scores, rule.agreed):
-        cluster = cluster_of(item_id)
-        if cluster is not None and cos > best.get(cluster, (-1.0, 0))[0]:
-            best[cluster] = (cos, item_id)
+    the story's closest member agree on their marks; more by ``rule.fade`` a day the
+    story has been quiet, as ``quiet`` tells in days), closest first; none when the
+    closest member's title names another version, or another story is as close."""
     found: Closest | None = None
-    for cluster, (cos, member) in best.items():
-        theirs = window.marks.get(member, NO_MARKS)
+    for cluster, (cos, member) in near.best.items():
+        theirs = near.window.marks.get(member, NO_MARKS)
         if marks.conflict(theirs):
             continue
-        closeness = window.closeness(scores, members(cluster))
-        need = rule.agreed if marks.agree(theirs) else rule.join
+        closeness = near.closeness(cluster, rule.linkage)
+        need = (rule.agreed if marks.agree(theirs) else rule.join) \
+            + rule.fade * quiet(cluster)
         if closeness >= need and (found is None or closeness > found.closeness):
             found = Closest(member, cluster, cos, closeness)
+    if found is not None and near.contested(found.cluster_id, rule):
+        return None
     return found

@@ -42,6 +42,15 @@ LEAD_CHARS = 200
 
 _WORD = re.compile(r"[a-z0-9](?:[a-z0-9.\-+']*[a-z0-9+])?")
 _DIGIT = re.compile(r"\d")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3})")
+#: the names digests give themselves (casefolded titles)
+_DIGEST = re.compile(
+    r"this week in|week in review|weekly|roundup|round-up|digest|newsletter|briefing|"
+    r"^tldr|morning brew|what we're reading|links for|早报|晚报|周报|日报|要闻|速览|汇总|"
+    r"一周|8点1氪")
+#: separators between the headlines of a list title
+_LIST = re.compile(r"[;；、|｜]")
+_AMOUNT = re.compile(r"^\d[\d.,]*(?:bn|b|m|k|mp|gb|tb|km|kg|mm|nm|x|s|h|th|st|nd|rd|%)?$")
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 # names a translation keeps carry a story; these Latin words carry none
 _COMMON_TEXT = """
@@ -106,23 +115,27 @@ class Marks:
     names: frozenset[str] = frozenset()
     versions: frozenset[str] = frozenset()
     cjk: bool = False  # written mostly in CJK: its Latin-script words are names
+    digest: bool = False  # a roundup of several stories ("this week in AI", 早报)
+    headline: frozenset[str] = frozenset()  # the title's figures
 
     def pack(self) -> str:
         """As stored: space-separated tokens, each tagged with its kind."""
-        return " ".join([*(["c:1"] if self.cjk else []),
+        return " ".join([*(["c:1"] if self.cjk else []), *(["r:1"] if self.digest else []),
                          *(f"f:{w}" for w in sorted(self.figures)),
                          *(f"n:{w}" for w in sorted(self.names)),
-                         *(f"v:{w}" for w in sorted(self.versions))])
+                         *(f"v:{w}" for w in sorted(self.versions)),
+                         *(f"t:{w}" for w in sorted(self.headline))])
 
     @classmethod
     def unpack(cls, packed: str) -> Marks:
-        kinds: dict[str, set[str]] = {"f": set(), "n": set(), "v": set(), "c": set()}
+        kinds: dict[str, set[str]] = {"f": set(), "n": set(), "v": set(), "c": set(),
+                                      "r": set(), "t": set()}
         for token in packed.split():
             kind, _, word = token.partition(":")
             if kind in kinds and word:
                 kinds[kind].add(word)
         return cls(frozenset(kinds["f"]), frozenset(kinds["n"]), frozenset(kinds["v"]),
-                   bool(kinds["c"]))
+                   bool(kinds["c"]), bool(kinds["r"]), frozenset(kinds["t"]))
 
     def agree(self, other: Marks) -> bool:
         """Both name the same figure or version, or a CJK report names two of the
@@ -132,30 +145,63 @@ class Marks:
         return (self.cjk or other.cjk) and len(self.names & other.names) >= 2
 
     def conflict(self, other: Marks) -> bool:
-        """Both titles name a version and none is the same: another release of
-        the same maker ("iOS 18.4.1", "macOS 15.4.1"), not a retelling."""
-        return bool(self.versions and other.versions
-                    and not self.versions & other.versions)
+        """Both titles name a version and none is the same (another release of the
+        same maker: "iOS 18.4.1", "macOS 15.4.1"), or both headlines carry figures and
+        the two items share no figure at all ("9,000 jobs", "$599"): another
+        announcement, not a retelling."""
+        if self.versions and other.versions and not self.versions & other.versions:
+            return True
+        return bool(self.headline and other.headline and not self.figures & other.figures)
 
 
 NO_MARKS = Marks()
 
 
 def _version(word: str) -> bool:
-    return bool(_DIGIT.search(word)) and (any(c.isalpha() for c in word) or "." in word)
+    """A token that names a release or a model ("gpt-5", "v3.1", "18.4.1", "h20"), not
+    an amount with its unit ("46.7bn", "12mp", "256gb")."""
+    if word.count(".") >= 2 and word.replace(".", "").isdigit():
+        return True
+    return bool(_DIGIT.search(word)) and any(c.isalpha() for c in word) \
+        and not _AMOUNT.match(word)
+
+
+def _words(text: str) -> list[str]:
+    """Latin-script words, and the parts of a hyphenated one ("deepseek-v3.1" is
+    "v3.1" too); a number's trailing zeros out ("4.20" and "4.2", "3.14.0" and "3.14")."""
+    out = []
+    for word in _WORD.findall(text):
+        for part in {word, *word.split("-")} if "-" in word else (word,):
+            plain = part
+            if "." in part and part.replace(".", "").isdigit():
+                plain = part.rstrip("0").rstrip(".") if part.count(".") == 1 else \
+                    part.removesuffix(".0")
+            if plain:
+                out.append(plain)
+    return out
+
+
+def digest_title(title: str) -> bool:
+    """A roundup's title: a digest's name ("this week in", "morning briefing", 早报,
+    晚报, 周报) or a list of three headlines or more ("A; B; C", "A、B、C", "A | B | C")."""
+    if _DIGEST.search(title):
+        return True
+    return len(_LIST.findall(title)) >= 2
 
 
 def marks_of(text: StoryText) -> Marks:
     """The marks of an item's (normalized, casefolded) title and lead."""
-    whole = f"{text.title} {text.lead}"
-    words = [w.removesuffix(".0") for w in _WORD.findall(whole)]
+    whole = _THOUSANDS.sub("", f"{text.title} {text.lead}")
+    words = _words(whole)
     cjk = len(_CJK.findall(whole)) > len(whole) // 4
     return Marks(
         frozenset(w for w in words if _DIGIT.search(w)),
         frozenset(w for w in words if len(w) > 2 and not _DIGIT.search(w)
                   and w not in _COMMON),
-        frozenset(w.removesuffix(".0") for w in _WORD.findall(text.title) if _version(w)),
-        cjk)
+        frozenset(part.removesuffix(".0") for word in _WORD.findall(text.title)
+                  for part in {word, *word.split("-")} if _version(part)),
+        cjk, digest_title(text.title),
+        frozenset(w for w in _words(_THOUSANDS.sub("", text.title)) if _DIGIT.search(w)))
 
 
 def pack_vector(vector: np.ndarray) -> bytes:

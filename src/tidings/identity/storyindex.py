@@ -16,15 +16,21 @@ report its own story twice, but it does repeat its own furniture.
 from __future__ import annotations
 
 import heapq
-from array import array
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from tidings.identity.closeness import DEFAULT_RULE, MeaningRule, VectorWindow, closest_story
+from tidings.identity.closeness import (
+    DEFAULT_RULE,
+    MeaningRule,
+    Neighbours,
+    VectorWindow,
+    closest_story,
+)
 from tidings.identity.meaning import NO_MARKS, Marks
 from tidings.identity.shingles import MIN_SHINGLES, Shingles, shingle_hash
+from tidings.identity.templates import Template, forget, unlist
 from tidings.identity.urls import normalize_url
 
 if TYPE_CHECKING:
@@ -56,9 +62,6 @@ WINDOW_US = 72 * HOUR_US
 #: COMMON_FLOOR of them) is the window's common vocabulary, not a story's
 COMMON_SHARE = 0.01
 COMMON_FLOOR = 30
-#: how many of a source's recent items its template is learnt from
-TEMPLATE_MEMORY = 20
-TEMPLATE_MIN_ITEMS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,57 +184,6 @@ class _Entry:
     link: int
 
 
-def _unlist(lookup: dict[int, set[int]], key: int, item_id: int) -> None:
-    same = lookup.get(key)
-    if same is not None:
-        same.discard(item_id)
-        if not same:
-            del lookup[key]
-
-
-def _forget(counts: Counter[int], hashes: Iterable[int]) -> None:
-    """Count each of ``hashes`` once less, dropping what reaches zero (one pass;
-    ``Counter.subtract`` and a clean-up pass cost two)."""
-    for h in hashes:
-        left = counts[h] - 1
-        if left > 0:
-            counts[h] = left
-        else:
-            counts.pop(h, None)
-
-
-@dataclass(slots=True)
-class _Template:
-    """A source's recent shingle sets (as compact arrays: thousands of sources each
-    keep their last 20) and how many of them hold each shingle."""
-
-    recent: deque[array[int]] = field(default_factory=deque)
-    counts: Counter[int] = field(default_factory=Counter)
-    seen: set[int] = field(default_factory=set)
-    cached: frozenset[int] | None = None  # what common() gave, until the next learn()
-
-    def learn(self, item_id: int, hashes: frozenset[int]) -> None:
-        if item_id in self.seen:
-            return
-        self.seen.add(item_id)
-        self.cached = None
-        self.recent.append(array("I", hashes))
-        self.counts.update(hashes)
-        if len(self.recent) > TEMPLATE_MEMORY:
-            _forget(self.counts, self.recent.popleft())
-        if len(self.seen) > 4 * TEMPLATE_MEMORY:
-            self.seen.clear()  # only guards against learning one batch twice
-
-    def common(self) -> frozenset[int]:
-        """Shingles in at least half of the source's recent items (and in 3 or more)."""
-        if self.cached is None:
-            n = len(self.recent)
-            floor = max(3, n // 2)
-            self.cached = frozenset() if n < TEMPLATE_MIN_ITEMS else \
-                frozenset(h for h, c in self.counts.items() if c >= floor)
-        return self.cached
-
-
 class StoryIndex:
     """Recent items by signature; see the module docstring."""
 
@@ -252,7 +204,7 @@ class StoryIndex:
         self._exact: dict[int, set[int]] = {}
         self._links: dict[int, set[int]] = {}
         self._expiry: list[tuple[int, int]] = []  # (at, item id), a min-heap
-        self._templates: dict[str, _Template] = {}
+        self._templates: dict[str, Template] = {}
         self._df: Counter[int] = Counter()  # in how many indexed items each shingle is
         self._signatures: dict[int, tuple[frozenset[int], np.ndarray]] = {}
         self._newest = 0
@@ -277,7 +229,7 @@ class StoryIndex:
         for item in items:
             template = self._templates.get(item.source_id)
             if template is None:
-                template = self._templates[item.source_id] = _Template()
+                template = self._templates[item.source_id] = Template()
             template.learn(item.item_id, item.hashes)
 
     # ---------------------------------------------------------------- placing
@@ -302,34 +254,55 @@ class StoryIndex:
         return placement
 
     def _best(self, item: StoryItem, apart: Collection[int]) -> Candidate | None:
-        """The shingles' best candidate, unless its meaning is another event's (a
-        verbatim copy and the same page always join); else the story meaning puts
-        it in."""
+        """The shingles' best candidate, unless its meaning is another event's or
+        another story is as close in meaning (a verbatim copy and the same page always
+        join); else the story meaning puts it in."""
         blocked = {self._entries[i].cluster_id for i in apart if i in self._entries}
         rule = self.meaning
-        scores = self._vectors.scores(item.vector) \
-            if rule is not None and item.vector is not None else None
-        for cand in self.candidates(item):
-            if cand.cluster_id in blocked:
-                continue
-            cos = self._vectors.cosine(scores, cand.item_id) if scores is not None else None
-            if cos is None or rule is None or cand.similarity >= 1.0 or cos >= rule.veto:
+        near = self._neighbours(item, blocked)
+        words = [c for c in self.candidates(item) if c.cluster_id not in blocked]
+        if near is None or rule is None:
+            return words[0] if words else None
+        def quiet(cluster: int) -> float:
+            latest = max((self._entries[m].at for m in self._members.get(cluster, ())),
+                         default=item.at)
+            return max(0, item.at - latest) / (24 * HOUR_US)
+
+        found = None if item.marks.digest else closest_story(near, item.marks, rule, quiet)
+        for cand in words:
+            cos = near.window.cosine(near.scores, cand.item_id)
+            if cos is None or cand.similarity >= 1.0:
                 return replace(cand, meaning=cos or 0.0)
-        if scores is None or rule is None:
+            theirs = self._vectors.marks.get(cand.item_id, NO_MARKS)
+            close = near.closeness(cand.cluster_id, rule.linkage)
+            if close >= rule.veto + rule.fade * quiet(cand.cluster_id) \
+                    and not item.marks.digest and not theirs.digest \
+                    and not item.marks.conflict(theirs) \
+                    and not near.contested(cand.cluster_id, rule) \
+                    and (found is None or found.cluster_id == cand.cluster_id
+                         or found.closeness <= close):
+                return replace(cand, meaning=cos)
+        return Candidate(found.item_id, found.cluster_id, found.closeness, found.cosine) \
+            if found else None
+
+    def _neighbours(self, item: StoryItem, blocked: set[int]) -> Neighbours | None:
+        """The item's cosines to the window's stories it may join (None without a
+        vector)."""
+        if item.vector is None or self.meaning is None:
             return None
 
         def cluster_of(other: int) -> int | None:
             entry = self._entries.get(other)
             if entry is None or other == item.item_id or entry.source_id == item.source_id \
                     or abs(entry.at - item.at) > self.window_us \
-                    or entry.cluster_id in blocked:
-                return None
+                    or entry.cluster_id in blocked \
+                    or self._vectors.marks.get(other, NO_MARKS).digest:
+                return None  # (a roundup is no story's member to join)
             return entry.cluster_id
 
-        found = closest_story(self._vectors, scores, item.marks, rule, cluster_of,
-                              lambda c: self._members.get(c, ()))
-        return Candidate(found.item_id, found.cluster_id, found.closeness, found.cosine) \
-            if found else None
+        return Neighbours.of(self._vectors, self._vectors.scores(item.vector),
+                             min(self.meaning.agreed, self.meaning.veto), cluster_of,
+                             lambda c: self._members.get(c, ()))
 
     def candidates(self, item: StoryItem) -> list[Candidate]:
         """Every indexed item of another source (or listing the same page), within the
@@ -449,11 +422,11 @@ class StoryIndex:
                 self._lsh.remove(item_id)
             if entry.latin:
                 self._lsh.remove(-item_id)
-            _forget(self._df, entry.counted)
+            forget(self._df, entry.counted)
             self._unmember(entry.cluster_id, item_id)
             self._vectors.remove(item_id)
-            _unlist(self._exact, entry.exact, item_id)
-            _unlist(self._links, entry.link, item_id)
+            unlist(self._exact, entry.exact, item_id)
+            unlist(self._links, entry.link, item_id)
             same = self._titles.get(entry.title)
             if same is not None:
                 same.discard(item_id)

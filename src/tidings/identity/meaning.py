@@ -42,6 +42,8 @@ LEAD_CHARS = 200
 
 _WORD = re.compile(r"[a-z0-9](?:[a-z0-9.\-+']*[a-z0-9+])?")
 _DIGIT = re.compile(r"\d")
+_KANA = re.compile("[\u3040-\u30ff]")
+_HANGUL = re.compile("[\uac00-\ud7af]")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3})")
 #: the names digests give themselves (casefolded titles)
 _DIGEST = re.compile(
@@ -117,10 +119,12 @@ class Marks:
     cjk: bool = False  # written mostly in CJK: its Latin-script words are names
     digest: bool = False  # a roundup of several stories ("this week in AI", 早报)
     headline: frozenset[str] = frozenset()  # the title's figures
+    language: str = ""  # by script: "zh", "ja", "ko", else "en" (Latin script)
 
     def pack(self) -> str:
         """As stored: space-separated tokens, each tagged with its kind."""
         return " ".join([*(["c:1"] if self.cjk else []), *(["r:1"] if self.digest else []),
+                         *([f"l:{self.language}"] if self.language else []),
                          *(f"f:{w}" for w in sorted(self.figures)),
                          *(f"n:{w}" for w in sorted(self.names)),
                          *(f"v:{w}" for w in sorted(self.versions)),
@@ -129,13 +133,14 @@ class Marks:
     @classmethod
     def unpack(cls, packed: str) -> Marks:
         kinds: dict[str, set[str]] = {"f": set(), "n": set(), "v": set(), "c": set(),
-                                      "r": set(), "t": set()}
+                                      "r": set(), "t": set(), "l": set()}
         for token in packed.split():
             kind, _, word = token.partition(":")
             if kind in kinds and word:
                 kinds[kind].add(word)
         return cls(frozenset(kinds["f"]), frozenset(kinds["n"]), frozenset(kinds["v"]),
-                   bool(kinds["c"]), bool(kinds["r"]), frozenset(kinds["t"]))
+                   bool(kinds["c"]), bool(kinds["r"]), frozenset(kinds["t"]),
+                   min(kinds["l"], default=""))
 
     def agree(self, other: Marks) -> bool:
         """Both name the same figure or version, or a CJK report names two of the
@@ -181,6 +186,17 @@ def _words(text: str) -> list[str]:
     return out
 
 
+def _language(text: str) -> str:
+    """The item's language by its script: kana is Japanese, hangul Korean, other Han
+    Chinese, when a quarter of the text or more; else English (Latin script: the
+    encoder needs no language, the reader's label does)."""
+    if len(_CJK.findall(text)) * 4 <= len(text):
+        return "en"
+    if _KANA.search(text):
+        return "ja"
+    return "ko" if _HANGUL.search(text) else "zh"
+
+
 def digest_title(title: str) -> bool:
     """A roundup's title: a digest's name ("this week in", "morning briefing", 早报,
     晚报, 周报) or a list of three headlines or more ("A; B; C", "A、B、C", "A | B | C")."""
@@ -201,7 +217,8 @@ def marks_of(text: StoryText) -> Marks:
         frozenset(part.removesuffix(".0") for word in _WORD.findall(text.title)
                   for part in {word, *word.split("-")} if _version(part)),
         cjk, digest_title(text.title),
-        frozenset(w for w in _words(_THOUSANDS.sub("", text.title)) if _DIGIT.search(w)))
+        frozenset(w for w in _words(_THOUSANDS.sub("", text.title)) if _DIGIT.search(w)),
+        _language(whole) if whole.strip() else "")
 
 
 def pack_vector(vector: np.ndarray) -> bytes:

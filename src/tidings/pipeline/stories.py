@@ -331,7 +331,7 @@ def _cosine(a: StoredMeaning | None, b: StoredMeaning | None) -> float | None:
 
 
 def _language(meaning: StoredMeaning | None) -> str:
-    return "" if meaning is None else "zh" if Marks.unpack(meaning.marks).cjk else "en"
+    return "" if meaning is None else Marks.unpack(meaning.marks).language
 
 
 def explain(store: Reads, item_id: int) -> Explanation:

@@ -76,6 +76,7 @@ class StoryRow:
     published_at: datetime | None
     discovered_at: datetime
     backfill: bool
+    language: str = ""  # of its stored meaning ("zh", "en", ...; "" before it has one)
 
 
 @dataclass(frozen=True, slots=True)

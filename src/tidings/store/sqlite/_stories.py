@@ -27,8 +27,9 @@ WINDOW_SELECT = MEMBER_SELECT + "WHERE m.at >= ? ORDER BY m.at, m.item_id"
 #: a member as heat sees it (the converter: ``story_row_from_row``)
 ROW_SELECT = ("SELECT m.item_id, m.cluster_id, i.source_id, coalesce(s.title, ''), "
               "coalesce(s.site_url, s.url, ''), i.title, i.sort_time, i.published_at, "
-              "i.discovered_at, i.backfill FROM story_members m "
-              "JOIN items i ON i.id = m.item_id LEFT JOIN sources s ON s.id = i.source_id ")
+              "i.discovered_at, i.backfill, v.marks FROM story_members m "
+              "JOIN items i ON i.id = m.item_id LEFT JOIN sources s ON s.id = i.source_id "
+              "LEFT JOIN story_meaning v ON v.item_id = m.item_id ")
 #: ties (as many sources, as recent) in cluster order, the same on every backend
 HOT_SELECT = ("SELECT m.cluster_id FROM story_members m JOIN items i ON i.id = m.item_id "
               "WHERE m.at >= ? AND i.backfill = 0 GROUP BY m.cluster_id "
@@ -72,9 +73,15 @@ def meaning_params(members: Sequence[StoryMember]) -> list[tuple[str, bytes, str
             for m in members if m.meaning is not None]
 
 
+def _language(marks: str | None) -> str:
+    """The language a meaning's marks name ("l:zh"), "" when none does."""
+    return next((t[2:] for t in (marks or "").split() if t.startswith("l:")), "")
+
+
 def story_row_from_row(r: Sequence[Any]) -> StoryRow:
     return StoryRow(int(r[0]), int(r[1]), r[2], r[3], r[4], r[5] or "", from_us(r[6]),
-                    from_us(r[7]) if r[7] is not None else None, from_us(r[8]), bool(r[9]))
+                    from_us(r[7]) if r[7] is not None else None, from_us(r[8]), bool(r[9]),
+                    _language(r[10]))
 
 
 def link_from_row(r: Sequence[Any]) -> StoryLink:

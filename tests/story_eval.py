@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 LABELLED = Path(__file__).parent / "data" / "stories" / "labelled.json"
+MEANING = Path(__file__).parent / "data" / "stories" / "meaning.json"
 FARM = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "feedfarm.py"
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 
@@ -32,6 +33,23 @@ class Labelled:
     lead: str
     body: str | None = None
     link: str | None = None
+    history: bool = False  # backfill: a member of its story that adds no heat
+
+
+def meaning_set(part: str) -> list[Labelled]:
+    """The labelled set of stories told in other words and languages (issue 31):
+    ``tune`` (thresholds are chosen on it) or ``check`` (held out)."""
+    rows = json.loads(MEANING.read_text(encoding="utf-8"))[part]
+    items = [Labelled(i + 1, r[0], r[1], T0 + timedelta(hours=r[2]), r[3], r[4],
+                      history=len(r) > 5 and bool(r[5])) for i, r in enumerate(rows)]
+    items.sort(key=lambda x: (x.at, x.item_id))
+    return items
+
+
+def near_misses(part: str) -> set[frozenset[str]]:
+    """Pairs of stories that read alike but must stay apart."""
+    pairs = json.loads(MEANING.read_text(encoding="utf-8"))["near_misses"][part]
+    return {frozenset(p) for p in pairs}
 
 
 def real_style() -> list[Labelled]:
@@ -108,6 +126,47 @@ def score(truth: Mapping[int, str], found: Mapping[int, int]) -> Scores:
     return Scores(precision, recall, b3p / n, b3r / n)
 
 
+def language(x: Labelled) -> str:
+    """zh when a quarter or more of the title and lead is Han script, else en."""
+    text = x.title + x.lead
+    han = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+    return "zh" if han * 4 >= len(text) else "en"
+
+
+@dataclass(frozen=True)
+class MeaningScores:
+    """The issue's figures: pairwise precision and recall, recall of the pairs told in
+    two languages, and merges of near-miss stories and of roundups."""
+
+    overall: Scores
+    cross_recall: float
+    cross_pairs: int
+    near_miss_merges: int
+    roundup_merges: int
+
+    def line(self) -> str:
+        return (f"{self.overall.line()}  cross-language R={self.cross_recall:.3f} "
+                f"({self.cross_pairs} pairs)  near-miss merges {self.near_miss_merges}  "
+                f"roundup merges {self.roundup_merges}")
+
+
+def meaning_scores(items: Sequence[Labelled], found: Mapping[int, int],
+                   near: set[frozenset[str]]) -> MeaningScores:
+    truth = {x.item_id: x.story for x in items}
+    overall = score(truth, found)
+    cross = hit = near_merged = roundups = 0
+    for i, a in enumerate(items):
+        for b in items[i + 1:]:
+            together = found[a.item_id] == found[b.item_id]
+            if a.story == b.story and language(a) != language(b):
+                cross += 1
+                hit += together
+            elif a.story != b.story and together:
+                near_merged += frozenset((a.story, b.story)) in near
+                roundups += a.story.startswith("roundup") or b.story.startswith("roundup")
+    return MeaningScores(overall, hit / cross if cross else 1.0, cross, near_merged, roundups)
+
+
 def wire_groups_folded(truth: Mapping[int, str], found: Mapping[int, int]) -> float:
     """Share of wire stories (two copies or more) whose copies all share one cluster."""
     groups: dict[str, set[int]] = defaultdict(set)
@@ -118,3 +177,40 @@ def wire_groups_folded(truth: Mapping[int, str], found: Mapping[int, int]) -> fl
             sizes[story] += 1
     multi = [s for s in groups if sizes[s] > 1]
     return sum(1 for s in multi if len(groups[s]) == 1) / len(multi) if multi else 1.0
+
+
+class _Lazy:
+    """One encoder for every set scored in a process (the model loads once)."""
+
+    def __init__(self) -> None:
+        self._encoder: object | None = None
+
+    def encode(self, texts: list[str]) -> object:
+        if self._encoder is None:
+            from tidings.identity.meaning import LocalEncoder
+
+            self._encoder = LocalEncoder()
+        return self._encoder.encode(texts)  # type: ignore[attr-defined]
+
+
+_ENCODER = _Lazy()
+
+
+def embedded(items: Sequence[Labelled]) -> list[object]:
+    """The index's view of each item, vectors and marks included (one batch through the
+    bundled encoder, as the job embeds a batch)."""
+    from tidings.identity.meaning import marks_of, meaning_text
+    from tidings.identity.shingles import story_shingles, story_text
+    from tidings.identity.storyindex import item_of
+
+    texts = [story_text(x.title, x.lead, x.body) for x in items]
+    vectors = _ENCODER.encode([meaning_text(t, x.title, x.lead, x.body)
+                               for x, t in zip(items, texts, strict=True)]) if items else []
+    return [item_of(x.item_id, x.source, int(x.at.timestamp() * 1_000_000), story_shingles(t),
+                    x.link, v, marks_of(t)) for x, t, v in zip(items, texts, vectors, strict=True)]
+
+
+def cluster_items(index: object, views: Sequence[object]) -> dict[int, int]:
+    """Place the views in time order (as given); item id -> cluster id."""
+    index.learn(views)  # type: ignore[attr-defined]
+    return {v.item_id: index.place(v).cluster_id for v in views}  # type: ignore[attr-defined]

@@ -16,7 +16,7 @@ from test_story_clusters import NOW, seed
 from tidings.app import Tidings
 from tidings.settings import load_settings
 from tidings.store.base import Discovery, Storage, UpsertBatch
-from tidings.store.stories import StoryLink, StoryMember
+from tidings.store.stories import StoredMeaning, StoryLink, StoryMember
 
 BIG = 2**32 - 1  # shingle hashes are unsigned 32-bit: the largest must survive the trip
 
@@ -139,6 +139,36 @@ def test_deleting_an_item_forgets_its_placement(items: tuple[Storage, dict[str, 
     assert store.story_window(T0 - timedelta(days=1)) == []
 
 
+def test_meanings_round_trip_and_outlive_a_rebuild(
+        items: tuple[Storage, dict[str, int]]) -> None:
+    """An item's meaning is written beside its placement, read back with every input
+    and placement (so neither a restart nor a rebuild embeds it again), replaced by a
+    later one, kept when placements are cleared, and forgotten with its item."""
+    store, ids = items
+    one, two, three = ids["k1"], ids["k2"], ids["k3"]
+    vector = bytes(range(256)) * 4  # 512 float16, every byte value
+    first = StoredMeaning("model-a", vector, "f:gpt-5 n:openai c:1")
+    store.put_story_members([member(one, one, 30, meaning=first), member(two, one, 10)])
+    got = {m.item_id: m.meaning for m in store.story_members([one, two])}
+    assert got == {one: first, two: None}
+    assert [m.meaning for m in store.story_window(at(0))] == [None, first]
+    inputs = {x.item_id: x.meaning for x in store.story_inputs(0, 10)}
+    assert inputs[one] == first and inputs[two] is None and inputs[three] is None
+    by_time = {x.item_id: x.meaning for x in store.story_inputs_by_time(None, 10)}
+    assert by_time == inputs
+    second = StoredMeaning("model-b", vector[::-1], "")
+    store.put_story_members([member(one, one, 30, meaning=second),
+                             member(424242, 424242, 1, meaning=first)])  # no such item
+    assert store.story_members([one])[0].meaning == second
+    store.put_story_members([member(one, three, 30)])  # a move without one keeps it
+    assert store.story_members([one])[0].meaning == second
+    store.clear_story_members()
+    assert {x.item_id: x.meaning for x in store.story_inputs(0, 10)}[one] == second
+    store.delete_item(one, at(99))
+    store.put_story_members([member(two, two, 10)])
+    assert all(x.meaning is None for x in store.story_inputs(0, 10))
+
+
 def test_hot_stories_count_live_sources(items: tuple[Storage, dict[str, int]]) -> None:
     store, ids = items
     extra = store.apply_upserts(UpsertBatch(creates=[
@@ -169,7 +199,7 @@ def test_reprint_pairs_from_discoveries(items: tuple[Storage, dict[str, int]]) -
 
 @pytest.mark.postgres
 def test_migrate_carries_the_stories_both_ways(tmp_path: Path) -> None:
-    """``tidings migrate`` copies placements (shingles and all) and hand edits."""
+    """``tidings migrate`` copies placements (shingles and meanings) and hand edits."""
     from tidings.store.postgres import PostgresStorage
     from tidings.store.postgres._transfer import migrate_archive
     from tidings.store.sqlite import SqliteStorage
@@ -180,7 +210,8 @@ def test_migrate_carries_the_stories_both_ways(tmp_path: Path) -> None:
         made = lite.apply_upserts(UpsertBatch(creates=[new(f"k{n}", "a", title=f"T{n}")
                                                        for n in range(3)]))
         one, two, three = (made[f"k{n}"] for n in range(3))
-        lite.put_story_members([member(one, one, 1, hashes=frozenset({1, BIG})),
+        lite.put_story_members([member(one, one, 1, hashes=frozenset({1, BIG}),
+                                       meaning=StoredMeaning("m", b"\x00\xff" * 512, "f:1")),
                                 member(two, one, 2, similarity=0.5, matched=one, exact=9),
                                 member(three, three, 3, latin=frozenset({5}))])
         lite.add_story_link(StoryLink(one, three, True, at(4)))

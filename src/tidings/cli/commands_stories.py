@@ -49,11 +49,16 @@ def explain_cmd(ctx: Context, item_id: int, as_json: bool) -> None:
         return
     joined = f"joined item {why.matched} at {why.similarity:.2f}" if why.matched \
         else "started the story"
-    click.echo(f"item {item_id}: story {why.cluster_id}, {joined}")
+    told = f", told in {', '.join(why.languages)}" if why.languages else ""
+    click.echo(f"item {item_id}: story {why.cluster_id}, {joined}{told}")
     if not why.peers:
         click.echo("  alone in its story")
+    else:
+        click.echo("  meaning  shingles")
     for p in why.peers:
-        click.echo(f"  {p.similarity:.2f}  item {p.item_id} [{p.source_id}] {p.title[:70]}")
+        meaning = f"{p.meaning:.2f}" if p.meaning is not None else "  - "
+        click.echo(f"  {meaning:>7}  {p.similarity:8.2f}  item {p.item_id} [{p.source_id}]"
+                   f"{' ' + p.language if p.language else ''} {p.title[:60]}")
         click.echo(f"        shared: {' '.join(p.shared[:30]) or '(nothing)'}")
 
 

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
-__all__ = ["LEAD_CHARS", "MIN_SHINGLES", "Shingles", "StoryText", "plain_text",
+__all__ = ["LEAD_CHARS", "MIN_SHINGLES", "Shingles", "StoryText", "lead_text", "plain_text",
            "shingle_hash", "story_shingles", "story_text"]
 
 #: characters of the lead (the summary, else the body's start) that are compared
@@ -90,13 +90,18 @@ def _norm(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
-def _lead(summary: str, body: str | None) -> str:
-    """The body's start, else the summary, without boilerplate sentences, cut to
-    ``LEAD_CHARS``. The body first: a feed's summary is often its own teaser, while
-    every full copy of a story starts with the same paragraph."""
+def lead_text(summary: str, body: str | None) -> str:
+    """The body's start, else the summary, as plain text without boilerplate sentences
+    (not normalized: a sentence encoder reads case). The body first: a feed's summary
+    is often its own teaser, while every full copy of a story starts with the same
+    paragraph."""
     text = plain_text(body[:4 * LEAD_CHARS] if body else "") or plain_text(summary)
-    kept = [s for s in _SENTENCE.split(text) if s.strip() and not _BOILERPLATE.search(s)]
-    return _norm(" ".join(kept))[:LEAD_CHARS]
+    return " ".join(s for s in _SENTENCE.split(text) if s.strip() and not _BOILERPLATE.search(s))
+
+
+def _lead(summary: str, body: str | None) -> str:
+    """The lead as compared: normalized and cut to ``LEAD_CHARS``."""
+    return _norm(lead_text(summary, body))[:LEAD_CHARS]
 
 
 def story_text(title: str, summary: str, body: str | None) -> StoryText:

@@ -16,20 +16,28 @@ report its own story twice, but it does repeat its own furniture.
 from __future__ import annotations
 
 import heapq
-from array import array
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from tidings.identity.closeness import (
+    DEFAULT_RULE,
+    MeaningRule,
+    Neighbours,
+    VectorWindow,
+    closest_story,
+)
+from tidings.identity.meaning import NO_MARKS, Marks
 from tidings.identity.shingles import MIN_SHINGLES, Shingles, shingle_hash
+from tidings.identity.templates import Template, forget, unlist
 from tidings.identity.urls import normalize_url
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["JOIN_THRESHOLD", "NUM_PERM", "WINDOW_US", "Candidate", "Placement", "StoryIndex",
-           "StoryItem", "item_of", "link_hash", "similarity"]
+__all__ = ["JOIN_THRESHOLD", "NUM_PERM", "WINDOW_US", "Candidate", "MeaningRule", "Placement",
+           "StoryIndex", "StoryItem", "item_of", "link_hash", "similarity"]
 
 #: an item joins a cluster whose member shares at least this share of shingles (Jaccard)
 JOIN_THRESHOLD = 0.25
@@ -54,9 +62,6 @@ WINDOW_US = 72 * HOUR_US
 #: COMMON_FLOOR of them) is the window's common vocabulary, not a story's
 COMMON_SHARE = 0.01
 COMMON_FLOOR = 30
-#: how many of a source's recent items its template is learnt from
-TEMPLATE_MEMORY = 20
-TEMPLATE_MIN_ITEMS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +76,9 @@ class StoryItem:
     exact: int = 0  # a hash of the whole title + lead, when there is enough of it (else 0)
     latin: frozenset[int] = frozenset()  # of a bilingual item, its Latin-script shingles
     link: int = 0  # a hash of the page it links to (see link_hash), 0 when none
+    #: its title and lead's meaning (a unit vector; None: compared by shingles alone)
+    vector: np.ndarray | None = field(default=None, compare=False)
+    marks: Marks = NO_MARKS  # the names, figures and versions a translation keeps
 
 
 def link_hash(url: str | None) -> int:
@@ -88,20 +96,23 @@ def link_hash(url: str | None) -> int:
 
 
 def item_of(item_id: int, source_id: str, at_us: int, sh: Shingles,
-            url: str | None = None) -> StoryItem:
-    """The index's view of an item: its shingles hashed, and the page it links to."""
+            url: str | None = None, vector: np.ndarray | None = None,
+            marks: Marks = NO_MARKS) -> StoryItem:
+    """The index's view of an item: its shingles hashed, the page it links to, and
+    its meaning when it has been embedded."""
     def hashed(values: frozenset[str]) -> frozenset[int]:
         return frozenset(map(shingle_hash, values))
 
     return StoryItem(item_id, source_id, at_us, hashed(sh.all), hashed(sh.title), sh.exact,
-                     hashed(sh.latin), link_hash(url))
+                     hashed(sh.latin), link_hash(url), vector, marks)
 
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
     item_id: int
     cluster_id: int
-    similarity: float
+    similarity: float  # of the shingles, or the meaning's closeness to the story
+    meaning: float = 0.0  # the cosine with ``item_id`` (0 when either has no vector)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +126,7 @@ class Placement:
     similarity: float
     matched: int | None
     item: StoryItem
+    meaning: float = 0.0  # the cosine with ``matched`` (0 when either has no vector)
 
 
 def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
@@ -172,62 +184,12 @@ class _Entry:
     link: int
 
 
-def _unlist(lookup: dict[int, set[int]], key: int, item_id: int) -> None:
-    same = lookup.get(key)
-    if same is not None:
-        same.discard(item_id)
-        if not same:
-            del lookup[key]
-
-
-def _forget(counts: Counter[int], hashes: Iterable[int]) -> None:
-    """Count each of ``hashes`` once less, dropping what reaches zero (one pass;
-    ``Counter.subtract`` and a clean-up pass cost two)."""
-    for h in hashes:
-        left = counts[h] - 1
-        if left > 0:
-            counts[h] = left
-        else:
-            counts.pop(h, None)
-
-
-@dataclass(slots=True)
-class _Template:
-    """A source's recent shingle sets (as compact arrays: thousands of sources each
-    keep their last 20) and how many of them hold each shingle."""
-
-    recent: deque[array[int]] = field(default_factory=deque)
-    counts: Counter[int] = field(default_factory=Counter)
-    seen: set[int] = field(default_factory=set)
-    cached: frozenset[int] | None = None  # what common() gave, until the next learn()
-
-    def learn(self, item_id: int, hashes: frozenset[int]) -> None:
-        if item_id in self.seen:
-            return
-        self.seen.add(item_id)
-        self.cached = None
-        self.recent.append(array("I", hashes))
-        self.counts.update(hashes)
-        if len(self.recent) > TEMPLATE_MEMORY:
-            _forget(self.counts, self.recent.popleft())
-        if len(self.seen) > 4 * TEMPLATE_MEMORY:
-            self.seen.clear()  # only guards against learning one batch twice
-
-    def common(self) -> frozenset[int]:
-        """Shingles in at least half of the source's recent items (and in 3 or more)."""
-        if self.cached is None:
-            n = len(self.recent)
-            floor = max(3, n // 2)
-            self.cached = frozenset() if n < TEMPLATE_MIN_ITEMS else \
-                frozenset(h for h, c in self.counts.items() if c >= floor)
-        return self.cached
-
-
 class StoryIndex:
     """Recent items by signature; see the module docstring."""
 
     def __init__(self, *, threshold: float = JOIN_THRESHOLD, window_us: int = WINDOW_US,
-                 num_perm: int = NUM_PERM, bands: int = BANDS, rows: int = ROWS) -> None:
+                 num_perm: int = NUM_PERM, bands: int = BANDS, rows: int = ROWS,
+                 meaning: MeaningRule | None = DEFAULT_RULE) -> None:
         # numpy, scipy and datasketch (~70 MiB) load with the first index, not with every
         # process that imports tidings: a crawl or a CLI command never clusters
         from tidings.identity.bands import BandIndex, Signer
@@ -242,10 +204,14 @@ class StoryIndex:
         self._exact: dict[int, set[int]] = {}
         self._links: dict[int, set[int]] = {}
         self._expiry: list[tuple[int, int]] = []  # (at, item id), a min-heap
-        self._templates: dict[str, _Template] = {}
+        self._templates: dict[str, Template] = {}
         self._df: Counter[int] = Counter()  # in how many indexed items each shingle is
         self._signatures: dict[int, tuple[frozenset[int], np.ndarray]] = {}
         self._newest = 0
+        #: items with a vector are compared by meaning too (None: by shingles alone)
+        self.meaning = meaning
+        self._vectors = VectorWindow()
+        self._members: dict[int, set[int]] = {}  # cluster id -> its items in the window
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -263,7 +229,7 @@ class StoryIndex:
         for item in items:
             template = self._templates.get(item.source_id)
             if template is None:
-                template = self._templates[item.source_id] = _Template()
+                template = self._templates[item.source_id] = Template()
             template.learn(item.item_id, item.hashes)
 
     # ---------------------------------------------------------------- placing
@@ -283,9 +249,60 @@ class StoryIndex:
             placement = Placement(item.item_id, item.item_id, 0.0, None, own)
         else:
             placement = Placement(item.item_id, best.cluster_id, best.similarity, best.item_id,
-                                  own)
+                                  own, best.meaning)
         self.add(own, placement.cluster_id)
         return placement
+
+    def _best(self, item: StoryItem, apart: Collection[int]) -> Candidate | None:
+        """The shingles' best candidate, unless its meaning is another event's or
+        another story is as close in meaning (a verbatim copy and the same page always
+        join); else the story meaning puts it in."""
+        blocked = {self._entries[i].cluster_id for i in apart if i in self._entries}
+        rule = self.meaning
+        near = self._neighbours(item, blocked)
+        words = [c for c in self.candidates(item) if c.cluster_id not in blocked]
+        if near is None or rule is None:
+            return words[0] if words else None
+        def quiet(cluster: int) -> float:
+            latest = max((self._entries[m].at for m in self._members.get(cluster, ())),
+                         default=item.at)
+            return max(0, item.at - latest) / (24 * HOUR_US)
+
+        found = None if item.marks.digest else closest_story(near, item.marks, rule, quiet)
+        for cand in words:
+            cos = near.window.cosine(near.scores, cand.item_id)
+            if cos is None or cand.similarity >= 1.0:
+                return replace(cand, meaning=cos or 0.0)
+            theirs = self._vectors.marks.get(cand.item_id, NO_MARKS)
+            close = near.closeness(cand.cluster_id, rule.linkage)
+            if close >= rule.veto + rule.fade * quiet(cand.cluster_id) \
+                    and not item.marks.digest and not theirs.digest \
+                    and not item.marks.conflict(theirs) \
+                    and not near.contested(cand.cluster_id, rule) \
+                    and (found is None or found.cluster_id == cand.cluster_id
+                         or found.closeness <= close):
+                return replace(cand, meaning=cos)
+        return Candidate(found.item_id, found.cluster_id, found.closeness, found.cosine) \
+            if found else None
+
+    def _neighbours(self, item: StoryItem, blocked: set[int]) -> Neighbours | None:
+        """The item's cosines to the window's stories it may join (None without a
+        vector)."""
+        if item.vector is None or self.meaning is None:
+            return None
+
+        def cluster_of(other: int) -> int | None:
+            entry = self._entries.get(other)
+            if entry is None or other == item.item_id or entry.source_id == item.source_id \
+                    or abs(entry.at - item.at) > self.window_us \
+                    or entry.cluster_id in blocked \
+                    or self._vectors.marks.get(other, NO_MARKS).digest:
+                return None  # (a roundup is no story's member to join)
+            return entry.cluster_id
+
+        return Neighbours.of(self._vectors, self._vectors.scores(item.vector),
+                             min(self.meaning.agreed, self.meaning.veto), cluster_of,
+                             lambda c: self._members.get(c, ()))
 
     def candidates(self, item: StoryItem) -> list[Candidate]:
         """Every indexed item of another source (or listing the same page), within the
@@ -317,13 +334,6 @@ class StoryIndex:
                 found.append(Candidate(key, entry.cluster_id, score))
         found.sort(key=lambda c: (-c.similarity, c.item_id))
         return found
-
-    def _best(self, item: StoryItem, apart: Collection[int]) -> Candidate | None:
-        blocked = {self._entries[i].cluster_id for i in apart if i in self._entries}
-        for cand in self.candidates(item):
-            if cand.cluster_id not in blocked:
-                return cand
-        return None
 
     def _forced(self, together: Collection[int], item: StoryItem) -> Candidate | None:
         for other in sorted(together):
@@ -359,7 +369,7 @@ class StoryIndex:
         its hashes as :meth:`effective` gave them."""
         entry = self._entries.get(item.item_id)
         if entry is not None:
-            entry.cluster_id = cluster_id
+            self.relabel([item.item_id], cluster_id)
             return
         counted = item.hashes | item.title
         self._entries[item.item_id] = _Entry(cluster_id, item.source_id, item.at, item.hashes,
@@ -378,13 +388,25 @@ class StoryIndex:
             self._lsh.insert(-item.item_id, self._minhash(item.latin))
         if len(item.title) >= TITLE_MIN:
             self._titles.setdefault(item.title, set()).add(item.item_id)
+        self._members.setdefault(cluster_id, set()).add(item.item_id)
+        if item.vector is not None:
+            self._vectors.add(item.item_id, item.vector, item.marks)
 
     def relabel(self, items: Iterable[int], cluster_id: int) -> None:
         """Hand-made merges and splits move indexed items to another cluster."""
         for item_id in items:
             entry = self._entries.get(item_id)
             if entry is not None:
+                self._unmember(entry.cluster_id, item_id)
                 entry.cluster_id = cluster_id
+                self._members.setdefault(cluster_id, set()).add(item_id)
+
+    def _unmember(self, cluster_id: int, item_id: int) -> None:
+        same = self._members.get(cluster_id)
+        if same is not None:
+            same.discard(item_id)
+            if not same:
+                del self._members[cluster_id]
 
     def expire(self, now_us: int) -> int:
         """Forget items older than the window before the newest item seen (or ``now_us``)."""
@@ -400,9 +422,11 @@ class StoryIndex:
                 self._lsh.remove(item_id)
             if entry.latin:
                 self._lsh.remove(-item_id)
-            _forget(self._df, entry.counted)
-            _unlist(self._exact, entry.exact, item_id)
-            _unlist(self._links, entry.link, item_id)
+            forget(self._df, entry.counted)
+            self._unmember(entry.cluster_id, item_id)
+            self._vectors.remove(item_id)
+            unlist(self._exact, entry.exact, item_id)
+            unlist(self._links, entry.link, item_id)
             same = self._titles.get(entry.title)
             if same is not None:
                 same.discard(item_id)

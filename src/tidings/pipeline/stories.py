@@ -18,11 +18,22 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from tidings.errors import ConfigError, NotFoundError
 from tidings.identity.heat import HEAT_WINDOW, HeatMember, heat
+from tidings.identity.meaning import (
+    MODEL,
+    Encoder,
+    LocalEncoder,
+    Marks,
+    marks_of,
+    meaning_text,
+    pack_vector,
+    unpack_vector,
+)
 from tidings.identity.shingles import shingle_hash, story_shingles, story_text
 from tidings.identity.storyindex import (
     WINDOW_US,
@@ -34,7 +45,10 @@ from tidings.identity.storyindex import (
     similarity,
 )
 from tidings.store.base import Reads, Unit
-from tidings.store.stories import StoryInput, StoryLink, StoryMember, StoryRow
+from tidings.store.stories import StoredMeaning, StoryInput, StoryLink, StoryMember, StoryRow
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "STORY_MARK",
@@ -62,8 +76,49 @@ def _us(when: datetime) -> int:
 
 
 def story_item(x: StoryInput) -> StoryItem:
+    """An item as the index sees it by its words alone (its meaning: ``_embedded``)."""
     sh = story_shingles(story_text(x.title, x.summary, x.body))
     return item_of(x.item_id, x.source_id, _us(x.at), sh, x.url)
+
+
+_LOCAL: list[LocalEncoder] = []
+
+
+def local_encoder() -> LocalEncoder:
+    """The process's one bundled encoder (its model loads once, on first use)."""
+    if not _LOCAL:
+        _LOCAL.append(LocalEncoder())
+    return _LOCAL[0]
+
+
+def _stored(meaning: StoredMeaning | None, model: str) -> tuple[np.ndarray, Marks] | None:
+    if meaning is None or meaning.model != model:
+        return None
+    return unpack_vector(meaning.vector), Marks.unpack(meaning.marks)
+
+
+def _embedded(inputs: Sequence[StoryInput], encoder: Encoder | None
+              ) -> tuple[list[StoryItem], list[StoredMeaning | None]]:
+    """The index's view of each input with its meaning: read back when stored by this
+    model, else embedded (in one batch) and returned to be stored."""
+    texts = [story_text(x.title, x.summary, x.body) for x in inputs]
+    items = [item_of(x.item_id, x.source_id, _us(x.at), story_shingles(t), x.url)
+             for x, t in zip(inputs, texts, strict=True)]
+    fresh: list[StoredMeaning | None] = [None] * len(inputs)
+    if encoder is None:
+        return items, fresh
+    known = [_stored(x.meaning, encoder.model) for x in inputs]
+    todo = [i for i, k in enumerate(known) if k is None]
+    texts_todo = [meaning_text(texts[i], inputs[i].title, inputs[i].summary, inputs[i].body)
+                  for i in todo]
+    vectors = list(encoder.encode(texts_todo)) if todo else []
+    for i, vector in zip(todo, vectors, strict=True):
+        marks = marks_of(texts[i])
+        known[i] = (vector, marks)
+        fresh[i] = StoredMeaning(encoder.model, pack_vector(vector), marks.pack())
+    out = [replace(item, vector=k[0], marks=k[1]) if k is not None else item
+           for item, k in zip(items, known, strict=True)]
+    return out, fresh
 
 
 @dataclass(slots=True)
@@ -81,17 +136,17 @@ class _Links:
         return out
 
 
-def _place(index: StoryIndex, inputs: Sequence[StoryInput], links: _Links
-           ) -> list[StoryMember]:
-    items = [story_item(x) for x in inputs]
+def _place(index: StoryIndex, inputs: Sequence[StoryInput], links: _Links,
+           encoder: Encoder | None = None) -> list[StoryMember]:
+    items, fresh = _embedded(inputs, encoder)
     index.learn(items)
     out = []
-    for x, item in zip(inputs, items, strict=True):
+    for x, item, meaning in zip(inputs, items, fresh, strict=True):
         p = index.place(item, apart=links.apart.get(x.item_id, ()),
                         together=links.together.get(x.item_id, ()))
         out.append(StoryMember(x.item_id, p.cluster_id, x.source_id, x.at, p.similarity,
                                p.matched, p.item.hashes, p.item.title, p.item.exact,
-                               p.item.latin, x.url))
+                               p.item.latin, x.url, meaning))
     return out
 
 
@@ -109,16 +164,27 @@ class StoryBatch:
 class Clusterer:
     """The process's story index and the job that feeds it (one per process)."""
 
-    def __init__(self) -> None:
+    def __init__(self, encoder: Encoder | None = None, *, meaning: bool = True) -> None:
+        """``encoder``: what embeds items (the bundled model by default); ``meaning``
+        False: shingles alone, nothing embedded (the benchmark's baseline)."""
         self.index: StoryIndex | None = None
         #: the bookmark and the edit counter as the index reflects them
         self.synced: tuple[str | None, str | None] = (None, None)
+        self.encoder: Encoder | None = (encoder or local_encoder()) if meaning else None
+
+    def _new_index(self) -> StoryIndex:
+        return StoryIndex() if self.encoder is not None else StoryIndex(meaning=None)
 
     def _warm(self, store: Reads, now: datetime) -> StoryIndex:
-        index = StoryIndex()
+        index = self._new_index()
+        model = self.encoder.model if self.encoder is not None else MODEL
         for m in store.story_window(now - WINDOW):
-            index.add(StoryItem(m.item_id, m.source_id, _us(m.at), m.hashes, m.title, m.exact,
-                                m.latin, link_hash(m.url)), m.cluster_id)
+            item = StoryItem(m.item_id, m.source_id, _us(m.at), m.hashes, m.title, m.exact,
+                             m.latin, link_hash(m.url))
+            known = _stored(m.meaning, model)
+            if known is not None:
+                item = replace(item, vector=known[0], marks=known[1])
+            index.add(item, m.cluster_id)
         return index
 
     def step(self, unit: Unit, now: datetime, limit: int = BATCH) -> int:
@@ -138,7 +204,7 @@ class Clusterer:
         if not inputs:
             return None
         index, self.index = self.index, None  # back once the placements are stored
-        members = _place(index, inputs, _Links.of(store.story_links()))
+        members = _place(index, inputs, _Links.of(store.story_links()), self.encoder)
         return StoryBatch(mark, edits, str(inputs[-1].item_id), members, index)
 
     def commit(self, unit: Unit, batch: StoryBatch) -> int:
@@ -154,14 +220,14 @@ class Clusterer:
 
     def restart(self) -> StoryIndex:
         """An empty index, for a rebuild that replays the archive."""
-        self.index = StoryIndex()
+        self.index = self._new_index()
         return self.index
 
     def replay(self, inputs: Sequence[StoryInput], links: Sequence[StoryLink]
                ) -> list[StoryMember]:
         """Place one page of a rebuild (items in time order) in the index."""
         assert self.index is not None
-        return _place(self.index, inputs, _Links.of(links))
+        return _place(self.index, inputs, _Links.of(links), self.encoder)
 
 
 def finish_rebuild(unit: Unit) -> None:
@@ -267,8 +333,10 @@ class Peer:
     item_id: int
     source_id: str
     title: str
-    similarity: float
+    similarity: float  # of the shingles
     shared: list[str]
+    meaning: float | None = None  # the cosine of the two meanings (None: either has none)
+    language: str = ""  # "zh" for a report written mostly in CJK, else "en"
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,12 +345,24 @@ class Explanation:
     cluster_id: int
     similarity: float  # with the member it joined (0 when it started the story)
     matched: int | None
-    peers: list[Peer]  # the other members, most similar first
+    peers: list[Peer]  # the other members, the closest in meaning (else words) first
+    languages: list[str] = field(default_factory=list)  # of the story's members
+
+
+def _cosine(a: StoredMeaning | None, b: StoredMeaning | None) -> float | None:
+    if a is None or b is None or a.model != b.model:
+        return None
+    return round(float(unpack_vector(a.vector) @ unpack_vector(b.vector)), 4)
+
+
+def _language(meaning: StoredMeaning | None) -> str:
+    return "" if meaning is None else Marks.unpack(meaning.marks).language
 
 
 def explain(store: Reads, item_id: int) -> Explanation:
-    """Why ``item_id`` is where it is: each other member's similarity and the shingles
-    they share (recomputed from the stored texts)."""
+    """Why ``item_id`` is where it is: each other member's similarity, the shingles
+    they share (recomputed from the stored texts) and how close their meanings are
+    (from the stored vectors)."""
     placed = store.story_members([item_id])
     if not placed:
         raise NotFoundError(f"item {item_id} is not clustered yet (run: tidings cluster rebuild)")
@@ -297,9 +377,12 @@ def explain(store: Reads, item_id: int) -> Explanation:
         score = similarity(me.hashes, other.hashes, me.title, other.title, me.latin,
                            other.latin) if other \
             else jaccard(frozenset(map(shingle_hash, mine)), frozenset(map(shingle_hash, theirs)))
-        peers.append(Peer(r.item_id, r.source_id, r.title, score, sorted(mine & theirs)))
-    peers.sort(key=lambda p: (-p.similarity, p.item_id))
-    return Explanation(item_id, me.cluster_id, me.similarity, me.matched, peers)
+        meaning = other.meaning if other else None
+        peers.append(Peer(r.item_id, r.source_id, r.title, score, sorted(mine & theirs),
+                          _cosine(me.meaning, meaning), _language(meaning)))
+    peers.sort(key=lambda p: (-(p.meaning or 0.0), -p.similarity, p.item_id))
+    languages = sorted({x for x in [_language(me.meaning), *(p.language for p in peers)] if x})
+    return Explanation(item_id, me.cluster_id, me.similarity, me.matched, peers, languages)
 
 
 def _shingles(store: Reads, item_id: int) -> frozenset[str]:

@@ -16,6 +16,17 @@ from tidings.model import ItemBrief
 
 
 @dataclass(frozen=True, slots=True)
+class StoredMeaning:
+    """An item's embedded meaning as stored: the model that made it, the vector's
+    bytes (``tidings.identity.meaning.pack_vector``) and its marks (``Marks.pack``).
+    Kept apart from the placement: a rebuild clears placements, never meanings."""
+
+    model: str
+    vector: bytes
+    marks: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class StoryInput:
     """An item as clustering reads it: the texts it compares and the times heat needs."""
 
@@ -29,6 +40,7 @@ class StoryInput:
     discovered_at: datetime
     backfill: bool
     url: str | None = None  # the page it links to: sources listing one page tell one story
+    meaning: StoredMeaning | None = None  # embedded before (by any model), else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +59,7 @@ class StoryMember:
     exact: int = 0
     latin: frozenset[int] = frozenset()  # of a bilingual item, its Latin-script shingles
     url: str | None = None  # the item's link (read back from the item, not stored twice)
+    meaning: StoredMeaning | None = None  # written beside the placement when given
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +76,7 @@ class StoryRow:
     published_at: datetime | None
     discovered_at: datetime
     backfill: bool
+    language: str = ""  # of its stored meaning ("zh", "en", ...; "" before it has one)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +137,8 @@ class StoriesReads(Protocol):
 
 class StoriesWrites(Protocol):
     def put_story_members(self, members: Sequence[StoryMember]) -> None:
-        """Insert or replace the placements of these items (ignored for deleted items)."""
+        """Insert or replace the placements of these items (ignored for deleted items),
+        and the meanings of those that carry one."""
         ...
 
     def move_story_members(self, item_ids: Sequence[int], cluster_id: int) -> int:
@@ -131,7 +146,7 @@ class StoriesWrites(Protocol):
         ...
 
     def clear_story_members(self) -> int:
-        """Forget every placement (a rebuild starts over); hand edits stay."""
+        """Forget every placement (a rebuild starts over); hand edits and meanings stay."""
         ...
 
     def add_story_link(self, link: StoryLink) -> None:

@@ -15,7 +15,7 @@ from tidings.errors import NotFoundError
 from tidings.web.context import render, require_reader, web_state
 from tidings.web.pages_read import visible_filter
 from tidings.web.sidebar import TRENDING, nav_context
-from tidings.web.stories import StoryView, shown
+from tidings.web.stories import StoryView, languages, shown
 
 router = APIRouter(include_in_schema=False)
 
@@ -31,7 +31,8 @@ async def trending(request: Request) -> Response:
         for story in st.tidings.stories.trending(TRENDING):
             rows = [r for r in story.rows if shown(visible, r)]
             if len({r.source_id for r in rows}) > 1:
-                views.append(StoryView(story.cluster_id, story.heat, rows[0], rows[1:]))
+                views.append(StoryView(story.cluster_id, story.heat, rows[0], rows[1:],
+                                       languages(rows)))
         return {"view": "trending", "title": "Trending", "stories": views,
                 **nav_context(request)}
 

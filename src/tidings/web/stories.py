@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tidings.app import Tidings
 from tidings.model import Item
 
-__all__ = ["StoryView", "shown", "story_of"]
+__all__ = ["StoryView", "languages", "shown", "story_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +19,7 @@ class StoryView:
     heat: float
     head: Any  # StoryRow of the earliest visible item
     others: list[Any]  # StoryRow, earliest first
+    languages: list[str] = field(default_factory=list)  # told in, most rows first
 
     @property
     def sources(self) -> int:
@@ -37,7 +38,16 @@ def story_of(tid: Tidings, item: Item, visible: Any) -> StoryView | None:
     others = [r for r in rows if r.item_id != item.id]
     if not others:
         return None
-    return StoryView(cluster, story.heat, rows[0], others)
+    return StoryView(cluster, story.heat, rows[0], others, languages(rows))
+
+
+def languages(rows: Any) -> list[str]:
+    """The languages these rows were told in, most rows first (issue 31)."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        if r.language:
+            counts[r.language] = counts.get(r.language, 0) + 1
+    return sorted(counts, key=lambda lang: (-counts[lang], lang))
 
 
 def shown(visible: Any, row: Any) -> bool:

@@ -367,9 +367,19 @@ CREATE INDEX IF NOT EXISTS items_unread_source ON items (source_id, sort_time, b
 CREATE INDEX IF NOT EXISTS items_starred_source ON items (source_id) WHERE starred = 1;
 """
 
+# Story clustering by meaning (issue 31), as SQLite's ``_STORY_MEANING``.
+_STORY_MEANING = """
+CREATE TABLE IF NOT EXISTS story_meaning (
+    item_id bigint PRIMARY KEY REFERENCES items (id) ON DELETE CASCADE,
+    model text NOT NULL,
+    vector bytea NOT NULL,
+    marks text NOT NULL DEFAULT ''
+);
+"""
+
 MIGRATIONS: tuple[str, ...] = (_BASE, _CRAWL_FRONTIER, _STORY_CLUSTERS, _LEASE_HOLDERS,
                                _COMPAT_APIS, _SEARCH_HOURS, _LZ4_BODIES, _PAID_TROUBLES, _MEDIA,
-                               _NAVIGATION_COUNTS)
+                               _NAVIGATION_COUNTS, _STORY_MEANING)
 
 #: the advisory lock key under which migrations run (any constant; "tidings" in ASCII)
 _LOCK = 0x7469_6469_6E67_73

@@ -24,6 +24,7 @@ from tidings.store.sql.stories import (
     inputs_by_time,
     link_from_row,
     link_params,
+    meaning_params,
     member_from_row,
     member_params,
     story_row_from_row,
@@ -40,6 +41,10 @@ _PUT = ("INSERT INTO story_members (cluster_id, similarity, matched, at, hashes,
         "similarity = excluded.similarity, matched = excluded.matched, at = excluded.at, "
         "hashes = excluded.hashes, title_hashes = excluded.title_hashes, "
         "exact = excluded.exact, latin_hashes = excluded.latin_hashes")
+_PUT_MEANING = ("INSERT INTO story_meaning (model, vector, marks, item_id) "
+                "SELECT ?::text, ?::bytea, ?::text, id FROM items WHERE id = ? FOR KEY SHARE "
+                "ON CONFLICT (item_id) DO UPDATE SET model = excluded.model, "
+                "vector = excluded.vector, marks = excluded.marks")
 
 
 def _limit(limit: int) -> int | None:
@@ -125,6 +130,9 @@ class StoriesMixin(Access):
     def put_story_members(self, members: Sequence[StoryMember]) -> None:
         with self._write() as conn:
             conn.executemany(_PUT, [member_params(m) for m in members])
+            meanings = meaning_params(members)
+            if meanings:
+                conn.executemany(_PUT_MEANING, meanings)
 
     def move_story_members(self, item_ids: Sequence[int], cluster_id: int) -> int:
         with self._write() as conn:

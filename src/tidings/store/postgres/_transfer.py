@@ -55,6 +55,7 @@ TABLES: tuple[Table, ...] = (
     Table("saved_searches", ("id",)), Table("fever_keys", ("token_id",)),
     Table("websub", ("source_id",)), Table("paid_troubles", ("provider",)),
     Table("story_members", ("item_id",)), Table("story_links", ("a", "b")),
+    Table("story_meaning", ("item_id",), 2000),
     Table("crawls", ("id",)), Table("crawl_sites", ("id",)),
     Table("crawl_pages", ("crawl_id", "url")), Table("crawl_feeds", ("id",)),
 )

@@ -433,11 +433,23 @@ CREATE INDEX IF NOT EXISTS items_unread_source ON items (source_id, sort_time, b
 CREATE INDEX IF NOT EXISTS items_starred_source ON items (source_id) WHERE starred = 1;
 """
 
+# Story clustering by meaning (issue 31): each item's embedded title and lead (the
+# model that made it, a float16 vector, and the names and figures it keeps), written
+# once beside its first placement and kept by rebuilds, so no restart embeds it again.
+_STORY_MEANING = """
+CREATE TABLE IF NOT EXISTS story_meaning (
+    item_id INTEGER PRIMARY KEY REFERENCES items (id) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    marks TEXT NOT NULL DEFAULT ''
+);
+"""
+
 MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _FOLDERS_AND_LOSSY, _WEB_ACCESS,
                                _PAID_CALLS, _FINGERPRINTS_ON_ITEMS, _CRAWL_FRONTIER,
                                _LEASE_HOLDERS, _STORY_CLUSTERS, _COMPAT_APIS,
                                _PAID_TROUBLES, _MEDIA,
-                               _NAVIGATION_COUNTS)
+                               _NAVIGATION_COUNTS, _STORY_MEANING)
 
 
 def migrate(conn: sqlite3.Connection) -> int:

@@ -19,6 +19,7 @@ from tidings.store.sql.stories import (
     inputs_by_time,
     link_from_row,
     link_params,
+    meaning_params,
     member_from_row,
     member_params,
     story_row_from_row,
@@ -127,6 +128,9 @@ class StoriesMixin(Access):
                 "hashes, title_hashes, exact, latin_hashes, item_id) "
                 "SELECT ?, ?, ?, ?, ?, ?, ?, ?, id FROM items WHERE id = ?",
                 [member_params(m) for m in members])
+            conn.executemany(
+                "INSERT OR REPLACE INTO story_meaning (model, vector, marks, item_id) "
+                "SELECT ?, ?, ?, id FROM items WHERE id = ?", meaning_params(members))
 
     def move_story_members(self, item_ids: Sequence[int], cluster_id: int) -> int:
         moved = 0

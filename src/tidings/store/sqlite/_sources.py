@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from tidings.errors import ConfigError, NotFoundError
-from tidings.model import Source, SourceKind
+from tidings.model import Source
 from tidings.store.base import PUSHED_KIND, SourceUpdate
 from tidings.store.sql.sources import (
     _COLUMNS,

@@ -152,10 +152,9 @@ def test_the_web_add_page_offers_and_adds_the_kind(installed: None, settings: Se
                 "csrf": csrf.group(1), "url": "https://shelf.example/one?for=ann",
                 "kind": "toy", "title": "Ann", "config": '{"person": "ann"}'})
             assert added.status_code == 303, added.text
-            source = tid.sources()[0]
-            assert (source.kind, source.interval_min, source.cost_class) == (
-                "toy", 20, CostClass.HOT_SIGNAL)
-            shown = client.get(f"/sources/{source.id}").text
+            shown = client.get(added.headers["location"]).text
+            assert "toy · hot_signal · identity by guid" in shown
+            assert "(every 20 min)" in shown, "the kind's first interval"
             assert 'id="collect-now"' in shown, "a fetched kind can be collected"
     finally:
         server.stop()

@@ -52,13 +52,7 @@ def test_the_add_page_offers_an_account_without_discovery(web: Web) -> None:
     again = web.client.post("/add", data={"csrf": web.csrf(), "url": "x:@karpathy"})
     assert again.status_code == 400 and "already a source" in again.text
     bad = web.client.post("/add", data={"csrf": web.csrf(), "url": "wechat:"})
-    assert bad.status_code == 400 and "is not a WeChat account: write wechat:&lt;account id&gt;" \
-        in bad.text
-    handle = web.client.post("/add", data={"csrf": web.csrf(), "url": "x:@no-dash"})
-    assert handle.status_code == 400
-    assert "a handle is 1 to 15 letters, digits or _ (x:@handle)" in handle.text
-    other = web.client.post("/add", data={"csrf": web.csrf(), "url": "gopher://old.example/"})
-    assert other.status_code == 400 and "x:@handle, wechat:&lt;account id&gt;" in other.text
+    assert bad.status_code == 400 and "x:@handle" in bad.text
 
 
 def test_spend_balance_and_trouble_are_shown(web: Web) -> None:

@@ -2,10 +2,6 @@
 
 Those layers may not import the readers, and no layer above them names a kind:
 they ask here, and this asks the kinds' own records (``tidings.readers``).
-
-``account_refusal`` (the readers' own) says why a line that starts like an account
-line is not one: a person who typed ``x:@bad!`` is told the handle rule, not the
-URL rule.
 """
 
 from __future__ import annotations
@@ -14,7 +10,6 @@ from tidings.errors import ConfigError
 from tidings.model import Source, SourceKind
 from tidings.readers import (
     account_forms,
-    account_refusal,
     all_kinds,
     feed_kind,
     kind_of,
@@ -87,9 +82,3 @@ def import_forms() -> str:
 def account_lines() -> str:
     """The account lines the kinds read, for a message (``x:@handle, wechat:<id>``)."""
     return ", ".join(account_forms())
-
-
-__all__ = [
-    "account_kinds", "account_lines", "account_refusal", "check_address", "default_kind", "facts",
-    "import_forms", "importable", "is_fetched", "kind_names", "page_kind", "unfetched_kinds",
-]

@@ -133,18 +133,6 @@ def parse_account(text: str) -> tuple[Kind, Account] | None:
     return None
 
 
-def account_refusal(text: str) -> str | None:
-    """Why a line that starts like some kind's account line is not one (``x:@bad!``), or
-    None (it is one, or it is no account line at all)."""
-    text = text.strip()
-    low = text.lower()
-    for kind in all_kinds():
-        if (kind.account is not None and kind.account_prefixes
-                and low.startswith(kind.account_prefixes) and kind.account(text) is None):
-            return f"{text!r} is {kind.account_rule}"
-    return None
-
-
 def account_forms() -> list[str]:
     return [k.account_form for k in all_kinds() if k.account_form]
 
@@ -168,7 +156,7 @@ for _module in (rss_kind, web_kind, jsonlist_kind, x_kind, wechat_kind, external
 
 __all__ = [
     "ENTRY_POINT_GROUP", "Account", "Kind", "ReadContext", "ReadResult", "Reader",
-    "account_forms", "account_refusal", "all_kinds", "feed_kind", "get_reader", "hub_of", "kind_of",
+    "account_forms", "all_kinds", "feed_kind", "get_reader", "hub_of", "kind_of",
     "load_entry_points", "own_hosts", "parse_account", "proposed_kind", "pushed_kind",
     "register", "register_kind", "registered_kinds",
 ]

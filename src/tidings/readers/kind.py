@@ -61,9 +61,7 @@ class Kind:
     from the per-run item limit (a watermark that moves past everything found);
     ``batch_cadence`` makes a source read in a batch follow the batch's cadence
     rather than its own output; ``account`` parses an account line
-    (``account_form`` shows one), ``id_prefix`` starts its source ids, and a
-    line that starts with one of ``account_prefixes`` but does not parse is
-    refused with ``account_rule`` ("not an X account: a handle is ...");
+    (``account_form`` shows one), ``id_prefix`` starts its source ids;
     ``fixed_url`` says why a source's address may not change; ``opml``
     exports the kind's sources in OPML (their address comes back as the same
     kind); ``feed`` marks the kind autodiscovery finds; ``proposed`` the kind a
@@ -84,8 +82,6 @@ class Kind:
     batch_cadence: bool = False
     account: Callable[[str], Account | None] | None = None
     account_form: str = ""
-    account_prefixes: tuple[str, ...] = ()
-    account_rule: str = ""
     id_prefix: str = ""
     fixed_url: str | None = None
     opml: bool = False

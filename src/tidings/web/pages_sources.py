@@ -221,8 +221,6 @@ async def add_source(request: Request) -> Response:
         if account is not None:
             source = await st.tidings.add_account(account, config=_parse_config(
                 form.get("config")))
-        elif (why := kinds.account_refusal(url)) is not None:
-            raise ConfigError(f"url: {why}")
         elif not url.lower().startswith(("http://", "https://")):
             raise ConfigError("url: must start with http:// or https://, or be an account "
                               f"({kinds.account_lines()})")

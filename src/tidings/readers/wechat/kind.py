@@ -42,9 +42,6 @@ KIND = Kind(
     name=WECHAT, reader=WechatReader, summary="a WeChat official account, through a paid API",
     cost=paid_list, first_interval_min=15, fetch_bodies=False, own_hosts=("mp.weixin.qq.com",),
     account=account, account_form="wechat:<account id>", id_prefix="wx",
-    account_prefixes=("wechat:", "weixin:", "mp:"),
-    account_rule="not a WeChat account: write wechat:<account id> (up to 100 characters, "
-                 "no spaces or /)",
     fixed_url="a WeChat account keeps its address (set config.account)", opml=True,
     facts=facts,
 )

@@ -51,6 +51,4 @@ KIND = Kind(
     cost=paid_list, first_interval_min=30, fetch_bodies=False,
     own_hosts=("x.com", "twitter.com"), batch_limited=False, batch_cadence=True,
     account=account, account_form="x:@handle", id_prefix="x", opml=True, facts=facts,
-    account_prefixes=("x:", "twitter:"),
-    account_rule="not an X account: a handle is 1 to 15 letters, digits or _ (x:@handle)",
 )

@@ -8,16 +8,19 @@ from its record, its batch reader reads a whole shelf with one request.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import httpx
 import pytest
 from aiohttp import web
 
 import tidings.readers as readers
 from netservers import serve
+from test_web_support import open_archive, serve_web
 from tidings.app import ItemQuery, Tidings, kinds
 from tidings.errors import ConfigError
 from tidings.model import CostClass, IdentityMode, RunOutcome, SourceKind
@@ -134,3 +137,26 @@ async def test_a_person_missing_from_the_shelf_fails_alone(
     assert report.results["dan"].outcome is RunOutcome.FAILED
     assert shelf.requests == ["/shelf/one"], "read together, failed apart"
     assert "nobody called 'dan'" in (t.sources.get("dan").last_error or "")
+
+
+def test_the_web_add_page_offers_and_adds_the_kind(installed: None, settings: Settings) -> None:
+    tid = open_archive(settings)
+    server = serve_web(tid, settings)
+    try:
+        with httpx.Client(base_url=server.url, timeout=10) as client:
+            page = client.get("/add").text
+            assert '<option value="toy">toy</option>' in page
+            csrf = re.search(r'name="csrf" value="([^"]+)"', page)
+            assert csrf is not None
+            added = client.post("/add", data={
+                "csrf": csrf.group(1), "url": "https://shelf.example/one?for=ann",
+                "kind": "toy", "title": "Ann", "config": '{"person": "ann"}'})
+            assert added.status_code == 303, added.text
+            shown = client.get(added.headers["location"]).text
+            assert "toy · hot_signal · identity by guid" in shown
+            assert "(every 20 min)" in shown, "the kind's first interval"
+            assert 'id="collect-now"' in shown, "a fetched kind can be collected"
+    finally:
+        server.stop()
+        tid.close()
+

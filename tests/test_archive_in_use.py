@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 import pgserver
@@ -67,6 +68,7 @@ def serving(data: Path, url: str = "") -> Iterator[subprocess.Popen[bytes]]:
         proc.communicate(timeout=60)
 
 
+@pytest.mark.slow
 def test_restore_refuses_while_serve_has_the_sqlite_archive_open(tmp_path: Path) -> None:
     data = tmp_path / "data"
     tidings(data, "init", "--empty")
@@ -85,6 +87,8 @@ def test_restore_refuses_while_serve_has_the_sqlite_archive_open(tmp_path: Path)
         assert [s.id for s in store.list_sources()] == []
 
 
+@pytest.mark.slow
+@pytest.mark.postgres
 def test_migrate_refuses_a_target_in_use_on_postgresql_and_sqlite(tmp_path: Path) -> None:
     url = pgserver.schema_url()
     lite, pg = tmp_path / "lite", tmp_path / "pg"

@@ -89,6 +89,8 @@ def site() -> Iterator[Site]:
         yield s
 
 
+@pytest.mark.slow
+@pytest.mark.postgres
 @pytest.mark.timeout(600)
 def test_two_web_nodes_serve_the_image_one_worker_extracted(tmp_path: Path, site: Site) -> None:
     url = pgserver.schema_url()
@@ -138,6 +140,7 @@ def _cli(data: Path, *args: str, url: str = "", code: int = 0) -> str:
     return result.output
 
 
+@pytest.mark.postgres
 def test_migrate_and_backups_carry_the_images(tmp_path: Path) -> None:
     """A SQLite archive's image files go into the cluster's table, and come back out in a
     SQLite copy and in a PostgreSQL backup (served from the table there)."""

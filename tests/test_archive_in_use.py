@@ -68,6 +68,7 @@ def serving(data: Path, url: str = "") -> Iterator[subprocess.Popen[bytes]]:
         proc.communicate(timeout=60)
 
 
+@pytest.mark.slow
 def test_restore_refuses_while_serve_has_the_sqlite_archive_open(tmp_path: Path) -> None:
     data = tmp_path / "data"
     tidings(data, "init", "--empty")
@@ -86,6 +87,7 @@ def test_restore_refuses_while_serve_has_the_sqlite_archive_open(tmp_path: Path)
         assert [s.id for s in store.list_sources()] == []
 
 
+@pytest.mark.slow
 @pytest.mark.postgres
 def test_migrate_refuses_a_target_in_use_on_postgresql_and_sqlite(tmp_path: Path) -> None:
     url = pgserver.schema_url()
@@ -102,3 +104,27 @@ def test_migrate_refuses_a_target_in_use_on_postgresql_and_sqlite(tmp_path: Path
     with serving(lite) as serve:  # a PostgreSQL archive copied into a SQLite file in use
         out = tidings(pg, "migrate", "--to", str(lite / "tidings.sqlite3"), url=url, code=1)
         assert f"stop tidings serve (pid {serve.pid}) first" in out
+
+
+def test_an_archive_opened_during_a_restore_waits_for_it(tmp_path: Path) -> None:
+    """A restore holds the archive alone; a process opening it meanwhile waits for the
+    restore to end rather than open the file being replaced."""
+    data = tmp_path / "data"
+    tidings(data, "init", "--empty")
+    database = data / "tidings.sqlite3"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom pathlib import Path\n"
+         "from tidings.store import inuse\n"
+         "with inuse.exclusive(Path(sys.argv[1]), 'restore'):\n"
+         "    print('held', flush=True)\n    time.sleep(2)\n", str(database)],
+        stdout=subprocess.PIPE, cwd=ROOT)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        started = time.monotonic()
+        with SqliteStorage(database) as store:
+            waited = time.monotonic() - started
+            assert store.list_sources() == []
+        assert waited >= 1.0, f"opened after {waited:.2f} s, during the restore"
+    finally:
+        holder.communicate(timeout=30)  # closes its pipe too
+    assert holder.returncode == 0

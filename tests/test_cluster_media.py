@@ -89,6 +89,7 @@ def site() -> Iterator[Site]:
         yield s
 
 
+@pytest.mark.slow
 @pytest.mark.postgres
 @pytest.mark.timeout(600)
 def test_two_web_nodes_serve_the_image_one_worker_extracted(tmp_path: Path, site: Site) -> None:

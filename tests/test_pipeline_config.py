@@ -270,8 +270,10 @@ async def test_detail_fetches_are_bounded_per_run(tidings: Tidings) -> None:
         report = await tidings.collection.round([source.id], extract=False)
     assert len(fetched) == 2
     assert report.results[source.id].created == 6, "a failed page keeps the listed entry"
-    errors = [i.raw["detail"]["error"] for i in tidings.items.query() if "detail" in i.raw]
+    marks = [i.raw["detail"] for i in tidings.items.query() if "detail" in i.raw]
+    errors = [m["error"] for m in marks if "error" in m]
     assert len(errors) == 2 and all("HTTP 404" in e for e in errors)
+    assert sum(1 for m in marks if m.get("pending")) == 4, "the rest carried over"
 
 
 # -------------------------------------------------------------------------- CLI

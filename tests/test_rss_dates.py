@@ -123,3 +123,19 @@ def test_a_zero_date_in_a_feed_is_missing_and_kept_raw(kind: str) -> None:
     [item] = parse_feed(ZERO_FEEDS[kind], url="https://e.com/feed").items
     assert item.published_at is None and item.updated_at is None
     assert item.published_raw is not None and "0001" in item.published_raw
+
+
+def test_one_date_rule_at_the_edge_refuses_times_without_a_utc_instant() -> None:
+    """Issue 30: 0001-01-01T00:00:00+14:00 is in year 0 once in UTC; it was an
+    OverflowError (a 500) in the store, and is a ValueError (a 422, a one-line CLI
+    error) where dates come in (tidings.dates.utc_instant)."""
+    from datetime import timedelta, timezone
+
+    from tidings.dates import utc_instant
+
+    plus14, minus14 = timezone(timedelta(hours=14)), timezone(timedelta(hours=-14))
+    for edge in (datetime(1, 1, 1, tzinfo=plus14), datetime(9999, 12, 31, 23, tzinfo=minus14)):
+        with pytest.raises(ValueError, match="out of range"):
+            utc_instant(edge)
+    assert utc_instant(datetime(1, 1, 1, 14, tzinfo=plus14)) == datetime(1, 1, 1, tzinfo=UTC)
+    assert utc_instant(datetime(2024, 5, 1, 12)) == datetime(2024, 5, 1, 12, tzinfo=UTC)

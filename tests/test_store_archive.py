@@ -240,6 +240,11 @@ def test_migrations_end_with_fingerprints_on_items_and_a_rebuilt_search_index(
                             ).fetchone() == (0,)
         columns = [r[1] for r in conn.execute("PRAGMA table_info(item_search)")]
         assert columns == ["title", "body", "title_chars", "body_chars"]
+        # the plan of a large archive, not of these two rows: the statistics the
+        # closing ``PRAGMA optimize`` gathered on two rows would make a scan look cheap
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'").fetchone():
+            conn.execute("DELETE FROM sqlite_stat1")
+    with sqlite3.connect(path) as conn:
         plan = " ".join(r[3] for r in conn.execute(
             "EXPLAIN QUERY PLAN " + _FINGERPRINTS.format("?, ?"), ("aa11", "bb22")))
         assert "USING INDEX items_title_fp" in plan, plan

@@ -148,7 +148,7 @@ async def test_body_tries_count_sent_calls_and_a_429_pause_holds_the_next_proces
         assert report.results["acct"].outcome is RunOutcome.OK
         assert world.calls("article_detail") == 2, "the stored pause holds this process back"
         assert sorted(w["tries"] for w in other.sources.get("acct").cursor["bodies"]) == [0, 1, 1]
-        assert "rate limited (HTTP 429)" in other.paid_troubles()["dajiala"].reason
+        assert "rate limited (HTTP 429)" in other.paid.troubles()["dajiala"].reason
         world.api.body_status = None
         world.clock.advance(3)
         await other.collection.round(["acct"], extract=False)

@@ -35,13 +35,13 @@ from tidings.store.postgres._runs import RunsMixin
 from tidings.store.postgres._schema import migrate
 from tidings.store.postgres._search import SearchIndexMixin
 from tidings.store.postgres._sources import SourcesMixin
-from tidings.store.postgres._spend import SpendMixin
 from tidings.store.postgres._stats import StatsMixin
 from tidings.store.postgres._stories import StoriesMixin
 from tidings.store.sql.crawl import CrawlMixin
 from tidings.store.sql.media import MediaMixin
 from tidings.store.sql.navigation import NavigationMixin
 from tidings.store.sql.raw import RawMixin
+from tidings.store.sql.spend import SpendMixin
 from tidings.store.sql.users import UsersMixin
 
 __all__ = ["PostgresStorage", "PostgresUnit", "QueueStatus", "describe",

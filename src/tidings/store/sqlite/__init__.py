@@ -21,6 +21,7 @@ from tidings.store.sql.crawl import CrawlMixin
 from tidings.store.sql.media import MediaMixin
 from tidings.store.sql.navigation import NavigationMixin
 from tidings.store.sql.raw import RawMixin
+from tidings.store.sql.spend import SpendMixin
 from tidings.store.sql.users import UsersMixin
 from tidings.store.sqlite._compat import CompatMixin
 from tidings.store.sqlite._db import Database, Transaction, connect, is_read_only
@@ -32,7 +33,6 @@ from tidings.store.sqlite._runs import RunsMixin
 from tidings.store.sqlite._schema import MIGRATIONS, migrate
 from tidings.store.sqlite._search import SearchIndexMixin, check_tokenizer
 from tidings.store.sqlite._sources import SourcesMixin
-from tidings.store.sqlite._spend import SpendMixin
 from tidings.store.sqlite._stats import StatsMixin
 from tidings.store.sqlite._stories import StoriesMixin
 

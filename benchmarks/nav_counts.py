@@ -57,7 +57,7 @@ def rows(items: int, sources: int, days: int, read: float) -> list[tuple[Any, ..
 
 def add_sources(storage: Storage, sources: int) -> None:
     for n in range(sources):
-        storage.add_source(Source(id=f"s{n}", kind=SourceKind.RSS, title=f"Source {n}",
+        storage.add_source(Source(id=f"s{n}", kind=SourceKind("rss"), title=f"Source {n}",
                                   url=f"https://s{n}.example/feed", created_at=NOW,
                                   folder=f"Folder {n % 20}"))
 

@@ -57,7 +57,7 @@ def _text(rng: random.Random, chinese: bool) -> tuple[str, str]:
 
 def seed(store: Storage, items: int, now: datetime) -> None:
     rng = random.Random(28)
-    sources = [Source(id=f"s{n}", kind=SourceKind.RSS, url=f"https://s{n}.example/feed",
+    sources = [Source(id=f"s{n}", kind=SourceKind("rss"), url=f"https://s{n}.example/feed",
                       created_at=now) for n in range(60)]
     for s in sources:
         store.add_source(s)

@@ -33,11 +33,11 @@ def _first_archive(settings: Settings) -> list[str]:
         made = [
             await tid.sources.create("https://feed.example/rss.xml", title="Feed",
                                     folder="News"),
-            await tid.sources.create("https://www.anthropic.com/news", kind=SourceKind.WEB_LIST,
+            await tid.sources.create("https://www.anthropic.com/news", kind=SourceKind("web_list"),
                                     title="Anthropic news", config=WEB_LIST, folder="AI"),
             await tid.sources.create("https://api.github.com/repos/astral-sh/uv/releases",
-                                    kind=SourceKind.JSON_LIST, title="uv", config=JSON_LIST),
-            await tid.sources.create("pushed", kind=SourceKind.EXTERNAL, title="Pushed"),
+                                    kind=SourceKind("json_list"), title="uv", config=JSON_LIST),
+            await tid.sources.create("pushed", kind=SourceKind("external"), title="Pushed"),
             await tid.sources.add("x:@sama"),
             await tid.sources.add("wechat:QbitAI", folder="CN"),
         ]

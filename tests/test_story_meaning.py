@@ -49,7 +49,7 @@ class Counting:
 
 def _add(tid: Tidings, sid: str, n: int, hours_ago: float) -> int:
     store = tid._store
-    store.add_source(Source(id=sid, kind=SourceKind.RSS, url=f"https://{sid}.example/feed",
+    store.add_source(Source(id=sid, kind=SourceKind("rss"), url=f"https://{sid}.example/feed",
                             created_at=NOW, site_url=f"https://{sid}.example/"))
     title, lead = TEXTS[sid]
     upsert_items(store, store.get_source(sid), [entry(n, title, lead, hours_ago)], NOW)

@@ -54,6 +54,7 @@ class Chaos:
     due: dict[str, datetime] = field(default_factory=dict)  # source -> became due at
     pushed: list[str] = field(default_factory=list)  # a hub pushes: polled in 6 h only
     last_check: str = ""
+    going: dict[str, set[int]] = field(default_factory=dict)  # runs going at the latest due
     events: dict[str, list[str]] = field(default_factory=dict)  # source -> what happened
 
     def note(self, ids: list[str], what: str) -> None:
@@ -83,9 +84,14 @@ class Chaos:
             return
         now = datetime.now(UTC)
         listed = ", ".join(f"'{i}'" for i in ids)
-        query_exec(self.url, f"UPDATE sources SET next_fetch_at = {_us(now)} "
-                             f"WHERE id IN ({listed})")
+        # in one statement: the runs going at this moment, and the sources due now
+        going = query(self.url, f"""WITH due AS (UPDATE sources SET next_fetch_at =
+            {_us(now)} WHERE id IN ({listed}) RETURNING id)
+            SELECT id, source_id FROM fetch_runs
+            WHERE outcome = 'running' AND source_id IN ({listed})""")
         self.due.update(dict.fromkeys(ids, now))
+        for sid in ids:  # each source's latest due counts the runs going then, no others
+            self.going[sid] = {int(str(run)) for run, of in going if of == sid}
         self.note(ids, "due")
 
     def push(self, ids: list[str]) -> None:
@@ -128,15 +134,18 @@ class Chaos:
     def lateness(self) -> dict[str, float]:
         """Per source, seconds from becoming due to the end of the first run that ended
         after that (inf: none yet). A run already going when the source became due
-        counts: it ended later, with what the feed had then."""
+        counts (0 s late) when it ends well: its last write sets the next fetch, with
+        what the feed had a moment before."""
         runs: dict[str, list[tuple[int, int]]] = {}
-        for sid, started, finished in query(
-                self.url, "SELECT source_id, started_at, finished_at FROM fetch_runs "
+        for run, sid, finished in query(
+                self.url, "SELECT id, source_id, finished_at FROM fetch_runs "
                           "WHERE outcome NOT IN ('running', 'abandoned')"):
-            runs.setdefault(str(sid), []).append((int(str(started)), int(str(finished))))
+            runs.setdefault(str(sid), []).append((int(str(run)), int(str(finished))))
         out = {}
         for sid, due in self.due.items():
-            ends = [f for _, f in runs.get(sid, []) if f >= _us(due)]
+            going = self.going.get(sid, set())
+            ends = [max(f, _us(due)) for run, f in runs.get(sid, [])
+                    if f >= _us(due) or run in going]
             out[sid] = (min(ends) - _us(due)) / 1e6 if ends else float("inf")
         return out
 

@@ -114,9 +114,11 @@ class SearchIndexMixin(Access):
         with self._write() as conn:
             current: dict[int, tuple[object, ...]] = {}
             for part in chunks([d.source.item_id for d in docs]):
-                current.update((r[0], tuple(r[1:])) for r in conn.execute(
-                    "SELECT id, sort_time, title, body, summary, search_rowid "  # noqa: S608
-                    f"FROM items WHERE search_dirty = 1 AND id IN ({marks(len(part))})", part))
+                # by id alone: the rowid look-up, whatever the statistics say
+                current.update((r[0], tuple(r[1:6])) for r in conn.execute(
+                    "SELECT id, sort_time, title, body, summary, search_rowid, "  # noqa: S608
+                    f"search_dirty FROM items WHERE id IN ({marks(len(part))})", part)
+                    if r[6] == 1)
             fresh = [d for d in docs if current.get(d.source.item_id, ())[:4] == d.source.text()]
             if not fresh:
                 return 0

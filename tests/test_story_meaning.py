@@ -47,12 +47,14 @@ class Counting:
         return local_encoder().encode(texts)
 
 
-def _add(tid: Tidings, sid: str, n: int, hours_ago: float) -> int:
+def _add(tid: Tidings, sid: str, n: int, hours_ago: float, backfill: bool = False,
+         text: str | None = None) -> int:
     store = tid._store
     store.add_source(Source(id=sid, kind=SourceKind.RSS, url=f"https://{sid}.example/feed",
                             created_at=NOW, site_url=f"https://{sid}.example/"))
-    title, lead = TEXTS[sid]
-    upsert_items(store, store.get_source(sid), [entry(n, title, lead, hours_ago)], NOW)
+    title, lead = TEXTS[text or sid]
+    upsert_items(store, store.get_source(sid), [entry(n, title, lead, hours_ago, backfill)],
+                 NOW)
     return store.list_items(ItemQuery(source_id=sid))[0].id
 
 
@@ -90,4 +92,19 @@ def test_no_item_is_embedded_twice(tmp_path: Path) -> None:
     assert asyncio.run(tid.stories.cluster_pending()) == 1
     assert len(again.texts) == 1 and "Nordwind" in again.texts[0]
     assert tid.stories.of_items([ids["zh"]]) == {ids["zh"]: ids["wire"]}
+    tid.close()
+
+
+def test_a_history_item_joins_its_story_and_adds_no_heat(tmp_path: Path) -> None:
+    """A backfilled report (history) in the other language is one of the story's
+    members, and the story is exactly as hot as without it."""
+    tid = open_tidings(tmp_path)
+    ids = {sid: _add(tid, sid, n, 5 - n) for n, sid in enumerate(["wire", "blog"])}
+    asyncio.run(tid.stories.cluster_pending())
+    before = tid.stories.stories([ids["wire"]])[ids["wire"]].heat
+    ids["archive"] = _add(tid, "archive", 9, 60, backfill=True, text="zh")
+    asyncio.run(tid.stories.cluster_pending())
+    assert tid.stories.of_items([ids["archive"]]) == {ids["archive"]: ids["wire"]}
+    story = tid.stories.stories([ids["wire"]])[ids["wire"]]
+    assert story.sources == 3 and story.heat == before
     tid.close()

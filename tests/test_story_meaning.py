@@ -108,3 +108,24 @@ def test_a_history_item_joins_its_story_and_adds_no_heat(tmp_path: Path) -> None
     story = tid.stories.stories([ids["wire"]])[ids["wire"]]
     assert story.sources == 3 and story.heat == before
     tid.close()
+
+
+def test_the_batch_is_embedded_before_the_write(tmp_path: Path) -> None:
+    """``prepare`` embeds the next batch outside the writer; the step that places it
+    (holding the write) embeds nothing, and stores what was embedded ahead."""
+    from tidings.pipeline.stories import Clusterer
+
+    tid = open_tidings(tmp_path)
+    ids = {sid: _add(tid, sid, n, 5 - n) for n, sid in enumerate(TEXTS)}
+    counting = Counting()
+    clusterer = Clusterer(counting)
+    assert clusterer.prepare(tid._store) == 4 and len(counting.texts) == 4
+    assert clusterer.prepare(tid._store) == 0  # embedded once
+    with tid._store.write() as unit:
+        assert clusterer.step(unit, NOW) == 4
+    assert len(counting.texts) == 4 and clusterer.ready == {}
+    clusters = tid.stories.of_items(list(ids.values()))
+    assert clusters[ids["zh"]] == clusters[ids["blog"]] == ids["wire"] != clusters[ids["other"]]
+    stored = tid._store.story_members(list(ids.values()))
+    assert all(m.meaning is not None and m.meaning.model == counting.model for m in stored)
+    tid.close()

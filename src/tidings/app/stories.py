@@ -3,6 +3,7 @@ edits, explanations, heat and trending, over the process's one writer."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
@@ -37,9 +38,13 @@ class Stories:
     async def cluster_pending(self) -> int:
         """Place every item created since the last call (the runner's job)."""
         total = 0
-        while n := await self._writer(self.clusterer.step, self._clock()):
+        while True:
+            # embedded on a worker thread, before the write: the writer is not held
+            await asyncio.to_thread(self.clusterer.prepare, self._store)
+            n = await self._writer(self.clusterer.step, self._clock())
+            if not n:
+                return total
             total += int(n)
-        return total
 
     async def rebuild(self, progress: Callable[[int], None] = lambda _n: None,
                       page: int = 2000) -> int:

@@ -96,10 +96,12 @@ def _stored(meaning: StoredMeaning | None, model: str) -> tuple[np.ndarray, Mark
     return unpack_vector(meaning.vector), Marks.unpack(meaning.marks)
 
 
-def _embedded(inputs: Sequence[StoryInput], encoder: Encoder | None
+def _embedded(inputs: Sequence[StoryInput], encoder: Encoder | None,
+              ready: dict[int, StoredMeaning] | None = None
               ) -> tuple[list[StoryItem], list[StoredMeaning | None]]:
     """The index's view of each input with its meaning: read back when stored by this
-    model, else embedded (in one batch) and returned to be stored."""
+    model, taken from ``ready`` (embedded ahead, see ``Clusterer.prepare``), else
+    embedded (in one batch); the last two returned to be stored."""
     texts = [story_text(x.title, x.summary, x.body) for x in inputs]
     items = [item_of(x.item_id, x.source_id, _us(x.at), story_shingles(t), x.url)
              for x, t in zip(inputs, texts, strict=True)]
@@ -107,6 +109,10 @@ def _embedded(inputs: Sequence[StoryInput], encoder: Encoder | None
     if encoder is None:
         return items, fresh
     known = [_stored(x.meaning, encoder.model) for x in inputs]
+    for i, x in enumerate(inputs):
+        ahead = (ready or {}).pop(x.item_id, None)
+        if known[i] is None and ahead is not None and ahead.model == encoder.model:
+            known[i], fresh[i] = _stored(ahead, encoder.model), ahead
     todo = [i for i, k in enumerate(known) if k is None]
     texts_todo = [meaning_text(texts[i], inputs[i].title, inputs[i].summary, inputs[i].body)
                   for i in todo]
@@ -136,8 +142,9 @@ class _Links:
 
 
 def _place(index: StoryIndex, inputs: Sequence[StoryInput], links: _Links,
-           encoder: Encoder | None = None) -> list[StoryMember]:
-    items, fresh = _embedded(inputs, encoder)
+           encoder: Encoder | None = None, ready: dict[int, StoredMeaning] | None = None
+           ) -> list[StoryMember]:
+    items, fresh = _embedded(inputs, encoder, ready)
     index.learn(items)
     out = []
     for x, item, meaning in zip(inputs, items, fresh, strict=True):
@@ -159,6 +166,28 @@ class Clusterer:
         #: the bookmark and the edit counter as the index reflects them
         self.synced: tuple[str | None, str | None] = (None, None)
         self.encoder: Encoder | None = (encoder or local_encoder()) if meaning else None
+        #: meanings embedded ahead by ``prepare``, by item id, until placed
+        self.ready: dict[int, StoredMeaning] = {}
+
+    def prepare(self, store: Reads, limit: int = BATCH) -> int:
+        """Embed the next batch ahead, outside the writer (the embedding is most of a
+        placement's time): ``step`` then takes these instead of embedding while it
+        holds the write. Returns how many were embedded."""
+        if self.encoder is None:
+            return 0
+        model = self.encoder.model
+        inputs = [x for x in store.story_inputs(int(store.get_mark(STORY_MARK) or 0), limit)
+                  if _stored(x.meaning, model) is None and x.item_id not in self.ready]
+        if not inputs:
+            return 0
+        texts = [story_text(x.title, x.summary, x.body) for x in inputs]
+        vectors = self.encoder.encode([meaning_text(t, x.title, x.summary, x.body)
+                                       for x, t in zip(inputs, texts, strict=True)])
+        for x, t, v in zip(inputs, texts, vectors, strict=True):
+            self.ready[x.item_id] = StoredMeaning(model, pack_vector(v), marks_of(t).pack())
+        while len(self.ready) > 4 * BATCH:  # another process placed them meanwhile
+            del self.ready[next(iter(self.ready))]
+        return len(inputs)
 
     def _new_index(self) -> StoryIndex:
         return StoryIndex() if self.encoder is not None else StoryIndex(meaning=None)
@@ -189,7 +218,7 @@ class Clusterer:
             return 0  # another runner took this batch
         index, self.index = self.index, None  # back once the placements are stored
         unit.put_story_members(_place(index, inputs, _Links.of(unit.story_links()),
-                                      self.encoder))
+                                      self.encoder, self.ready))
         self.index, self.synced = index, (last, edits)
         return len(inputs)
 

@@ -257,16 +257,19 @@ class StoryIndex:
         return placement
 
     def _best(self, item: StoryItem, apart: Collection[int]) -> Candidate | None:
-        """The shingles' best candidate, unless its meaning is another event's or
-        another story is as close in meaning (a verbatim copy and the same page always
-        join); else the story meaning puts it in."""
+        """Where the item goes (docs/clustering.md, "Meaning"): a verbatim copy or the
+        same page at once; else the shingles' best candidate when its story is as close
+        in meaning, no other story is closer or as close, and neither is a roundup or
+        names another version or figure; else the story meaning puts it in. Items
+        without a vector (placed before meanings were stored) are judged by shingles."""
         blocked = {self._entries[i].cluster_id for i in apart if i in self._entries}
         rule = self.meaning
         near = self._neighbours(item, blocked)
         words = [c for c in self.candidates(item) if c.cluster_id not in blocked]
         if near is None or rule is None:
             return words[0] if words else None
-        def quiet(cluster: int) -> float:
+
+        def quiet(cluster: int) -> float:  # days since the story's latest report
             latest = self._clusters.get(cluster, (0, item.at))[1]
             return max(0, item.at - latest) / (24 * HOUR_US)
 

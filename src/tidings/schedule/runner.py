@@ -190,8 +190,10 @@ class Runner:
         await jobs.index_pending(self.env.writer)
 
     async def _cluster(self) -> None:
-        while await self.env.writer(self.clusterer.step, self.clock.now()):
-            pass
+        while True:  # each batch embedded on a thread first, so the writer is not held
+            await asyncio.to_thread(self.clusterer.prepare, self.env.store)
+            if not await self.env.writer(self.clusterer.step, self.clock.now()):
+                return
 
     async def _extract(self) -> None:
         report = await extract_pending(self.env)

@@ -40,7 +40,7 @@ from tidings.model import Source, SourceKind
 from tidings.store.postgres import PostgresStorage
 from tidings.store.postgres._schema import MIGRATIONS
 from tidings.store.postgres._search import TIME_LEXEME_SQL, tsvector
-from tidings.store.sqlite._items import _create_row
+from tidings.store.sql.items import _create_row
 
 LISTING = 33
 _CHUNK = 33 * 300

@@ -33,7 +33,7 @@ from tidings.model import BodyState, ItemData
 from tidings.pipeline.upsert import apply_prepared, listing_memory, prepare
 from tidings.store.base import UpsertBatch
 from tidings.store.postgres import PostgresStorage, _items
-from tidings.store.sqlite._items import _create_row
+from tidings.store.sql.items import _create_row
 
 SERVER = os.environ.get("TIDINGS_BENCH_PG", "postgresql://postgres@127.0.0.1:5432")
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import pgserver
 import storage_contract
 from tidings.settings import Settings, load_settings
 from tidings.store.base import Storage
@@ -25,6 +26,43 @@ def settings(tmp_path: Path) -> Settings:
         env={},
         overrides={"allow_private_hosts": "127.0.0.1", "per_host_delay": 0},
     )
+
+
+#: the markers ``--fast`` leaves out: each costs seconds to minutes per test
+HEAVY = ("slow", "browser", "postgres")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fast", action="store_true",
+        help="leave out the slow, browser and PostgreSQL tests: the quick subset for the "
+             "edit-and-test loop (the README's command runs everything)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Contract tests on the PostgreSQL backend are marked ``postgres`` by their
+    parameter; with ``--fast`` every heavy test is deselected, not skipped, so a fast
+    run reports what it ran and nothing else."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and "postgresql" in callspec.params.values():
+            item.add_marker(pytest.mark.postgres)
+    if not config.getoption("--fast"):
+        return
+    kept = [item for item in items if not any(item.get_closest_marker(m) for m in HEAVY)]
+    dropped = [item for item in items if item not in kept]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+@pytest.fixture(autouse=True)
+def _postgres_only_when_marked(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test reaching PostgreSQL without the ``postgres`` marker fails: it would slow
+    the ``--fast`` subset down unseen."""
+    pgserver.CURRENT["marked"] = request.node.get_closest_marker("postgres") is not None
+    yield
+    pgserver.CURRENT.pop("marked", None)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

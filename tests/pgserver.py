@@ -21,6 +21,8 @@ import pytest
 SERVER = os.environ.get("TIDINGS_TEST_PG", "postgresql://postgres@127.0.0.1:5432")
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 _state: dict[str, str] = {}
+#: whether the running test carries the ``postgres`` marker (set by conftest.py)
+CURRENT: dict[str, bool] = {}
 
 
 def _listening() -> bool:
@@ -36,6 +38,9 @@ def _listening() -> bool:
 def database_url() -> str:
     """This run's own database (created on first use, dropped when the run ends), or
     the fresh one ``.ci/run`` made (``TIDINGS_TEST_DATABASE_URL``)."""
+    if CURRENT.get("marked") is False:
+        pytest.fail("this test reaches PostgreSQL: mark it @pytest.mark.postgres so that "
+                    "`--fast` leaves it out")
     if "url" in _state:
         return _state["url"]
     given = os.environ.get("TIDINGS_TEST_DATABASE_URL")

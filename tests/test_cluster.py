@@ -94,6 +94,7 @@ def cluster(tmp_path: Path) -> Iterator[tuple[str, Path, WatchedFarm]]:
         yield url, tmp_path, farm  # type: ignore[misc]
 
 
+@pytest.mark.postgres
 @pytest.mark.timeout(900)
 def test_three_workers_one_killed_collect_everything_exactly_once(
         cluster: tuple[str, Path, WatchedFarm]) -> None:
@@ -169,6 +170,7 @@ def test_cluster_commands_refuse_a_sqlite_archive_in_one_line(tmp_path: Path) ->
         assert out.count("\n") == 1 and "needs a PostgreSQL archive" in out
 
 
+@pytest.mark.postgres
 def test_a_wrong_database_url_is_one_line_and_exit_1(tmp_path: Path) -> None:
     pgserver.database_url()  # skips (outside CI) when there is no server at all
     for command in (["worker"], ["status"], ["stats"]):
@@ -178,6 +180,7 @@ def test_a_wrong_database_url_is_one_line_and_exit_1(tmp_path: Path) -> None:
         assert out.count("\n") == 1
 
 
+@pytest.mark.postgres
 def test_status_and_migrate_both_ways(tmp_path: Path) -> None:
     lite = tmp_path / "lite"
     _cli(lite, "init", "--empty")
@@ -197,6 +200,7 @@ def test_status_and_migrate_both_ways(tmp_path: Path) -> None:
     assert "copy a SQLite archive --to postgresql://" in out
 
 
+@pytest.mark.postgres
 async def test_deferring_skips_sources_that_already_wait() -> None:
     """A batch refused for one source already waiting goes one by one: every other
     source gets its job, and no source gets a second."""
@@ -237,8 +241,10 @@ def test_serve_no_collect_serves_without_collecting(tmp_path: Path, collect: boo
         _cli(data, "import-opml", str(tmp_path / "farm.opml"))
         port = _free_port()
         args = ["serve", "--port", str(port), *([] if collect else ["--no-collect"])]
-        proc = subprocess.Popen([sys.executable, "-m", "tidings", *args], env=env, cwd=ROOT,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        log = tmp_path / "serve.log"
+        with log.open("wb") as err_out:
+            proc = subprocess.Popen([sys.executable, "-m", "tidings", *args], env=env,
+                                    cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err_out)
         try:
             def up() -> bool:
                 try:
@@ -249,14 +255,18 @@ def test_serve_no_collect_serves_without_collecting(tmp_path: Path, collect: boo
                     return "HTTP Error" in str(exc)  # answering, whatever it says
 
             _wait(up, 60, "the reader")
+            said = "collecting on a schedule" if collect else "not collecting (--no-collect)"
+            _wait(lambda: said in log.read_text(), 30, f"the line {said!r}")
             if collect:
                 _wait(lambda: sum(farm.requests.values()) >= 3, 60, "the scheduler's fetches")
             else:
-                time.sleep(3)  # the scheduler would have claimed the due sources by now
+                # the line is written where serve chose not to start a scheduler at all
+                assert "collecting on a schedule" not in log.read_text()
                 assert farm.requests == {}
         finally:
             proc.send_signal(signal.SIGTERM)
-            _, err = proc.communicate(timeout=60)
+            proc.wait(timeout=60)
+        err = log.read_bytes()
         # uvicorn shuts down cleanly, then re-raises the SIGTERM it caught
         assert proc.returncode in (0, -signal.SIGTERM), err.decode()[-2000:]
         assert b"Traceback" not in err
@@ -305,6 +315,7 @@ class StoryFarm(Farm):
                 "</channel></rss>").encode()
 
 
+@pytest.mark.postgres
 @pytest.mark.timeout(600)
 def test_two_workers_place_wire_reprints_from_several_feeds_in_one_story(
         tmp_path: Path) -> None:
@@ -354,6 +365,7 @@ def test_two_workers_place_wire_reprints_from_several_feeds_in_one_story(
     assert {m.item_id: m.cluster_id for m in placed} == stored
 
 
+@pytest.mark.postgres
 def test_the_story_placer_lock_is_one_holder_and_moves_when_it_dies() -> None:
     from tidings.store.postgres import SessionLock
 

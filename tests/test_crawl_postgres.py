@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 import pgserver
 from crawlweb import WebResolver, build_web, web_app
 from netservers import serve
@@ -14,6 +16,8 @@ from tidings.net import Fetcher
 from tidings.pipeline.crawl import CrawlLimits, run_crawl, start_crawl
 from tidings.settings import load_settings
 from tidings.store.postgres import PostgresStorage
+
+pytestmark = pytest.mark.postgres
 
 DEPTH = 2
 

@@ -120,19 +120,21 @@ async def test_error_status_can_be_returned(fetcher: Fetcher, server: str) -> No
 
 
 async def test_slow_drip_cannot_stretch_the_budget(fetcher: Fetcher, server: str) -> None:
+    """Every read arrives within any per-read timeout; only a budget for the whole
+    fetch ends it, long before the 200 s the drip would last (a bound 10x the budget,
+    not a tight one, so a loaded machine does not fail it)."""
     start = time.monotonic()
     with pytest.raises(FetchTimeoutError, match=r"within 1\.5 s") as info:
         await fetcher.fetch(f"{server}/drip?every=0.2", timeout=1.5)
-    assert 1.4 < time.monotonic() - start < 2.5
+    assert 1.4 < time.monotonic() - start < 15
     assert info.value.kind == "timeout"
 
 
 async def test_budget_covers_every_redirect(fetcher: Fetcher, server: str) -> None:
-    """Four hops of 0.4 s each fit no single per-read timeout but blow a 1 s budget."""
-    start = time.monotonic()
+    """Four hops of 0.4 s each fit no single per-read timeout but blow a 1 s budget:
+    were the budget per hop, the chain would succeed after 1.6 s instead of raising."""
     with pytest.raises(FetchTimeoutError):
         await fetcher.fetch(f"{server}/slow-redirect/3?wait=0.4", timeout=1.0)
-    assert time.monotonic() - start < 1.8
 
 
 async def test_default_budget_comes_from_settings(settings: Settings, server: str) -> None:

@@ -220,6 +220,7 @@ def test_a_unit_claims_and_finishes_in_one_transaction(storage: Storage) -> None
                                                       skipped=0, feeds=0, pages=0)
 
 
+@pytest.mark.postgres
 def test_concurrent_claims_and_asks_keep_the_limits() -> None:
     """PostgreSQL lets calls run at once: no site is handed out twice, the page limit
     holds and an address is asked for once."""
@@ -249,6 +250,7 @@ def test_concurrent_claims_and_asks_keep_the_limits() -> None:
         assert pg.get_crawl(crawl).pages == pg.crawl_counts(crawl).pages == 25
 
 
+@pytest.mark.postgres
 def test_migrate_carries_crawls_both_ways(tmp_path: Path) -> None:
     from tidings.store.postgres._transfer import migrate_archive
 

@@ -32,6 +32,8 @@ from tidings.store.postgres._search import TIME_LEXEME_SQL, time_lexeme
 from tidings.store.sqlite import SqliteStorage
 from tidings.store.stories import StoryLink
 
+pytestmark = pytest.mark.postgres
+
 SOURCES = [f"s{n}" for n in range(20)]
 
 

@@ -197,6 +197,7 @@ def test_reprint_pairs_from_discoveries(items: tuple[Storage, dict[str, int]]) -
     assert store.reprint_pairs(["a"]) == set()
 
 
+@pytest.mark.postgres
 def test_migrate_carries_the_stories_both_ways(tmp_path: Path) -> None:
     """``tidings migrate`` copies placements (shingles and meanings) and hand edits."""
     from tidings.store.postgres import PostgresStorage
@@ -257,6 +258,7 @@ def _cluster_run(path: Path, backend: str) -> list[dict[str, object]]:
         tid.close()
 
 
+@pytest.mark.postgres
 def test_the_clustering_job_finds_the_same_stories_on_postgresql(tmp_path: Path) -> None:
     on_sqlite = _cluster_run(tmp_path / "lite", "sqlite")
     assert on_sqlite[0]["clusters"] == {"a": "a", "b": "a", "c": "a", "d": "d"}

@@ -326,6 +326,8 @@ def serve(settings: Settings, *, host: str | None = None, port: int | None = Non
                             **proxy_options(settings))
     server = _server(config)
     log.info("the reader is on http://%s:%d/ (Ctrl-C stops it)", host, port)
+    log.info("%s", "collecting on a schedule" if collect
+             else "not collecting (--no-collect): the cluster's workers collect")
     with sock:
         asyncio.run(_run(server, tidings, sock) if collect else _read_only(server, tidings, sock))
     if server.interrupted:

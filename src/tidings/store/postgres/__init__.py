@@ -17,9 +17,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from tidings.store.base import UpsertBatch
-from tidings.store.postgres._access import AccessMixin
 from tidings.store.postgres._compat import CompatMixin
-from tidings.store.postgres._crawl import CrawlMixin
 from tidings.store.postgres._db import Conn, Database, Transaction, connect
 from tidings.store.postgres._find import SearchMixin
 from tidings.store.postgres._items import ItemsWriteMixin
@@ -31,7 +29,6 @@ from tidings.store.postgres._queue import (
     queue_connector,
     queue_status,
 )
-from tidings.store.postgres._raw import RawMixin
 from tidings.store.postgres._reading import ItemsReadMixin
 from tidings.store.postgres._runs import RunsMixin
 from tidings.store.postgres._schema import migrate
@@ -40,6 +37,9 @@ from tidings.store.postgres._sources import SourcesMixin
 from tidings.store.postgres._spend import SpendMixin
 from tidings.store.postgres._stats import StatsMixin
 from tidings.store.postgres._stories import StoriesMixin
+from tidings.store.sql.access import AccessMixin
+from tidings.store.sql.crawl import CrawlMixin
+from tidings.store.sql.raw import RawMixin
 
 __all__ = ["PostgresStorage", "PostgresUnit", "QueueStatus", "SessionLock", "ensure_queue_schema",
            "is_postgres_url", "queue_connector", "queue_status"]

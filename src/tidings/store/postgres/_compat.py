@@ -10,8 +10,9 @@ from tidings.store.access import ApiToken
 from tidings.store.base import ItemQuery
 from tidings.store.compat import SavedSearch, StreamEntry, UnreadCount, WebSubLease
 from tidings.store.postgres._db import Access
-from tidings.store.sqlite._access import _token
-from tidings.store.sqlite._compat import (
+from tidings.store.sql._base import opt_us, to_us
+from tidings.store.sql.access import _token
+from tidings.store.sql.compat import (
     _LEASE,
     _SEARCH,
     BY_FEVER_KEY,
@@ -22,8 +23,7 @@ from tidings.store.sqlite._compat import (
     unread_from_rows,
     unread_statement,
 )
-from tidings.store.sqlite._db import opt_us, to_us
-from tidings.store.sqlite._reading import timeline_filters, timeline_statement
+from tidings.store.sql.reading import timeline_filters, timeline_statement
 
 #: ``sqlite._compat``'s stream columns: the text quoted as JSON by the server
 #: (``to_json``; a missing text is JSON ``null`` as SQLite's ``json_quote`` gives)

@@ -26,6 +26,7 @@ import psycopg_pool
 from psycopg import errors as pgerrors
 
 from tidings.errors import StorageError
+from tidings.store.sql._base import POSTGRESQL, Connected
 
 T = TypeVar("T")
 
@@ -235,8 +236,10 @@ class Transaction:
             raise _wrap(exc, "read") from exc
 
 
-class Access:
-    """How a mixin reaches a connection (as in the SQLite backend)."""
+class Access(Connected):
+    """How a mixin reaches a connection (``Connected``)."""
+
+    dialect = POSTGRESQL
 
     def _read(self) -> AbstractContextManager[Conn]:
         raise NotImplementedError

@@ -10,9 +10,9 @@ from tidings.model import SearchHit
 from tidings.store.base import ItemQuery, SearchQuery
 from tidings.store.postgres._db import Access, Conn
 from tidings.store.postgres._search import RANK_WEIGHTS, exclusion_query, time_windows, tsquery
-from tidings.store.sqlite._db import to_us
-from tidings.store.sqlite._find import _HIT_COLUMNS, RANK_WINDOW
-from tidings.store.sqlite._reading import brief_from_row, timeline_filters
+from tidings.store.sql._base import to_us
+from tidings.store.sql.find import _HIT_COLUMNS, RANK_WINDOW
+from tidings.store.sql.reading import brief_from_row, timeline_filters
 from tidings.store.textindex import highlighter, html_snippet, snippet
 
 _JOIN = "JOIN items i ON i.id = m.item_id LEFT JOIN sources s ON s.id = i.source_id"

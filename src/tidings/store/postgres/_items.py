@@ -18,8 +18,8 @@ from tidings.errors import NotFoundError
 from tidings.model import ItemState
 from tidings.store.base import Discovery, NewItem, Revision, UpsertBatch
 from tidings.store.postgres._db import Access, Conn, insert_values
-from tidings.store.sqlite._db import to_us
-from tidings.store.sqlite._items import _check_batch, _create_row, _revision_row, _state
+from tidings.store.sql._base import to_us
+from tidings.store.sql.items import _check_batch, _create_row, _revision_row, _state
 
 _INSERT = (
     "INSERT INTO items (id, key, source_id, url, title, summary, body, body_state, "

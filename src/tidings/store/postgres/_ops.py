@@ -11,9 +11,9 @@ from datetime import datetime, timedelta
 from tidings.model import FetchRun, RunOutcome
 from tidings.store.ops import Diversity, ReprintEdge, RunTotals
 from tidings.store.postgres._db import Access
-from tidings.store.sqlite._db import to_us
-from tidings.store.sqlite._ops import _DAY_US
-from tidings.store.sqlite._runs import RUN_COLUMNS, run_from_row
+from tidings.store.sql._base import DAY_US as _DAY_US
+from tidings.store.sql._base import to_us
+from tidings.store.sql.runs import RUN_COLUMNS, run_from_row
 
 _REPRINTS = """
 WITH recent AS (

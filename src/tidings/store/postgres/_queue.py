@@ -20,7 +20,7 @@ from procrastinate.schema import SchemaManager
 from tidings.errors import StorageError
 from tidings.store.postgres._db import connect, one_line
 from tidings.store.postgres._schema import _LOCK
-from tidings.store.sqlite._db import opt_dt, to_us
+from tidings.store.sql._base import opt_dt, to_us
 
 
 @dataclass(frozen=True, slots=True)

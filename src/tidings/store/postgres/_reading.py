@@ -10,8 +10,8 @@ from tidings.errors import NotFoundError
 from tidings.model import Item, ItemBrief
 from tidings.store.base import ItemQuery
 from tidings.store.postgres._db import Access
-from tidings.store.sqlite._db import to_us
-from tidings.store.sqlite._reading import (
+from tidings.store.sql._base import to_us
+from tidings.store.sql.reading import (
     BRIEF_COLUMNS,
     ITEM_COLUMNS,
     ITEM_FROM,

@@ -9,8 +9,8 @@ from datetime import datetime
 from tidings.errors import NotFoundError
 from tidings.model import FetchRun, RunCounts, RunOutcome
 from tidings.store.postgres._db import Access, Conn
-from tidings.store.sqlite._db import to_us
-from tidings.store.sqlite._runs import RUN_COLUMNS, run_from_row
+from tidings.store.sql._base import to_us
+from tidings.store.sql.runs import RUN_COLUMNS, run_from_row
 
 
 def next_ids(conn: Conn, sequence: str, n: int) -> list[int]:

@@ -14,8 +14,8 @@ from tidings.errors import ConfigError, NotFoundError
 from tidings.model import Source, SourceKind
 from tidings.store.base import SourceUpdate
 from tidings.store.postgres._db import Access, Conn
-from tidings.store.sqlite._db import marks, to_us
-from tidings.store.sqlite._sources import (
+from tidings.store.sql._base import marks, to_us
+from tidings.store.sql.sources import (
     _COLUMNS,
     _FOLDER,
     _PROBE,

@@ -8,8 +8,8 @@ from typing import Any
 
 from tidings.model import PaidCall, Spend
 from tidings.store.postgres._db import Access
-from tidings.store.sqlite._db import to_us
-from tidings.store.sqlite._spend import _COLUMNS, _call, spend_after
+from tidings.store.sql._base import to_us
+from tidings.store.sql.spend import _COLUMNS, _call, spend_after
 
 
 class SpendMixin(Access):

@@ -8,9 +8,9 @@ from tidings.errors import NotFoundError
 from tidings.model import RunOutcome
 from tidings.store.base import ArchiveStats, SourceStats
 from tidings.store.postgres._db import Access
-from tidings.store.sqlite._db import opt_dt, to_us
-from tidings.store.sqlite._runs import RUN_COLUMNS, run_from_row
-from tidings.store.sqlite._stats import _DAY, ROUND_WINDOW
+from tidings.store.sql._base import opt_dt, to_us
+from tidings.store.sql.runs import RUN_COLUMNS, run_from_row
+from tidings.store.sql.stats import _DAY, ROUND_WINDOW
 
 
 class StatsMixin(Access):

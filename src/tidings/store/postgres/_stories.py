@@ -11,9 +11,9 @@ from datetime import datetime
 
 from tidings.model import ItemBrief
 from tidings.store.postgres._db import Access
-from tidings.store.sqlite._db import to_us
-from tidings.store.sqlite._reading import BRIEF_COLUMNS, ITEM_FROM, brief_from_row
-from tidings.store.sqlite._stories import (
+from tidings.store.sql._base import to_us
+from tidings.store.sql.reading import BRIEF_COLUMNS, ITEM_FROM, brief_from_row
+from tidings.store.sql.stories import (
     HOT_SELECT,
     INPUT_SELECT,
     LINKS_SELECT,

@@ -16,14 +16,14 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from tidings.errors import ReadOnlyError, StorageError
-from tidings.store.sqlite._access import AccessMixin
+from tidings.store.sql.access import AccessMixin
+from tidings.store.sql.crawl import CrawlMixin
+from tidings.store.sql.raw import RawMixin
 from tidings.store.sqlite._compat import CompatMixin
-from tidings.store.sqlite._crawl import CrawlMixin
 from tidings.store.sqlite._db import Database, Transaction, connect, is_read_only
 from tidings.store.sqlite._find import SearchMixin
 from tidings.store.sqlite._items import ItemsWriteMixin
 from tidings.store.sqlite._ops import OpsMixin
-from tidings.store.sqlite._raw import RawMixin
 from tidings.store.sqlite._reading import ItemsReadMixin
 from tidings.store.sqlite._runs import RunsMixin
 from tidings.store.sqlite._schema import MIGRATIONS, migrate

@@ -14,12 +14,21 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from tidings.errors import ConfigError, ReadOnlyError, StorageError, TransactionLostError
+from tidings.errors import ReadOnlyError, StorageError, TransactionLostError
 
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# the backend's modules and others' new code import these from here too
+from tidings.store.sql._base import EPOCH as EPOCH  # noqa: PLC0414
+from tidings.store.sql._base import SQLITE as SQLITE  # noqa: PLC0414
+from tidings.store.sql._base import Connected as Connected  # noqa: PLC0414
+from tidings.store.sql._base import chunks as chunks  # noqa: PLC0414
+from tidings.store.sql._base import from_us as from_us  # noqa: PLC0414
+from tidings.store.sql._base import marks as marks  # noqa: PLC0414
+from tidings.store.sql._base import opt_dt as opt_dt  # noqa: PLC0414
+from tidings.store.sql._base import opt_us as opt_us  # noqa: PLC0414
+from tidings.store.sql._base import to_us as to_us  # noqa: PLC0414
+
 _PRAGMAS = (
     "PRAGMA journal_mode = WAL",
     "PRAGMA busy_timeout = 10000",
@@ -41,26 +50,6 @@ _WRITER_PRAGMAS = (
     "PRAGMA mmap_size = 0",
     "PRAGMA cache_size = -32768",
 )
-
-
-def to_us(value: datetime) -> int:
-    """An aware datetime as integer microseconds since the epoch (exact, sortable)."""
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise ConfigError(f"naive datetime {value.isoformat()} given to storage; use UTC")
-    delta = value - EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-
-
-def opt_us(value: datetime | None) -> int | None:
-    return None if value is None else to_us(value)
-
-
-def from_us(value: int) -> datetime:
-    return EPOCH + timedelta(0, 0, value)  # positional is cheaper: a page converts 100+
-
-
-def opt_dt(value: int | None) -> datetime | None:
-    return None if value is None else from_us(value)
 
 
 def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
@@ -251,25 +240,14 @@ def _lost(exc: Exception) -> TransactionLostError:
         f"database write failed and SQLite rolled back the whole transaction: {exc}")
 
 
-class Access:
-    """How a mixin reaches a connection; the storage and its units each say how.
+class Access(Connected):
+    """How a mixin reaches a connection; the storage and its units each say how
+    (``Connected``)."""
 
-    Every method of the mixins reads inside ``_read()`` and writes inside
-    ``_write()``, so the same code runs as an atomic call on the storage (a
-    transaction of its own) and as a step of an explicit unit (a savepoint).
-    """
+    dialect = SQLITE
 
     def _read(self) -> AbstractContextManager[sqlite3.Connection]:
         raise NotImplementedError
 
     def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         raise NotImplementedError
-
-
-def chunks(values: list[str] | list[int], size: int = 900) -> Iterator[list[object]]:
-    for start in range(0, len(values), size):
-        yield list(values[start:start + size])
-
-
-def marks(n: int) -> str:
-    return ",".join("?" * n)

@@ -7,8 +7,9 @@ from typing import Any
 
 from tidings.model import SearchHit
 from tidings.store.base import ItemQuery, SearchQuery
+from tidings.store.sql.find import _HIT_COLUMNS, RANK_WINDOW
+from tidings.store.sql.reading import brief_from_row, timeline_filters
 from tidings.store.sqlite._db import Access, to_us
-from tidings.store.sqlite._reading import BRIEF_COLUMNS, brief_from_row, timeline_filters
 from tidings.store.sqlite._search import US
 from tidings.store.textindex import (
     exclusion_expression,
@@ -20,11 +21,6 @@ from tidings.store.textindex import (
 
 #: bm25 weights of the indexed columns (title, body, their characters): titles count more
 _WEIGHTS = "10.0, 1.0, 10.0, 1.0"
-#: ranked search orders the newest this-many matches by relevance: bm25 over every
-#: match of a common word would cost a second at a million items
-RANK_WINDOW = 5000
-#: a hit is a list row plus the text its snippet is cut from (the body, else the summary)
-_HIT_COLUMNS = f"{BRIEF_COLUMNS}, coalesce(nullif(i.body, ''), i.summary)"
 
 
 def _filters(q: SearchQuery) -> tuple[list[str], list[Any]]:

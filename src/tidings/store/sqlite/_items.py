@@ -7,16 +7,19 @@ the decision needs and applies a whole batch in one transaction, with
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Collection, Sequence
-from typing import Any
 
-from tidings.errors import ConfigError, NotFoundError
-from tidings.model import BodyState, ItemState
-from tidings.store.base import Discovery, ItemFields, NewItem, Revision, UpsertBatch
-from tidings.store.sqlite._db import Access, chunks, from_us, marks, opt_dt, opt_us, to_us
-from tidings.store.sqlite._reading import BODY_STATES
+from tidings.errors import NotFoundError
+from tidings.model import ItemState
+from tidings.store.base import Discovery, NewItem, Revision, UpsertBatch
+from tidings.store.sql.items import (
+    _check_batch,
+    _create_row,
+    _revision_row,
+    _state,
+)
+from tidings.store.sqlite._db import Access, chunks, marks, to_us
 from tidings.store.sqlite._search import unindex
 
 _INSERT = (
@@ -47,35 +50,6 @@ _STATE_COLUMNS = (
     "(SELECT json_group_array(v.hash) FROM versions v WHERE v.item_id = items.id "
     "AND v.hash IS NOT content_hash), lossy"
 )
-
-
-def _json(values: Any) -> str:
-    if not values:
-        return "[]" if isinstance(values, list) else "{}"
-    return json.dumps(values, ensure_ascii=False, separators=(",", ":"))
-
-
-def _field_values(f: ItemFields) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    """The stored content columns: (url .. published_at), (author .. title_fp)."""
-    head = (f.url, f.title, f.summary, f.body, BodyState(f.body_state).value,
-            opt_us(f.published_at))
-    tail = (f.author, _json(list(f.categories)), _json(list(f.images)), _json(dict(f.raw)),
-            f.content_hash, f.title_fp, int(f.lossy))
-    return head, tail
-
-
-def _create_row(item_id: int, n: NewItem) -> tuple[Any, ...]:
-    head, tail = _field_values(n.fields)
-    discovered = to_us(n.discovered_at)
-    published = head[5]
-    sort_time = discovered if published is None else published
-    return (item_id, n.key, n.source_id, *head, discovered, discovered, sort_time, *tail,
-            int(n.backfill))
-
-
-def _revision_row(r: Revision) -> tuple[Any, ...]:
-    head, tail = _field_values(r.fields)
-    return (*head, to_us(r.revised_at), head[5], *tail, int(r.counts_as_revision), r.item_id)
 
 
 class ItemsWriteMixin(Access):
@@ -121,28 +95,6 @@ class ItemsWriteMixin(Access):
                     for n in batch.creates if n.key in existing]
             _discover(conn, [*batch.discoveries, *late], ids)
             return created
-
-
-def _state(r: Sequence[Any]) -> ItemState:
-    hashes: frozenset[str] = frozenset() if r[14] == "[]" else frozenset(json.loads(r[14]))
-    if r[13]:
-        hashes |= {r[7]}
-    return ItemState(
-        id=r[0], key=r[1], source_id=r[2], title=r[3], summary=r[4], body=r[5],
-        body_state=BODY_STATES[r[6]], content_hash=r[7], version_hashes=hashes,
-        revisions=r[8], published_at=opt_dt(r[9]), discovered_at=from_us(r[10]), url=r[11],
-        raw={} if r[12] == "{}" else json.loads(r[12]), lossy=bool(r[15]))
-
-
-def _check_batch(batch: UpsertBatch) -> None:
-    keys = [n.key for n in batch.creates]
-    if len(set(keys)) != len(keys):
-        raise ConfigError("an upsert batch creates the same identity key twice")
-    if any(not k for k in keys):
-        raise ConfigError("an upsert batch creates an item with an empty identity key")
-    for d in batch.discoveries:
-        if d.item_id is None and not d.key:
-            raise ConfigError("a discovery needs an item id or an identity key")
 
 
 def _ids_for_keys(conn: sqlite3.Connection, keys: list[str]) -> dict[str, int]:

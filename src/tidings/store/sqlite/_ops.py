@@ -13,10 +13,9 @@ from datetime import datetime, timedelta
 
 from tidings.model import FetchRun, RunOutcome
 from tidings.store.ops import Diversity, ReprintEdge, RunTotals
+from tidings.store.sql._base import DAY_US as _DAY_US
+from tidings.store.sql.runs import RUN_COLUMNS, run_from_row
 from tidings.store.sqlite._db import Access, chunks, marks, to_us
-from tidings.store.sqlite._runs import RUN_COLUMNS, run_from_row
-
-_DAY_US = 86_400 * 1_000_000
 
 _REPRINTS = """
 WITH recent AS (

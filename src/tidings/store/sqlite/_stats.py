@@ -7,12 +7,9 @@ from datetime import datetime, timedelta
 from tidings.errors import NotFoundError
 from tidings.model import RunOutcome
 from tidings.store.base import ArchiveStats, SourceStats
+from tidings.store.sql.runs import RUN_COLUMNS, run_from_row
+from tidings.store.sql.stats import _DAY, ROUND_WINDOW
 from tidings.store.sqlite._db import Access, opt_dt, to_us
-from tidings.store.sqlite._runs import RUN_COLUMNS, run_from_row
-
-#: runs started within this long before the latest run start form the "last round"
-ROUND_WINDOW = timedelta(minutes=10)
-_DAY = 86_400_000_000
 
 
 class StatsMixin(Access):

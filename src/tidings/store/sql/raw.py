@@ -1,4 +1,8 @@
-"""The raw archive (R-EXTRACT-5): every fetched body, compressed, for re-parsing."""
+"""The raw archive (R-EXTRACT-5): every fetched body, compressed, for re-parsing.
+
+One code for both backends: in cluster mode the bodies live in PostgreSQL so that
+every worker reaches them (docs/scale.md); rows of either backend decode alike.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ import zstandard
 
 from tidings.errors import StorageError
 from tidings.model import RawResponse
-from tidings.store.sqlite._db import Access, from_us, to_us
+from tidings.store.sql._base import Connected, from_us, to_us
 
 _BATCH = 200
 # zstd at level 1: several times faster than zlib level 1 at about the same size
@@ -49,23 +53,26 @@ def _decode(encoding: str, blob: bytes) -> bytes:
 def _from_row(r: tuple[Any, ...]) -> RawResponse:
     return RawResponse(
         url=r[1], final_url=r[2], status=r[3], headers=json.loads(r[4]),
-        fetched_at=from_us(r[5]), source_id=r[6], item_key=r[7], body=_decode(r[8], r[9]))
+        fetched_at=from_us(r[5]), source_id=r[6], item_key=r[7],
+        body=_decode(r[8], bytes(r[9])))  # PostgreSQL hands bytea out as a memoryview
 
 
-class RawMixin(Access):
+class RawMixin(Connected):
 
     def put_raw(self, raw: RawResponse) -> int:
         body = bytes(raw.body)
         packed = pack(body)
         encoding, blob = ("zstd", packed) if len(packed) < len(body) else ("identity", body)
         with self._write() as conn:
-            cur = conn.execute(
+            # fetchall: on SQLite a RETURNING statement left unfinished holds the transaction
+            ((raw_id,),) = conn.execute(
                 "INSERT INTO raw_responses (url, final_url, status, headers, fetched_at, "
-                "source_id, item_key, encoding, size, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "source_id, item_key, encoding, size, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "RETURNING id",
                 (raw.url, raw.final_url, raw.status, json.dumps(dict(raw.headers)),
-                 to_us(raw.fetched_at), raw.source_id, raw.item_key, encoding, len(body), blob))
-            assert cur.lastrowid is not None
-            return cur.lastrowid
+                 to_us(raw.fetched_at), raw.source_id, raw.item_key, encoding, len(body),
+                 blob)).fetchall()
+            return int(raw_id)
 
     def iter_raw(
         self, source_id: str | None = None, since: datetime | None = None,
@@ -95,7 +102,7 @@ class RawMixin(Access):
         """Drop raw responses older than ``before``, except the newest one for each
         item key that a stored item still uses (the page its current body came from)."""
         with self._write() as conn:
-            return conn.execute(
+            return int(conn.execute(
                 "DELETE FROM raw_responses WHERE fetched_at < ? AND NOT ("
                 " item_key IS NOT NULL"
                 " AND EXISTS (SELECT 1 FROM items WHERE items.key = raw_responses.item_key)"
@@ -103,4 +110,4 @@ class RawMixin(Access):
                 "  WHERE newer.item_key = raw_responses.item_key"
                 "  AND (newer.fetched_at, newer.id)"
                 "  > (raw_responses.fetched_at, raw_responses.id)))",
-                (to_us(before),)).rowcount
+                (to_us(before),)).rowcount)

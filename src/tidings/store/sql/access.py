@@ -8,14 +8,13 @@ the ``secret:`` prefix.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from tidings.errors import ConfigError, NotFoundError
 from tidings.store.access import ApiToken, User, WebSession
-from tidings.store.sqlite._db import Access, from_us, opt_dt, opt_us, to_us
+from tidings.store.sql._base import Connected, SqlConn, from_us, opt_dt, opt_us, to_us
 
 _USER = "id, name, password_hash, is_admin, created_at, password_changed_at"
 _SESSION = "id, user_id, admin, created_at, expires_at, last_seen_at, user_agent, ip"
@@ -38,12 +37,12 @@ def _token(row: Sequence[Any]) -> ApiToken:
                     created_at=from_us(row[4]), last_used_at=opt_dt(row[5]))
 
 
-def _check_user(conn: sqlite3.Connection, user_id: int) -> None:
+def _check_user(conn: SqlConn, user_id: int) -> None:
     if conn.execute("SELECT 1 FROM users WHERE id = ?", (user_id,)).fetchone() is None:
         raise NotFoundError(f"user {user_id} not found")
 
 
-class AccessMixin(Access):
+class AccessMixin(Connected):
 
     # -- users
     def find_user(self, name: str) -> User | None:
@@ -55,13 +54,13 @@ class AccessMixin(Access):
     def add_user(self, name: str, password_hash: str, is_admin: bool,
                  created_at: datetime) -> User:
         with self._write() as conn:
-            if conn.execute("SELECT 1 FROM users WHERE name = ?", (name,)).fetchone():
-                raise ConfigError(f"user name {name!r} is already taken")
-            # fetchall: a RETURNING statement left unfinished would hold the transaction
+            # fetchall: on SQLite a RETURNING statement left unfinished holds the transaction
             rows = conn.execute(
-                "INSERT INTO users (name, password_hash, is_admin, created_at) "  # noqa: S608
-                f"VALUES (?, ?, ?, ?) RETURNING {_USER}",
+                f"INSERT INTO users (name, password_hash, is_admin, created_at) "  # noqa: S608
+                f"VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING RETURNING {_USER}",
                 (name, password_hash, int(is_admin), to_us(created_at))).fetchall()
+        if not rows:
+            raise ConfigError(f"user name {name!r} is already taken")
         return _user(rows[0])
 
     def set_password_hash(self, user_id: int, password_hash: str,
@@ -113,13 +112,15 @@ class AccessMixin(Access):
 
     def delete_sessions(self, user_id: int, keep: str | None = None) -> int:
         with self._write() as conn:
-            return conn.execute("DELETE FROM sessions WHERE user_id = ? AND id IS NOT ?",
-                                (user_id, keep)).rowcount
+            return int(conn.execute(
+                # session ids are never empty: no ``keep`` keeps none
+                "DELETE FROM sessions WHERE user_id = ? AND id != coalesce(?, '')",
+                (user_id, keep)).rowcount)
 
     def prune_sessions(self, now: datetime) -> int:
         with self._write() as conn:
-            return conn.execute("DELETE FROM sessions WHERE expires_at <= ?",
-                                (to_us(now),)).rowcount
+            return int(conn.execute("DELETE FROM sessions WHERE expires_at <= ?",
+                                    (to_us(now),)).rowcount)
 
     # -- API tokens
     def find_api_token(self, digest: str) -> ApiToken | None:
@@ -139,13 +140,13 @@ class AccessMixin(Access):
         t = token
         with self._write() as conn:
             _check_user(conn, t.user_id)
-            if conn.execute("SELECT 1 FROM api_tokens WHERE id = ? OR digest = ?",
-                            (t.id, t.digest)).fetchone():
-                raise ConfigError(f"API token {t.id!r} (or its value) is already stored")
-            conn.execute(
-                f"INSERT INTO api_tokens ({_TOKEN}) VALUES (?, ?, ?, ?, ?, ?)",  # noqa: S608
+            rows = conn.execute(
+                f"INSERT INTO api_tokens ({_TOKEN}) VALUES (?, ?, ?, ?, ?, ?) "  # noqa: S608
+                "ON CONFLICT DO NOTHING RETURNING id",
                 (t.id, t.user_id, t.name, t.digest, to_us(t.created_at),
-                 opt_us(t.last_used_at)))
+                 opt_us(t.last_used_at))).fetchall()
+            if not rows:
+                raise ConfigError(f"API token {t.id!r} (or its value) is already stored")
 
     def delete_api_token(self, user_id: int, token_id: str) -> bool:
         with self._write() as conn:

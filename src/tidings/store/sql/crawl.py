@@ -1,10 +1,18 @@
-"""The blogroll crawler's tables (``tidings.store.crawl``)."""
+"""The blogroll crawler's tables (``tidings.store.crawl``), written once.
+
+SQLite runs one writer at a time; PostgreSQL may run two calls on one crawl at once
+(two processes resuming it, a unit beside the writer), so what SQLite gets from its
+write lock is asked for in the dialect's words: the next site is taken with
+``FOR UPDATE SKIP LOCKED``, and the calls that count against a crawl's limits
+(pages asked, sites queued) first lock the crawl's row ``FOR NO KEY UPDATE``, so
+that inserts referring to the crawl are not held up. On SQLite both clauses are
+empty and the same statements run under its write lock.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -18,20 +26,24 @@ from tidings.store.crawl import (
     SiteOutcome,
     SiteState,
 )
-from tidings.store.sqlite._db import Access, from_us, marks, opt_dt, to_us
+from tidings.store.sql._base import Connected, SqlConn, from_us, opt_dt, to_us
 
 _CRAWL_COLUMNS = ("id, seeds, max_depth, max_sites, max_pages, state, pages, created_at, "
                   "finished_at")
 _SITE_COLUMNS = ("id, crawl_id, site, url, depth, found_from, link_text, state, reason, title, "
                  "abstract")
-# the smallest depth still in play: nothing deeper starts before it is finished
-_NEXT_SITE = f"""
-SELECT {_SITE_COLUMNS} FROM crawl_sites
-WHERE crawl_id = :crawl AND state = 'queued'
-  AND depth <= (SELECT min(depth) FROM crawl_sites
-                WHERE crawl_id = :crawl AND state IN ('queued', 'visiting'))
-ORDER BY depth, id LIMIT 1
+# breadth first: nothing deeper than the smallest depth still in play starts
+_CLAIM_SITE = f"""
+UPDATE crawl_sites SET state = 'visiting'
+WHERE id = (
+    SELECT id FROM crawl_sites
+    WHERE crawl_id = ? AND state = 'queued'
+      AND depth <= (SELECT min(depth) FROM crawl_sites
+                    WHERE crawl_id = ? AND state IN ('queued', 'visiting'))
+    ORDER BY depth, id LIMIT 1{{skip_locked}})
+RETURNING {_SITE_COLUMNS}
 """  # noqa: S608 - the column list is a constant
+_LOCK_CRAWL = "SELECT sites FROM crawls WHERE id = ?{lock}"
 _QUEUE_SITE = """
 INSERT INTO crawl_sites (crawl_id, site, url, depth, found_from, link_text, state)
 VALUES (?, ?, ?, ?, ?, ?, 'queued') ON CONFLICT (crawl_id, site) DO NOTHING
@@ -44,8 +56,6 @@ SELECT f.id, f.crawl_id, f.url, f.type, f.title, s.url, s.title, s.abstract, s.d
 FROM crawl_feeds f JOIN crawl_sites s ON s.id = f.site_id
 WHERE f.crawl_id = ? ORDER BY s.depth, s.id
 """
-
-
 # a page is recorded as asked when it is new and the crawl's page limit allows it; else
 # the page's row (asked or answered before) or none (the limit) says why not
 _ASK_PAGE = """
@@ -53,6 +63,8 @@ INSERT INTO crawl_pages (crawl_id, url, site_id, state)
 SELECT ?, ?, ?, 'asked' FROM crawls WHERE id = ? AND pages < max_pages
 ON CONFLICT (crawl_id, url) DO NOTHING
 """
+_UNANSWERED = ("SELECT url FROM crawl_pages WHERE crawl_id = ? AND state = 'asked' "
+               "ORDER BY url{order}")
 _COUNT_PAGE = "UPDATE crawls SET pages = pages + 1 WHERE id = ?"
 _PAGE_STATE = "SELECT state, data FROM crawl_pages WHERE crawl_id = ? AND url = ?"
 
@@ -78,7 +90,7 @@ def _site(row: Sequence[Any]) -> CrawlSite:
                      reason=row[8], title=row[9], abstract=row[10])
 
 
-class CrawlMixin(Access):
+class CrawlMixin(Connected):
 
     def get_crawl(self, crawl_id: int) -> Crawl:
         with self._read() as conn:
@@ -120,16 +132,17 @@ class CrawlMixin(Access):
 
     def crawl_unanswered(self, crawl_id: int) -> list[str]:
         with self._read() as conn:
-            rows = conn.execute("SELECT url FROM crawl_pages WHERE crawl_id = ? AND "
-                                "state = 'asked' ORDER BY url", (crawl_id,)).fetchall()
+            rows = conn.execute(_UNANSWERED.format(order=self.dialect.byte_order),
+                                (crawl_id,)).fetchall()
         return [r[0] for r in rows]
 
     def crawl_sites(self, crawl_id: int, states: Sequence[SiteState] = (),
                     limit: int = 1000) -> list[CrawlSite]:
         where, args = "crawl_id = ?", [crawl_id]
         if states:
-            where += f" AND state IN ({marks(len(states))})"
-            args.extend(s.value for s in states)  # type: ignore[misc]
+            clause, values = self.dialect.any_of("state", [s.value for s in states])
+            where += f" AND {clause}"
+            args.extend(values)
         with self._read() as conn:
             rows = conn.execute(f"SELECT {_SITE_COLUMNS} FROM crawl_sites "  # noqa: S608
                                 f"WHERE {where} ORDER BY depth, id LIMIT ?",
@@ -140,27 +153,25 @@ class CrawlMixin(Access):
     def create_crawl(self, seeds: Sequence[tuple[str, str]], max_depth: int, max_sites: int,
                      max_pages: int, now: datetime) -> int:
         with self._write() as conn:
-            cur = conn.execute(
+            # fetchall: on SQLite a RETURNING statement left unfinished holds the transaction
+            ((crawl_id,),) = conn.execute(
                 "INSERT INTO crawls (seeds, max_depth, max_sites, max_pages, state, created_at) "
-                "VALUES (?, ?, ?, ?, 'running', ?)",
+                "VALUES (?, ?, ?, ?, 'running', ?) RETURNING id",
                 (json.dumps([url for _, url in seeds]), max_depth, max_sites, max_pages,
-                 to_us(now)))
-            crawl_id = int(cur.lastrowid or 0)
+                 to_us(now))).fetchall()
             conn.executemany(
-                "INSERT OR IGNORE INTO crawl_sites (crawl_id, site, url, depth, state) "
-                "VALUES (?, ?, ?, 0, 'queued')",
+                "INSERT INTO crawl_sites (crawl_id, site, url, depth, state) "
+                "VALUES (?, ?, ?, 0, 'queued') ON CONFLICT DO NOTHING",
                 [(crawl_id, site, url) for site, url in seeds[:max(max_sites, 1)]])
             conn.execute("UPDATE crawls SET sites = (SELECT count(*) FROM crawl_sites "
                          "WHERE crawl_id = ?) WHERE id = ?", (crawl_id, crawl_id))
-            return crawl_id
+            return int(crawl_id)
 
     def claim_crawl_site(self, crawl_id: int) -> CrawlSite | None:
+        claim = _CLAIM_SITE.format(skip_locked=self.dialect.skip_locked)
         with self._write() as conn:
-            row = conn.execute(_NEXT_SITE, {"crawl": crawl_id}).fetchone()
-            if row is None:
-                return None
-            conn.execute("UPDATE crawl_sites SET state = 'visiting' WHERE id = ?", (row[0],))
-        return replace(_site(row), state=SiteState.VISITING)
+            rows = conn.execute(claim, (crawl_id, crawl_id)).fetchall()
+        return _site(rows[0]) if rows else None
 
     def requeue_crawl_visits(self, crawl_id: int) -> int:
         with self._write() as conn:
@@ -172,7 +183,10 @@ class CrawlMixin(Access):
 
     def ask_crawl_page(self, crawl_id: int, site_id: int, url: str
                        ) -> tuple[PageAsk, dict[str, Any] | None]:
+        """The crawl's row is locked first: two askers of one address (or of the last
+        page within the limit) take turns, as under SQLite's write lock."""
         with self._write() as conn:
+            conn.execute(_LOCK_CRAWL.format(lock=self.dialect.lock_row), (crawl_id,))
             if conn.execute(_ASK_PAGE, (crawl_id, url, site_id, crawl_id)).rowcount:
                 conn.execute(_COUNT_PAGE, (crawl_id,))
                 return PageAsk.NEW, None
@@ -188,33 +202,30 @@ class CrawlMixin(Access):
     def finish_crawl_site(self, site_id: int, outcome: SiteOutcome) -> int:
         with self._write() as conn:
             row = conn.execute(
-                "SELECT s.crawl_id, s.site, s.depth, c.max_depth, c.max_sites, c.sites "
-                "FROM crawl_sites s JOIN crawls c ON c.id = s.crawl_id WHERE s.id = ?",
-                (site_id,)).fetchone()
+                "SELECT s.crawl_id, s.site, s.depth, c.max_depth, c.max_sites FROM crawl_sites s "
+                "JOIN crawls c ON c.id = s.crawl_id WHERE s.id = ?", (site_id,)).fetchone()
             if row is None:
                 raise NotFoundError(f"crawl site {site_id} not found")
-            crawl_id, site, depth, max_depth, max_sites, known = row
+            crawl_id, site, depth, max_depth, max_sites = row
             conn.execute("UPDATE crawl_sites SET state = ?, reason = ?, title = ?, abstract = ? "
                          "WHERE id = ?", (outcome.state.value, outcome.reason[:500],
                                           outcome.title[:300], outcome.abstract[:300], site_id))
             feed = outcome.feed
             if feed is not None:
-                conn.execute("INSERT OR IGNORE INTO crawl_feeds (crawl_id, site_id, url, type, "
-                             "title, score) VALUES (?, ?, ?, ?, ?, ?)",
+                conn.execute("INSERT INTO crawl_feeds (crawl_id, site_id, url, type, title, "
+                             "score) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                              (crawl_id, site_id, feed.url, feed.type, feed.title[:300],
                               feed.score))
             if depth >= max_depth or not outcome.found:
                 return 0
-            return self._queue_found(conn, crawl_id, site, depth + 1, (known, max_sites),
-                                     outcome)
+            return self._queue_found(conn, crawl_id, site, depth + 1, max_sites, outcome)
 
-    @staticmethod
-    def _queue_found(conn: Any, crawl_id: int, site: str, depth: int,
-                     sites: tuple[int, int], outcome: SiteOutcome) -> int:
-        """Queue the sites a visit found, in their order, until the crawl holds as many as
-        it may (``sites``: how many it holds, at most); a site already known is passed
-        over (the insert that conflicts)."""
-        known, max_sites = sites
+    def _queue_found(self, conn: SqlConn, crawl_id: int, site: str, depth: int,
+                     max_sites: int, outcome: SiteOutcome) -> int:
+        """Queue the sites a visit found, in their order, until the crawl holds
+        ``max_sites``; a site already known is passed over (the insert that conflicts)."""
+        (known,) = conn.execute(_LOCK_CRAWL.format(lock=self.dialect.lock_row),
+                                (crawl_id,)).fetchone()
         queued = 0
         for found in outcome.found:
             if known >= max_sites:
@@ -236,4 +247,3 @@ class CrawlMixin(Access):
         with self._write() as conn:
             conn.executemany("UPDATE crawl_feeds SET source_id = ? WHERE id = ?",
                              list(zip(source_ids, finding_ids, strict=True)))
-

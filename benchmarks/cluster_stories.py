@@ -1,6 +1,8 @@
-"""Online story clustering at archive scale: items/s and the index's memory.
+"""Online story clustering at archive scale: items/s and the index's memory, and
+quality on the labelled sets; MinHash alone and MinHash + meaning side by side.
 
-    .venv/bin/python benchmarks/cluster_stories.py --items 1000000
+    .venv/bin/python benchmarks/cluster_stories.py --items 100000 --days 36.5
+    .venv/bin/python benchmarks/cluster_stories.py --meaning-items 20000
 
 A synthetic stream of ``--items`` items over ``--days`` days (stories told by 1-12
 sources, words from a Zipf-like vocabulary, English and Chinese) is placed one by
@@ -9,6 +11,14 @@ the window, so its memory depends on items per 72 h, not on the archive. The pee
 is the plain-Python baseline the issue names no library for: every item compared
 with every item of the window, timed on the first window's worth only.
 Printed: items/s (median of per-chunk rates), the index's memory (peak RSS growth).
+
+Meaning (issue 31): the labelled sets of tests/data/stories (``meaning.json``'s tune
+and held-out check parts, and the older real-style set) clustered by MinHash alone
+and by MinHash + meaning; then the same synthetic stream at the density of a
+1,000,000-items-a-year archive, placed in batches of 500 as the job places them,
+embedding included (one BLAS thread), against MinHash alone on the same items:
+items per CPU second, the index's memory, and the encoder's own (its weights, once
+per process).
 """
 
 from __future__ import annotations
@@ -59,6 +69,12 @@ def _text(rng: random.Random, story: int, lang: str) -> tuple[str, str]:
 
 def stream(n: int, days: float, seed: int = 7) -> Iterator[StoryItem]:
     """``n`` items in time order, made as they are consumed (a million would not fit)."""
+    for item, _text in texts(n, days, seed):
+        yield item
+
+
+def texts(n: int, days: float, seed: int = 7) -> Iterator[tuple[StoryItem, str]]:
+    """The stream's items with the text an encoder would embed (title. lead)."""
     rng = random.Random(seed)
     span = int(days * 24 * HOUR)
     made = 0
@@ -71,7 +87,8 @@ def stream(n: int, days: float, seed: int = 7) -> Iterator[StoryItem]:
             title, lead = _text(rng, story, lang)
             sh = story_shingles(story_text(title, lead, None))
             made += 1
-            yield item_of(made, f"s{rng.randrange(3000)}", at + copy * HOUR // 2, sh)
+            yield (item_of(made, f"s{rng.randrange(3000)}", at + copy * HOUR // 2, sh),
+                   f"{title}. {lead}")
 
 
 def run_index(items: Iterator[StoryItem], chunk: int = 10_000
@@ -126,7 +143,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--items", type=int, default=1_000_000)
     ap.add_argument("--days", type=float, default=365.0)
+    ap.add_argument("--meaning-items", type=int, default=0,
+                    help="run the meaning comparison on this many stream items instead")
     args = ap.parse_args()
+    if args.meaning_items:
+        from cluster_meaning import run_meaning
+
+        run_meaning(args.meaning_items)
+        return
     print(f"{args.items:,} items over {args.days:g} days "
           f"({args.items / args.days * 3:,.0f} per 72 h window)")
     rate, cpu_rate, peak, held, total = run_index(stream(args.items, args.days))

@@ -47,12 +47,14 @@ class Counting:
         return local_encoder().encode(texts)
 
 
-def _add(tid: Tidings, sid: str, n: int, hours_ago: float) -> int:
+def _add(tid: Tidings, sid: str, n: int, hours_ago: float, backfill: bool = False,
+         text: str | None = None) -> int:
     store = tid._store
     store.add_source(Source(id=sid, kind=SourceKind("rss"), url=f"https://{sid}.example/feed",
                             created_at=NOW, site_url=f"https://{sid}.example/"))
-    title, lead = TEXTS[sid]
-    upsert_items(store, store.get_source(sid), [entry(n, title, lead, hours_ago)], NOW)
+    title, lead = TEXTS[text or sid]
+    upsert_items(store, store.get_source(sid), [entry(n, title, lead, hours_ago, backfill)],
+                 NOW)
     return store.list_items(ItemQuery(source_id=sid))[0].id
 
 
@@ -90,4 +92,40 @@ def test_no_item_is_embedded_twice(tmp_path: Path) -> None:
     assert asyncio.run(tid.stories.cluster_pending()) == 1
     assert len(again.texts) == 1 and "Nordwind" in again.texts[0]
     assert tid.stories.of_items([ids["zh"]]) == {ids["zh"]: ids["wire"]}
+    tid.close()
+
+
+def test_a_history_item_joins_its_story_and_adds_no_heat(tmp_path: Path) -> None:
+    """A backfilled report (history) in the other language is one of the story's
+    members, and the story is exactly as hot as without it."""
+    tid = open_tidings(tmp_path)
+    ids = {sid: _add(tid, sid, n, 5 - n) for n, sid in enumerate(["wire", "blog"])}
+    asyncio.run(tid.stories.cluster_pending())
+    before = tid.stories.stories([ids["wire"]])[ids["wire"]].heat
+    ids["archive"] = _add(tid, "archive", 9, 60, backfill=True, text="zh")
+    asyncio.run(tid.stories.cluster_pending())
+    assert tid.stories.of_items([ids["archive"]]) == {ids["archive"]: ids["wire"]}
+    story = tid.stories.stories([ids["wire"]])[ids["wire"]]
+    assert story.sources == 3 and story.heat == before
+    tid.close()
+
+
+def test_the_batch_is_embedded_before_the_write(tmp_path: Path) -> None:
+    """``prepare`` embeds the next batch outside the writer; the step that places it
+    (holding the write) embeds nothing, and stores what was embedded ahead."""
+    from tidings.pipeline.stories import Clusterer
+
+    tid = open_tidings(tmp_path)
+    ids = {sid: _add(tid, sid, n, 5 - n) for n, sid in enumerate(TEXTS)}
+    counting = Counting()
+    clusterer = Clusterer(counting)
+    assert clusterer.prepare(tid._store) == 4 and len(counting.texts) == 4
+    assert clusterer.prepare(tid._store) == 0  # embedded once
+    with tid._store.write() as unit:
+        assert clusterer.step(unit, NOW) == 4
+    assert len(counting.texts) == 4 and clusterer.ready == {}
+    clusters = tid.stories.of_items(list(ids.values()))
+    assert clusters[ids["zh"]] == clusters[ids["blog"]] == ids["wire"] != clusters[ids["other"]]
+    stored = tid._store.story_members(list(ids.values()))
+    assert all(m.meaning is not None and m.meaning.model == counting.model for m in stored)
     tid.close()

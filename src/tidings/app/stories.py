@@ -3,6 +3,7 @@ edits, explanations, heat and trending, over the process's one writer."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
@@ -38,7 +39,12 @@ class Stories:
     async def cluster_pending(self) -> int:
         """Place every item created since the last call (the runner's job)."""
         total = 0
-        while n := await self._writer(self.clusterer.step, self._clock()):
+        # read, embedded and placed on a worker thread, then stored in a write step
+        while batch := await asyncio.to_thread(self.clusterer.prepare, self._store,
+                                               self._clock()):
+            n = await self._writer(self.clusterer.commit, batch)
+            if not n:
+                break  # another process placed meanwhile: the next call warms and goes on
             total += int(n)
         return total
 

@@ -1,29 +1,26 @@
 """Which story of the window an item's meaning is closest to (R-DEDUP-12).
 
-The window's vectors are rows of one matrix, so an item's cosine to every recent
-item is one matrix-vector product (8,000 rows of 512 floats for a 72 h window of a
-million-a-year archive: about a millisecond); rows of expired items are reused.
-
-An item is compared with a *story*, not with its single closest member: its
-closeness to a story is the mean of its cosines to the story's members (average
-linkage). A roundup ("this week in AI") is close to each of its stories' members
-in turn; once it has joined one, the next story's items compare with the whole of
-that story, not with the roundup alone, so one bridge never chains two stories.
+The window's vectors live in ``tidings.identity.vectors``. An item is compared
+with a *story*, not with its single closest member: its closeness to a story is
+its cosine with the mean of the story's members (centroid linkage), so one
+member that reads like another story (a report that mentions the news it
+follows) does not chain the two. A roundup ("this week in AI", 早报) joins none.
 How the thresholds were chosen: docs/clustering.md, "Meaning".
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tidings.identity.meaning import DIMENSIONS, NO_MARKS, Marks
+from tidings.identity.meaning import NO_MARKS, Marks
+from tidings.identity.vectors import VectorWindow
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["DEFAULT_RULE", "Closest", "MeaningRule", "Neighbours", "VectorWindow", "closest_story"]
+__all__ = ["DEFAULT_RULE", "Closest", "MeaningRule", "Neighbours", "closest_story"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +39,8 @@ class MeaningRule:
     veto: float = 0.48
     #: another story whose best cosine is within this of the chosen one's contests it
     margin: float = 0.08
-    #: how an item's closeness to a story is taken from its cosines with the members:
-    #: "centroid" (the cosine with their mean vector), "mean" of them, or "max"
+    #: how an item's closeness to a story is taken: "centroid" (the cosine with the
+    #: members' mean vector) or "mean" (the mean of its cosines with them)
     linkage: str = "centroid"
     #: the bar rises by this much a day since the story's latest report: a follow-up a
     #: day later (a speech about yesterday's decision) reads like the news it follows
@@ -54,107 +51,6 @@ class MeaningRule:
 
 
 DEFAULT_RULE = MeaningRule()
-
-
-class VectorWindow:
-    """The window's vectors by item id, as rows of one float32 matrix."""
-
-    def __init__(self, capacity: int = 1024) -> None:
-        import numpy as np
-
-        self._rows = np.zeros((capacity, DIMENSIONS), dtype=np.float32)
-        self._ids = np.full(capacity, -1, dtype=np.int64)
-        self._row_of: dict[int, int] = {}
-        self._free: list[int] = []
-        self._used = 0  # rows ever used (the high-water mark)
-        self.marks: dict[int, Marks] = {}
-
-    def __len__(self) -> int:
-        return len(self._row_of)
-
-    def __contains__(self, item_id: object) -> bool:
-        return item_id in self._row_of
-
-    def add(self, item_id: int, vector: np.ndarray, marks: Marks) -> None:
-        import numpy as np
-
-        if item_id in self._row_of:
-            return
-        if self._free:
-            row = self._free.pop()
-        else:
-            if self._used == len(self._ids):
-                grow = len(self._ids)
-                self._rows = np.concatenate(
-                    [self._rows, np.zeros((grow, DIMENSIONS), dtype=np.float32)])
-                self._ids = np.concatenate([self._ids, np.full(grow, -1, dtype=np.int64)])
-            row = self._used
-            self._used += 1
-        self._rows[row] = vector
-        self._ids[row] = item_id
-        self._row_of[item_id] = row
-        self.marks[item_id] = marks
-
-    def remove(self, item_id: int) -> None:
-        row = self._row_of.pop(item_id, None)
-        if row is None:
-            return
-        self._rows[row] = 0.0
-        self._ids[row] = -1
-        self._free.append(row)
-        self.marks.pop(item_id, None)
-
-    def vector(self, item_id: int) -> np.ndarray | None:
-        row = self._row_of.get(item_id)
-        return None if row is None else self._rows[row]
-
-    def scores(self, vector: np.ndarray) -> np.ndarray:
-        """The cosine of ``vector`` to every row (0 for free rows)."""
-        out: np.ndarray = self._rows[:self._used] @ vector
-        return out
-
-    def above(self, scores: np.ndarray, floor: float) -> list[tuple[int, float]]:
-        """(item id, cosine) of the items held whose cosine reaches ``floor``."""
-        import numpy as np
-
-        rows = np.nonzero(scores >= floor)[0]
-        return [(int(self._ids[r]), float(scores[r])) for r in rows if self._ids[r] >= 0]
-
-    def cosine(self, scores: np.ndarray, item_id: int) -> float | None:
-        row = self._row_of.get(item_id)
-        return None if row is None or row >= len(scores) else float(scores[row])
-
-    def closeness(self, scores: np.ndarray, members: Iterable[int], linkage: str = "mean"
-                  ) -> float:
-        """Mean cosine to the members held (0 when none is)."""
-        values = [c for c in (self.cosine(scores, m) for m in members) if c is not None]
-        if not values:
-            return 0.0
-        if linkage == "max":
-            return max(values)
-        mean = sum(values) / len(values)
-        if linkage == "centroid":
-            return mean / max(self._spread(members), 1e-6)
-        return mean
-
-    def _spread(self, members: Iterable[int]) -> float:
-        """The length of the members' mean vector (1 for one member, less the more
-        they differ)."""
-        import numpy as np
-
-        rows = [self._row_of[m] for m in members if m in self._row_of]
-        return float(np.linalg.norm(self._rows[rows].mean(axis=0))) if rows else 1.0
-
-    def between(self, a: Iterable[int], b: Iterable[int]) -> float:
-        """The cosine of two groups' mean vectors (how alike two stories are)."""
-        import numpy as np
-
-        ra = [self._row_of[m] for m in a if m in self._row_of]
-        rb = [self._row_of[m] for m in b if m in self._row_of]
-        if not ra or not rb:
-            return 0.0
-        ca, cb = self._rows[ra].mean(axis=0), self._rows[rb].mean(axis=0)
-        return float(ca @ cb / max(float(np.linalg.norm(ca) * np.linalg.norm(cb)), 1e-9))
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,17 +67,16 @@ class Closest:
 @dataclass(slots=True)
 class Neighbours:
     """An item's cosines to the window's stories it may join: cluster id -> (its best
-    cosine with a member, that member), and how to read a story's members."""
+    cosine with a member, that member)."""
 
     window: VectorWindow
+    vector: np.ndarray
     scores: np.ndarray
     best: dict[int, tuple[float, int]]
-    members: Callable[[int], Iterable[int]]
 
     @classmethod
-    def of(cls, window: VectorWindow, scores: np.ndarray, floor: float,
-           cluster_of: Callable[[int], int | None],
-           members: Callable[[int], Iterable[int]]) -> Neighbours:
+    def of(cls, window: VectorWindow, vector: np.ndarray, scores: np.ndarray, floor: float,
+           cluster_of: Callable[[int], int | None]) -> Neighbours:
         """``cluster_of`` gives the cluster of a window item the item may join (None
         for one of its own source, out of its time window or split from it by hand)."""
         best: dict[int, tuple[float, int]] = {}
@@ -189,22 +84,19 @@ class Neighbours:
             cluster = cluster_of(item_id)
             if cluster is not None and cos > best.get(cluster, (-1.0, 0))[0]:
                 best[cluster] = (cos, item_id)
-        return cls(window, scores, best, members)
+        return cls(window, vector, scores, best)
 
-    def closeness(self, cluster: int, linkage: str = "mean") -> float:
-        return self.window.closeness(self.scores, self.members(cluster), linkage)
+    def closeness(self, cluster: int, linkage: str = "centroid") -> float:
+        return self.window.closeness(self.vector, cluster, linkage)
 
     def contested(self, cluster: int, rule: MeaningRule) -> bool:
         """Another story is about as close (within ``rule.margin`` of this one's best
-        cosine) and is not this one told apart: a roundup, or a report that mentions
-        the news it follows, belongs to neither."""
+        cosine) and is not this one told apart: a report that mentions the news it
+        follows belongs to neither."""
         mine = self.best.get(cluster, (0.0, 0))[0]
-        for other, (cos, _) in self.best.items():
-            if other != cluster and cos >= mine - rule.margin \
-                    and self.window.between(self.members(cluster),
-                                            self.members(other)) < rule.kin:
-                return True
-        return False
+        return any(other != cluster and cos >= mine - rule.margin
+                   and self.window.between(cluster, other) < rule.kin
+                   for other, (cos, _) in self.best.items())
 
 
 def closest_story(near: Neighbours, marks: Marks, rule: MeaningRule,

@@ -21,17 +21,12 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from tidings.identity.closeness import (
-    DEFAULT_RULE,
-    MeaningRule,
-    Neighbours,
-    VectorWindow,
-    closest_story,
-)
+from tidings.identity.closeness import DEFAULT_RULE, MeaningRule, Neighbours, closest_story
 from tidings.identity.meaning import NO_MARKS, Marks
 from tidings.identity.shingles import MIN_SHINGLES, Shingles, shingle_hash
 from tidings.identity.templates import Template, forget, unlist
 from tidings.identity.urls import normalize_url
+from tidings.identity.vectors import VectorWindow
 
 if TYPE_CHECKING:
     import numpy as np
@@ -211,7 +206,8 @@ class StoryIndex:
         #: items with a vector are compared by meaning too (None: by shingles alone)
         self.meaning = meaning
         self._vectors = VectorWindow()
-        self._members: dict[int, set[int]] = {}  # cluster id -> its items in the window
+        #: cluster id -> (how many of its items the window holds, the latest one's time)
+        self._clusters: dict[int, tuple[int, int]] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -225,7 +221,14 @@ class StoryIndex:
 
     def learn(self, items: Iterable[StoryItem]) -> None:
         """Learn the sources' templates from a batch before placing it, so a source's
-        first items are judged without their furniture too."""
+        first items are judged without their furniture too; and compute the batch's
+        cosines to the window in one product."""
+        batch = list(items)
+        self._learn(batch)
+        if self.meaning is not None:
+            self._vectors.prepare([(x.item_id, x.vector) for x in batch if x.vector is not None])
+
+    def _learn(self, items: Iterable[StoryItem]) -> None:
         for item in items:
             template = self._templates.get(item.source_id)
             if template is None:
@@ -242,7 +245,7 @@ class StoryIndex:
         is in the index, whatever the similarity).
         """
         self.expire(item.at)
-        self.learn([item])
+        self._learn([item])
         own = self.effective(item)
         best = self._forced(together, own) or self._best(own, apart)
         if best is None:
@@ -254,18 +257,20 @@ class StoryIndex:
         return placement
 
     def _best(self, item: StoryItem, apart: Collection[int]) -> Candidate | None:
-        """The shingles' best candidate, unless its meaning is another event's or
-        another story is as close in meaning (a verbatim copy and the same page always
-        join); else the story meaning puts it in."""
+        """Where the item goes (docs/clustering.md, "Meaning"): a verbatim copy or the
+        same page at once; else the shingles' best candidate when its story is as close
+        in meaning, no other story is closer or as close, and neither is a roundup or
+        names another version or figure; else the story meaning puts it in. Items
+        without a vector (placed before meanings were stored) are judged by shingles."""
         blocked = {self._entries[i].cluster_id for i in apart if i in self._entries}
         rule = self.meaning
         near = self._neighbours(item, blocked)
         words = [c for c in self.candidates(item) if c.cluster_id not in blocked]
         if near is None or rule is None:
             return words[0] if words else None
-        def quiet(cluster: int) -> float:
-            latest = max((self._entries[m].at for m in self._members.get(cluster, ())),
-                         default=item.at)
+
+        def quiet(cluster: int) -> float:  # days since the story's latest report
+            latest = self._clusters.get(cluster, (0, item.at))[1]
             return max(0, item.at - latest) / (24 * HOUR_US)
 
         found = None if item.marks.digest else closest_story(near, item.marks, rule, quiet)
@@ -300,9 +305,9 @@ class StoryIndex:
                 return None  # (a roundup is no story's member to join)
             return entry.cluster_id
 
-        return Neighbours.of(self._vectors, self._vectors.scores(item.vector),
-                             min(self.meaning.agreed, self.meaning.veto), cluster_of,
-                             lambda c: self._members.get(c, ()))
+        return Neighbours.of(self._vectors, item.vector,
+                             self._vectors.scores(item.vector, item.item_id),
+                             min(self.meaning.agreed, self.meaning.veto), cluster_of)
 
     def candidates(self, item: StoryItem) -> list[Candidate]:
         """Every indexed item of another source (or listing the same page), within the
@@ -388,25 +393,30 @@ class StoryIndex:
             self._lsh.insert(-item.item_id, self._minhash(item.latin))
         if len(item.title) >= TITLE_MIN:
             self._titles.setdefault(item.title, set()).add(item.item_id)
-        self._members.setdefault(cluster_id, set()).add(item.item_id)
+        self._member(cluster_id, item.at)
         if item.vector is not None:
-            self._vectors.add(item.item_id, item.vector, item.marks)
+            self._vectors.add(item.item_id, item.vector, item.marks, cluster_id)
 
     def relabel(self, items: Iterable[int], cluster_id: int) -> None:
         """Hand-made merges and splits move indexed items to another cluster."""
         for item_id in items:
             entry = self._entries.get(item_id)
-            if entry is not None:
-                self._unmember(entry.cluster_id, item_id)
+            if entry is not None and entry.cluster_id != cluster_id:
+                self._unmember(entry.cluster_id)
                 entry.cluster_id = cluster_id
-                self._members.setdefault(cluster_id, set()).add(item_id)
+                self._member(cluster_id, entry.at)
+                self._vectors.move(item_id, cluster_id)
 
-    def _unmember(self, cluster_id: int, item_id: int) -> None:
-        same = self._members.get(cluster_id)
-        if same is not None:
-            same.discard(item_id)
-            if not same:
-                del self._members[cluster_id]
+    def _member(self, cluster_id: int, at: int) -> None:
+        size, latest = self._clusters.get(cluster_id, (0, at))
+        self._clusters[cluster_id] = (size + 1, max(latest, at))
+
+    def _unmember(self, cluster_id: int) -> None:
+        size, latest = self._clusters.get(cluster_id, (1, 0))
+        if size <= 1:
+            self._clusters.pop(cluster_id, None)
+        else:
+            self._clusters[cluster_id] = (size - 1, latest)
 
     def expire(self, now_us: int) -> int:
         """Forget items older than the window before the newest item seen (or ``now_us``)."""
@@ -423,7 +433,7 @@ class StoryIndex:
             if entry.latin:
                 self._lsh.remove(-item_id)
             forget(self._df, entry.counted)
-            self._unmember(entry.cluster_id, item_id)
+            self._unmember(entry.cluster_id)
             self._vectors.remove(item_id)
             unlist(self._exact, entry.exact, item_id)
             unlist(self._links, entry.link, item_id)

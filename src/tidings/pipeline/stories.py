@@ -100,7 +100,8 @@ def _stored(meaning: StoredMeaning | None, model: str) -> tuple[np.ndarray, Mark
 def _embedded(inputs: Sequence[StoryInput], encoder: Encoder | None
               ) -> tuple[list[StoryItem], list[StoredMeaning | None]]:
     """The index's view of each input with its meaning: read back when stored by this
-    model, else embedded (in one batch) and returned to be stored."""
+    model, else embedded (in one batch, away from the writer: ``Clusterer.prepare``
+    runs on a thread); the new ones returned to be stored."""
     texts = [story_text(x.title, x.summary, x.body) for x in inputs]
     items = [item_of(x.item_id, x.source_id, _us(x.at), story_shingles(t), x.url)
              for x, t in zip(inputs, texts, strict=True)]

@@ -111,19 +111,21 @@ def test_a_history_item_joins_its_story_and_adds_no_heat(tmp_path: Path) -> None
 
 
 def test_the_batch_is_embedded_before_the_write(tmp_path: Path) -> None:
-    """``prepare`` embeds the next batch outside the writer; the step that places it
-    (holding the write) embeds nothing, and stores what was embedded ahead."""
+    """``prepare`` embeds and places the next batch outside the writer; the write step
+    that stores it (``commit``) embeds nothing, and stores what was embedded."""
     from tidings.pipeline.stories import Clusterer
 
     tid = open_tidings(tmp_path)
     ids = {sid: _add(tid, sid, n, 5 - n) for n, sid in enumerate(TEXTS)}
     counting = Counting()
     clusterer = Clusterer(counting)
-    assert clusterer.prepare(tid._store) == 4 and len(counting.texts) == 4
-    assert clusterer.prepare(tid._store) == 0  # embedded once
+    batch = clusterer.prepare(tid._store, NOW)
+    assert batch is not None and len(batch.members) == 4 and len(counting.texts) == 4
     with tid._store.write() as unit:
-        assert clusterer.step(unit, NOW) == 4
-    assert len(counting.texts) == 4 and clusterer.ready == {}
+        assert clusterer.commit(unit, batch) == 4
+    assert len(counting.texts) == 4, "the write step embedded nothing"
+    assert clusterer.prepare(tid._store, NOW) is None, "nothing left, nothing embedded again"
+    assert len(counting.texts) == 4
     clusters = tid.stories.of_items(list(ids.values()))
     assert clusters[ids["zh"]] == clusters[ids["blog"]] == ids["wire"] != clusters[ids["other"]]
     stored = tid._store.story_members(list(ids.values()))

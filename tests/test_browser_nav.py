@@ -48,6 +48,20 @@ STORY = [("wire", "Rust 1.85 released with the Rust 2024 edition",
          ("daily", "Announcing Rust 1.85.0 and Rust 2024",
           "The Rust team is happy to announce Rust 1.85.0, which stabilizes the 2024 "
           "edition.")]
+#: news that is nobody's reprint: every source tells its own (stories are by meaning,
+#: so "Item 1 of wire" and "Item 1 of lab" would be one story)
+OTHER_NEWS = ["Harbour bridge repainted in blue", "Local bakery wins a national prize",
+              "Chess final ends in a draw", "Mars rover finds clay in a crater",
+              "Jazz festival sells out in an hour", "City council cuts bus fares",
+              "New bird species described in Peru", "Glacier retreat measured by drones",
+              "Violin maker opens a school", "Marathon route changes for roadworks",
+              "Library extends its opening hours", "Rare orchid blooms in a greenhouse",
+              "Ferry strike called off", "Museum returns a bronze statue",
+              "Solar farm approved on old airfield", "Robot vacuum recalled over batteries",
+              "Coffee prices climb after frost", "Tennis star retires at 34",
+              "Volcanic ash grounds flights in the north", "Theatre reopens after a fire",
+              "Record wheat harvest in the plains", "Submarine cable repaired at sea",
+              "Snowstorm closes mountain schools", "Old mill becomes a hotel"]
 REASON = "HTTP 503 from wire.example: the server is busy; tried again in 30 minutes"
 
 
@@ -72,8 +86,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     story = add_items(tid, [Spec(t, source_id=s, summary=lead, body=None,
                                  age=timedelta(hours=3 - n))
                             for n, (s, t, lead) in enumerate(STORY)])
-    more = add_items(tid, [Spec(f"Item {n} of {s}", source_id=s, age=timedelta(hours=5 * n + 1))
-                           for n in range(6) for s in ("wire", "lab", "daily", "blog")])
+    more = add_items(tid, [Spec(OTHER_NEWS[4 * n + k], source_id=s,
+                                age=timedelta(hours=5 * n + 1))
+                           for n in range(6) for k, s in enumerate(("wire", "lab", "daily",
+                                                                      "blog"))])
     old = add_items(tid, [Spec("History", source_id="wire", age=timedelta(days=9),
                                backfill=True)])
     run(lambda: tid.items.mark_read(more[:3], True))  # some read already: an undo keeps them read

@@ -97,6 +97,14 @@ def demo_settings(ctx: Context, data_dir: str | None = None) -> Settings:
                    allow_private_hosts=(*settings.allow_private_hosts, "127.0.0.1"))
 
 
+def _page_order(pages: list[str], source: Source) -> int:
+    """Where the source stands in the site's order (found from a page, or that page)."""
+    for n, page in enumerate(pages):
+        if page in (source.url, source.site_url):
+            return n
+    return len(pages)
+
+
 async def add_demo_sources(tidings: Tidings, base: str) -> list[Source]:
     """The site's three feeds as sources, those not added by an earlier demo run."""
     present = {u for s in tidings.sources.all() for u in (s.url, s.site_url) if u}
@@ -123,17 +131,22 @@ def demo(ctx: Context, site_port: int, port: int | None, no_serve: bool,
     with demo_site(site_port) as base:
         tidings = Tidings.open(settings, create=True)
 
-        async def prepare() -> tuple[list[Source], Any]:
+        async def prepare() -> tuple[list[Source], int]:
             added = await add_demo_sources(tidings, base)
-            report = await tidings.collection.round([s.id for s in tidings.sources.all()
-                                                     if s.url.startswith(base)])
+            # one source after another, in the site's order: the feeds reprint each
+            # other, and the first to store a story owns it, so every demo looks alike
+            created = 0
+            pages = [base + page for page in DEMO_PAGES]
+            for source in sorted((s for s in tidings.sources.all() if s.url.startswith(base)),
+                                 key=lambda s: _page_order(pages, s)):
+                created += (await tidings.collection.round([source.id])).created
             await tidings.search.index_pending()
-            return added, report
+            return added, created
 
-        added, report = run_async(tidings, prepare())
+        added, created = run_async(tidings, prepare())
         click.echo(f"demo site on {base}/; archive in {settings.data_dir} "
                    f"({plural(len(added), 'source')} added, "
-                   f"{plural(report.created, 'new item')})")
+                   f"{plural(created, 'new item')})")
         if no_serve:
             return
         from tidings.cli.commands_collect import serve_console

@@ -24,6 +24,7 @@ from tidings.cli import (
     to_jsonable,
 )
 from tidings.errors import BadValueError, ConfigError
+from tidings.heap import release_freed
 from tidings.model import RunCounts, RunOutcome, Source
 from tidings.textutil import plural
 
@@ -76,6 +77,7 @@ async def _collect(tidings: Tidings, source_ids: tuple[str, ...], show: bool,
     with Progress(*columns, transient=True, disable=not show) as bar:
         report = await tidings.collection.round(source_ids or None, progress=BarProgress(bar),
                                                 extract=extract)
+    release_freed()  # the round's parsed feeds are gone: indexing starts from less
     started = time.perf_counter()
     indexed = await tidings.search.index_pending()
     return report, indexed, time.perf_counter() - started

@@ -152,3 +152,20 @@ def test_the_paid_apis_section_shows_only_with_calls(api: Api) -> None:
     write(api.tid, lambda unit: unit.record_paid_call(call))
     page = httpx.get(api.server.url + "/sources").text
     assert "Paid APIs" in page and "socialdata: 1 call" in page
+
+
+def test_the_sidebar_marks_the_page_it_is_on(api: Api) -> None:
+    """The sidebar is rendered once for many pages; each page still marks itself (and
+    only itself) current in it."""
+    import re
+
+    with httpx.Client(base_url=api.server.url) as pages:
+        for path, marked in (("/", 'data-view="today"'), ("/all", 'data-view="all"'),
+                             ("/folder/News", 'data-folder-link="News"'),
+                             ("/source/lab", 'data-source="lab"'),
+                             ("/source/wire", 'data-source="wire"')):
+            html = pages.get(path).text
+            side = re.search(r'<aside class="sidebar".*?</aside>', html, re.S)
+            assert side is not None, path
+            current = re.findall(r'<a [^>]*aria-current="page"[^>]*>', side.group(0))
+            assert len(current) == 1 and marked in current[0], (path, current)

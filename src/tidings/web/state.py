@@ -113,6 +113,8 @@ class WebState:
         self._stats = _Memo(ttl=FIGURES_TTL)
         self._sources = _Memo(ttl=FIGURES_TTL)
         self._sidebars = {admin: _Memo(ttl=FIGURES_TTL) for admin in (False, True)}
+        #: each role's sidebar as HTML, with the counts it was rendered from (web/sidebar.py)
+        self.sidebar_html: dict[bool, tuple[Sidebar, str]] = {}
         self.login_failures: dict[str, deque[float]] = {}
         self._search_turns: anyio.CapacityLimiter | None = None  # made inside the loop
         self._env_hash = hash_password(settings.admin_password) \

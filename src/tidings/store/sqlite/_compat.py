@@ -8,6 +8,7 @@ from datetime import datetime
 from tidings.errors import ConfigError, NotFoundError
 from tidings.store.base import ItemQuery
 from tidings.store.compat import SavedSearch, StreamEntry, UnreadCount, WebSubLease
+from tidings.store.sql._base import opt_us, to_us
 from tidings.store.sql.compat import (
     _LEASE,
     _SEARCH,
@@ -21,7 +22,7 @@ from tidings.store.sql.compat import (
 )
 from tidings.store.sql.reading import timeline_filters
 from tidings.store.sql.users import _token
-from tidings.store.sqlite._db import Access, opt_us, to_us
+from tidings.store.sqlite._db import Access
 from tidings.store.sqlite._reading import select_timeline
 from tidings.store.users import ApiToken
 

@@ -17,17 +17,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from tidings.errors import ReadOnlyError, StorageError, TransactionLostError
-
-# the backend's modules and others' new code import these from here too
-from tidings.store.sql._base import EPOCH as EPOCH  # noqa: PLC0414
-from tidings.store.sql._base import SQLITE as SQLITE  # noqa: PLC0414
-from tidings.store.sql._base import Connected as Connected  # noqa: PLC0414
-from tidings.store.sql._base import chunks as chunks  # noqa: PLC0414
-from tidings.store.sql._base import from_us as from_us  # noqa: PLC0414
-from tidings.store.sql._base import marks as marks  # noqa: PLC0414
-from tidings.store.sql._base import opt_dt as opt_dt  # noqa: PLC0414
-from tidings.store.sql._base import opt_us as opt_us  # noqa: PLC0414
-from tidings.store.sql._base import to_us as to_us  # noqa: PLC0414
+from tidings.store.sql._base import SQLITE, Connected
 
 _PRAGMAS = (
     "PRAGMA journal_mode = WAL",

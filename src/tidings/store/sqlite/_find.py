@@ -7,9 +7,10 @@ from typing import Any
 
 from tidings.model import SearchHit
 from tidings.store.base import ItemQuery, SearchQuery
+from tidings.store.sql._base import to_us
 from tidings.store.sql.find import _HIT_COLUMNS, RANK_WINDOW
 from tidings.store.sql.reading import brief_from_row, timeline_filters
-from tidings.store.sqlite._db import Access, to_us
+from tidings.store.sqlite._db import Access
 from tidings.store.sqlite._search import US
 from tidings.store.textindex import (
     exclusion_expression,

@@ -13,13 +13,14 @@ from collections.abc import Collection, Sequence
 from tidings.errors import NotFoundError
 from tidings.model import ItemState
 from tidings.store.base import Discovery, NewItem, Revision, UpsertBatch
+from tidings.store.sql._base import chunks, marks, to_us
 from tidings.store.sql.items import (
     _check_batch,
     _create_row,
     _revision_row,
     _state,
 )
-from tidings.store.sqlite._db import Access, chunks, marks, to_us
+from tidings.store.sqlite._db import Access
 from tidings.store.sqlite._search import unindex
 
 _INSERT = (

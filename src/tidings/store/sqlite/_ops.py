@@ -14,8 +14,9 @@ from datetime import datetime, timedelta
 from tidings.model import FetchRun, RunOutcome
 from tidings.store.ops import Diversity, ReprintEdge, RunTotals
 from tidings.store.sql._base import DAY_US as _DAY_US
+from tidings.store.sql._base import chunks, marks, to_us
 from tidings.store.sql.runs import RUN_COLUMNS, run_from_row
-from tidings.store.sqlite._db import Access, chunks, marks, to_us
+from tidings.store.sqlite._db import Access
 
 _REPRINTS = """
 WITH recent AS (

@@ -10,6 +10,7 @@ from typing import Any
 from tidings.errors import NotFoundError
 from tidings.model import Item, ItemBrief
 from tidings.store.base import ItemQuery
+from tidings.store.sql._base import chunks, marks, to_us
 from tidings.store.sql.reading import (
     BRIEF_COLUMNS,
     ITEM_COLUMNS,
@@ -18,7 +19,7 @@ from tidings.store.sql.reading import (
     item_from_row,
     timeline_statement,
 )
-from tidings.store.sqlite._db import Access, chunks, marks, to_us
+from tidings.store.sqlite._db import Access
 from tidings.store.sqlite._search import unindex
 
 

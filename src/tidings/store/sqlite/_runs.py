@@ -8,8 +8,9 @@ from datetime import datetime
 
 from tidings.errors import NotFoundError
 from tidings.model import FetchRun, RunCounts, RunOutcome
+from tidings.store.sql._base import chunks, marks, to_us
 from tidings.store.sql.runs import RUN_COLUMNS, run_from_row
-from tidings.store.sqlite._db import Access, chunks, marks, to_us
+from tidings.store.sqlite._db import Access
 
 
 class RunsMixin(Access):

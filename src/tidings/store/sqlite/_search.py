@@ -20,7 +20,8 @@ import sqlite3
 from collections.abc import Sequence
 
 from tidings.store.searchindex import IndexDoc, IndexInput
-from tidings.store.sqlite._db import Access, chunks, marks
+from tidings.store.sql._base import chunks, marks
+from tidings.store.sqlite._db import Access
 from tidings.store.textindex import TOKENIZER_VERSION, document
 
 #: microseconds per FTS rowid unit

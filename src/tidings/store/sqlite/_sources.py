@@ -11,6 +11,7 @@ from typing import Any
 from tidings.errors import ConfigError, NotFoundError
 from tidings.model import Source
 from tidings.store.base import PUSHED_KIND, SourceUpdate
+from tidings.store.sql._base import marks, to_us
 from tidings.store.sql.sources import (
     _COLUMNS,
     _FOLDER,
@@ -20,7 +21,7 @@ from tidings.store.sql.sources import (
     _source_params,
     source_from_row,
 )
-from tidings.store.sqlite._db import Access, marks, to_us
+from tidings.store.sqlite._db import Access
 
 
 def _ensure_folder(conn: sqlite3.Connection, name: str | None) -> None:

@@ -7,9 +7,10 @@ from datetime import datetime, timedelta
 from tidings.errors import NotFoundError
 from tidings.model import RunOutcome
 from tidings.store.base import ArchiveStats, SourceStats
+from tidings.store.sql._base import opt_dt, to_us
 from tidings.store.sql.runs import RUN_COLUMNS, run_from_row
 from tidings.store.sql.stats import _DAY, ROUND_WINDOW
-from tidings.store.sqlite._db import Access, opt_dt, to_us
+from tidings.store.sqlite._db import Access
 
 
 class StatsMixin(Access):

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from tidings.model import ItemBrief
+from tidings.store.sql._base import to_us
 from tidings.store.sql.reading import BRIEF_COLUMNS, ITEM_FROM, brief_from_row
 from tidings.store.sql.stories import (
     HOT_SELECT,
@@ -24,7 +25,7 @@ from tidings.store.sql.stories import (
     member_params,
     story_row_from_row,
 )
-from tidings.store.sqlite._db import Access, to_us
+from tidings.store.sqlite._db import Access
 from tidings.store.stories import StoryInput, StoryLink, StoryMember, StoryRow
 
 _CHUNK = 900

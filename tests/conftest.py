@@ -7,9 +7,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from argon2 import PasswordHasher, profiles
 
 import pgserver
 import storage_contract
+from tidings.app import passwords
 from tidings.settings import Settings, load_settings
 from tidings.store.base import Storage
 
@@ -74,6 +76,19 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if skipped:
         reporter.write_line(f"CI: {len(skipped)} tests skipped; nothing may skip in CI", red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(scope="session", autouse=True)
+def production_hasher() -> Iterator[PasswordHasher]:
+    """The suite hashes passwords with argon2's cheapest parameters (``CHEAPEST``, the
+    profile argon2-cffi keeps for tests): at the production cost (64 MiB, 3 passes, 4
+    lanes) every login and ``set-password`` took 0.1 s of CPU and up to 0.6 s on a busy
+    machine, seconds per test. Hashes carry their parameters, so either verifies the
+    other's. Yields the production hasher to the test that checks the stored cost."""
+    real = passwords._hasher
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(passwords, "_hasher", PasswordHasher.from_parameters(profiles.CHEAPEST))
+        yield real
 
 
 @pytest.fixture(params=sorted(storage_contract.BACKENDS))

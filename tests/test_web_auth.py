@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import httpx
 import pytest
+from argon2 import PasswordHasher
 
 from test_web_support import (
     Spec,
@@ -20,7 +21,7 @@ from test_web_support import (
     serve_web,
     store_password,
 )
-from tidings.app import Tidings
+from tidings.app import Tidings, passwords
 from tidings.app.legacy import LEGACY_FILE
 from tidings.errors import ConfigError
 from tidings.model import Visibility
@@ -84,11 +85,17 @@ def test_non_loopback_listen_without_password_is_refused(
     check_listen(tid, "0.0.0.0")
 
 
-def test_password_is_stored_as_a_slow_hash(tid: Tidings, settings: Settings) -> None:
+def test_password_is_stored_as_a_slow_hash(
+    tid: Tidings, settings: Settings, production_hasher: PasswordHasher,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(passwords, "_hasher", production_hasher)  # conftest: cheap elsewhere
     store_password(tid, PASSWORD)
     user = tid.users.user()
     assert user is not None and user.is_admin
-    assert PASSWORD not in user.password_hash and user.password_hash.startswith("$argon2id$")
+    assert PASSWORD not in user.password_hash
+    assert user.password_hash.startswith("$argon2id$v=19$m=65536,t=3,p=4$")  # RFC 9106's
+    assert passwords.check_password(user.password_hash, PASSWORD)
     assert not (settings.data_dir / LEGACY_FILE).exists()  # nothing beside the archive
     with pytest.raises(ConfigError, match="at least"):
         store_password(tid, "short")

@@ -1,4 +1,9 @@
-"""Commands of cluster mode: worker, status, migrate (R-SCHED-7, R-STORE-2)."""
+"""Commands of cluster mode: worker, status, migrate (R-SCHED-7, R-STORE-2).
+
+``tidings.app.cluster`` (procrastinate, and psycopg with it) is imported by the
+commands that use it: at the top of this module it was a fifth of the start-up of
+every command, on SQLite archives that never need it.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,6 @@ from datetime import UTC, datetime
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from tidings.app.cluster import cluster_status, migrate, serve_worker
 from tidings.cli import Context, cli, handle_errors, print_json, run_async
 
 
@@ -24,6 +28,8 @@ def worker(ctx: Context, concurrency: int) -> None:
     Run as many as you like, on as many machines: the job queue in the database
     hands each due source to one worker at a time. Stop with SIGTERM or Ctrl-C.
     """
+    from tidings.app.cluster import serve_worker
+
     tidings = ctx.open()
     logging.getLogger("tidings").setLevel(logging.INFO)  # its lines, as `serve` shows them
     run_async(tidings, serve_worker(tidings, concurrency))
@@ -35,6 +41,8 @@ def worker(ctx: Context, concurrency: int) -> None:
 @handle_errors
 def status(ctx: Context, as_json: bool) -> None:
     """The cluster at a glance: workers, queue depth, oldest due source, recent failures."""
+    from tidings.app.cluster import cluster_status
+
     now = datetime.now(UTC)
     figures = cluster_status(ctx.settings, now)
     if as_json:
@@ -58,6 +66,8 @@ def status(ctx: Context, as_json: bool) -> None:
 @handle_errors
 def migrate_command(ctx: Context, target: str) -> None:
     """Copy the whole archive to another backend (resumable: run it again after a stop)."""
+    from tidings.app.cluster import migrate
+
     columns = (TextColumn("{task.description:14}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
     with Progress(*columns, transient=True, disable=not sys.stderr.isatty()) as bar:

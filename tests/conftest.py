@@ -41,6 +41,29 @@ def pytest_addoption(parser: pytest.Parser) -> None:
              "edit-and-test loop (the README's command runs everything)")
 
 
+#: processes of a ``--fast`` run. Its tests wait more than they compute (subprocesses
+#: and servers starting, sockets, timeouts): on 2 cores, two workers overlap each one's
+#: waits with the other's work. Every test has its own tmp_path, ports come from the OS
+#: and PostgreSQL (not in the subset) gives each test its own schema.
+FAST_WORKERS = 2
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """``--fast`` over the whole suite runs in FAST_WORKERS processes (pytest-xdist)
+    unless ``-n`` says otherwise (``-n 0``: one process). Named files or folders run in
+    one, as does the whole suite unless asked: starting a worker costs seconds."""
+    wanted = (config.getoption("--fast") and config.pluginmanager.hasplugin("xdist")
+              and config.args_source == pytest.Config.ArgsSource.TESTPATHS
+              and not hasattr(config, "workerinput")  # a worker itself
+              and config.getoption("numprocesses", None) is None
+              and not config.getoption("collectonly") and not config.getoption("usepdb"))
+    if wanted:
+        config.option.numprocesses = FAST_WORKERS  # what xdist's own `-n 2` sets
+        config.option.dist = "load"
+        config.option.tx = ["popen"] * FAST_WORKERS
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Contract tests on the PostgreSQL backend are marked ``postgres`` by their
     parameter; with ``--fast`` every heavy test is deselected, not skipped, so a fast
@@ -69,7 +92,7 @@ def _postgres_only_when_marked(request: pytest.FixtureRequest) -> Iterator[None]
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """In CI nothing may skip: a skipped test there means a missing install step."""
-    if not IN_CI:
+    if not IN_CI or hasattr(session.config, "workerinput"):  # workers: the controller counts
         return
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     skipped = reporter.stats.get("skipped", []) if reporter else []

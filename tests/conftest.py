@@ -59,8 +59,8 @@ def pytest_configure(config: pytest.Config) -> None:
               and config.getoption("numprocesses", None) is None
               and not config.getoption("collectonly") and not config.getoption("usepdb"))
     if wanted:
-        config.option.numprocesses = FAST_WORKERS  # what xdist's own `-n 2` sets
-        config.option.dist = "load"
+        config.option.numprocesses = FAST_WORKERS  # what xdist's `-n 2 --dist worksteal` sets
+        config.option.dist = "worksteal"  # an idle worker takes tests from the busy one
         config.option.tx = ["popen"] * FAST_WORKERS
 
 

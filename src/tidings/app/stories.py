@@ -12,9 +12,9 @@ from tidings.errors import NotFoundError
 from tidings.model import ItemBrief
 from tidings.pipeline.stories import (
     Clusterer,
+    ClusterReads,
     Explanation,
     Story,
-    StoryReads,
     StoryTexts,
     explain,
     finish_rebuild,
@@ -30,7 +30,7 @@ from tidings.store.writer import Writer
 __all__ = ["Explanation", "Stories", "Story"]
 
 
-class _Store(StoryReads, StoryTexts, StatsReads, Protocol):
+class _Store(ClusterReads, StoryTexts, StatsReads, Protocol):
     """What the stories read: placement's and explanations' reads, and the archive's size."""
 
 

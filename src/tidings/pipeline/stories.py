@@ -61,13 +61,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "STORY_MARK",
+    "ClusterReads",
+    "ClusterUnit",
     "Clusterer",
     "Explanation",
     "Story",
     "StoryBatch",
-    "StoryReads",
     "StoryTexts",
-    "StoryWrites",
     "explain",
     "finish_rebuild",
     "merge",
@@ -163,11 +163,11 @@ def _place(index: StoryIndex, inputs: Sequence[StoryInput], links: _Links,
     return out
 
 
-class StoryReads(StoriesReads, OpsReads, Protocol):
+class ClusterReads(StoriesReads, OpsReads, Protocol):
     """What placing items reads: the story tables, and the job's bookmarks in ``meta``."""
 
 
-class StoryWrites(StoryReads, StoriesWrites, OpsWrites, Protocol):
+class ClusterUnit(ClusterReads, StoriesWrites, OpsWrites, Protocol):
     """What storing placements and hand edits needs: the bookmarks are swapped, not set,
     so that two processes placing from one bookmark store it once."""
 
@@ -214,12 +214,12 @@ class Clusterer:
             index.add(item, m.cluster_id)
         return index
 
-    def step(self, unit: StoryWrites, now: datetime, limit: int = BATCH) -> int:
+    def step(self, unit: ClusterUnit, now: datetime, limit: int = BATCH) -> int:
         """Place the next items created since the bookmark, in one unit; returns how many."""
         batch = self.prepare(unit, now, limit)
         return self.commit(unit, batch) if batch is not None else 0
 
-    def prepare(self, store: StoryReads, now: datetime, limit: int = BATCH) -> StoryBatch | None:
+    def prepare(self, store: ClusterReads, now: datetime, limit: int = BATCH) -> StoryBatch | None:
         """Read the next items since the bookmark and place them in the index: the CPU
         of placement, done away from the writer (None: nothing waits). The index is
         lent to the batch until :meth:`commit` stores it."""
@@ -234,7 +234,7 @@ class Clusterer:
         members = _place(index, inputs, _Links.of(store.story_links()), self.encoder)
         return StoryBatch(mark, edits, str(inputs[-1].item_id), members, index)
 
-    def commit(self, unit: StoryWrites, batch: StoryBatch) -> int:
+    def commit(self, unit: ClusterUnit, batch: StoryBatch) -> int:
         """One write step: store a prepared batch, unless another process placed from
         the same bookmark first or a hand edit moved the stories meanwhile (0: the
         index, placed against what is no longer there, warms again next time)."""
@@ -257,20 +257,20 @@ class Clusterer:
         return _place(self.index, inputs, _Links.of(links), self.encoder)
 
 
-def finish_rebuild(unit: StoryWrites) -> None:
+def finish_rebuild(unit: ClusterUnit) -> None:
     """After a rebuild: merges made by hand applied, the job's bookmark at the top."""
     _apply_merges(unit, unit.story_links())
     unit.swap_mark(STORY_MARK, unit.get_mark(STORY_MARK), str(unit.max_item_id()))
     _edited(unit)
 
 
-def _edited(unit: StoryWrites) -> None:
+def _edited(unit: ClusterUnit) -> None:
     """Clusters changed under every process's index: each warms again before placing."""
     old = unit.get_mark(EDITS_MARK)
     unit.swap_mark(EDITS_MARK, old, str(int(old or 0) + 1))
 
 
-def _apply_merges(unit: StoryWrites, links: Sequence[StoryLink]) -> None:
+def _apply_merges(unit: ClusterUnit, links: Sequence[StoryLink]) -> None:
     """Merges made by hand hold even for items further apart than the window."""
     for link in links:
         if link.apart:
@@ -290,7 +290,7 @@ def _cluster_of(store: StoriesReads, item_id: int) -> int:
     return cluster
 
 
-def split(unit: StoryWrites, item_id: int, now: datetime) -> int:
+def split(unit: ClusterUnit, item_id: int, now: datetime) -> int:
     """Take ``item_id`` out of its cluster, for good: it stands alone and is remembered
     apart from every item it was with. Returns how many it was split from."""
     cluster = _cluster_of(unit, item_id)
@@ -306,7 +306,7 @@ def split(unit: StoryWrites, item_id: int, now: datetime) -> int:
     return len(others)
 
 
-def merge(unit: StoryWrites, item_id: int, other_id: int, now: datetime) -> int:
+def merge(unit: ClusterUnit, item_id: int, other_id: int, now: datetime) -> int:
     """Put ``other_id``'s whole story into ``item_id``'s, for good. Returns how many moved."""
     if item_id == other_id:
         raise ConfigError("an item cannot be merged with itself")

@@ -20,6 +20,12 @@ The protocol is synchronous. Asynchronous code never writes through it
 directly: it hands write steps to ``tidings.store.writer.Writer``, which runs
 them on one thread of its own, so no event loop ever waits for the writer.
 
+``Reads`` and ``Writes`` only compose one protocol per domain, each in its own
+module of ``tidings.store`` (``sources``, ``runs``, ``items``, ``stats``, ``spend``,
+``archive``, ``ops``, ...): a layer asks for the narrowest one it uses, and a
+write step handed to the writer may take a narrow ``...Writes`` since every
+``Unit`` is one (docs/architecture.md, "Narrow protocols").
+
 The *decisions* about items (create, revise, rediscover, ignore) are made by the
 pipeline with the pure functions of ``tidings.identity``; storage only looks up
 the state those decisions need and applies them.

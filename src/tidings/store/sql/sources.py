@@ -1,4 +1,5 @@
-"""Sources: the columns, row converter and parameters both backends share."""
+"""Sources: the columns, row converter and parameters both backends share, and the
+methods on sources and folders, written once (the scheduler's claim is each backend's)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from tidings.errors import ConfigError
+from tidings.errors import ConfigError, NotFoundError
 from tidings.model import CostClass, Health, IdentityMode, Source, SourceKind, Visibility
-from tidings.store.sql._base import opt_dt, opt_us, to_us
+from tidings.store.base import PUSHED_KIND, SourceUpdate
+from tidings.store.sql._base import Connected, SqlConn, marks, opt_dt, opt_us, to_us
 from tidings.textutil import collapse_ws
 
 _COLUMNS = (
@@ -73,3 +75,146 @@ def _source_params(s: Source) -> tuple[Any, ...]:
         str(IdentityMode(s.identity_mode)), s.priority, s.muted_reason, to_us(created),
         opt_us(s.last_success_at), s.last_error, s.site_url, _folder(s.folder),
     )
+
+
+def _ensure_folder(conn: SqlConn, name: str | None) -> None:
+    if name:
+        conn.execute("INSERT INTO folders (name) VALUES (?) ON CONFLICT DO NOTHING", (name,))
+
+
+def _check_free(conn: SqlConn, source: Source, own_id: str | None) -> None:
+    if own_id is None and conn.execute(
+            "SELECT 1 FROM sources WHERE id = ?", (source.id,)).fetchone():
+        raise ConfigError(f"source id {source.id!r} is already taken")
+    row = conn.execute("SELECT id FROM sources WHERE url = ?", (source.url,)).fetchone()
+    if row and row[0] != own_id:
+        raise ConfigError(f"source URL {source.url} is already used by source {row[0]!r}")
+
+
+def get_source(conn: SqlConn, source_id: str) -> Source:
+    row = conn.execute(f"SELECT {_COLUMNS} FROM sources WHERE id = ?",  # noqa: S608
+                       (source_id,)).fetchone()
+    if row is None:
+        raise NotFoundError(f"source {source_id!r} not found")
+    return source_from_row(row)
+
+
+def _change(conn: SqlConn, source_id: str, update: SourceUpdate) -> None:
+    try:
+        params = _changed_params(update.changes())
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"source {source_id!r}: bad change ({exc})") from exc
+    if "folder" in params:
+        _ensure_folder(conn, params["folder"])
+    if "url" in params:
+        _check_free(conn, replace(_PROBE, id=source_id, url=params["url"]), source_id)
+    assignments = ", ".join(f"{name} = ?" for name in params) or "id = id"
+    if conn.execute(f"UPDATE sources SET {assignments} WHERE id = ?",  # noqa: S608
+                    (*params.values(), source_id)).rowcount == 0:
+        raise NotFoundError(f"source {source_id!r} not found")
+
+
+def claim_filter(now: datetime, lease_until: datetime,
+                 only: Sequence[str] | None) -> tuple[str, tuple[Any, ...]]:
+    """The condition on ``sources`` (and its values) of the sources a claim may pick:
+    the due ones, or the named ones, due or not, that are not running elsewhere."""
+    if only is not None:
+        # named sources run due or not, but never twice at once: one with a run
+        # started within the lease window and not finished is running elsewhere
+        running = ("SELECT source_id FROM fetch_runs "
+                   "WHERE outcome = 'running' AND started_at > ?")
+        where = f"id IN ({marks(len(only))}) AND id NOT IN ({running})" if only else "false"
+        params: tuple[Any, ...] = (*only, to_us(now - (lease_until - now))) if only else ()
+    else:
+        where = "(next_fetch_at IS NULL OR next_fetch_at <= ?)"
+        params = (to_us(now),)
+    return f"{where} AND kind != '{PUSHED_KIND}'", params  # pushed: nothing to fetch
+
+
+def claimed(picked: list[Source], lease_until: datetime) -> list[Source]:
+    """The sources a claim picked, leased until ``lease_until``: longest overdue first
+    among those picked (the pick itself favoured priority; never fetched counts as
+    the most overdue of all)."""
+    picked.sort(key=lambda src: (src.next_fetch_at.timestamp() if src.next_fetch_at
+                                 else -1.0, -src.priority, src.id))
+    return [replace(src, next_fetch_at=lease_until) for src in picked]
+
+
+class SourcesCore(Connected):
+    """Sources and folders, the same on both backends; each backend adds its claim."""
+
+    def add_source(self, source: Source) -> Source:
+        if not source.id:
+            raise ConfigError("a source needs a non-empty id")
+        with self._write() as conn:
+            _check_free(conn, source, None)
+            params = _source_params(source)
+            _ensure_folder(conn, params[_FOLDER])
+            conn.execute(f"INSERT INTO sources ({_COLUMNS}) VALUES ({marks(len(params))})",  # noqa: S608
+                         params)
+            return get_source(conn, source.id)
+
+    def get_source(self, source_id: str) -> Source:
+        with self._read() as conn:
+            return get_source(conn, source_id)
+
+    def find_source_by_url(self, url: str) -> Source | None:
+        with self._read() as conn:
+            row = conn.execute(f"SELECT {_COLUMNS} FROM sources WHERE url = ?",  # noqa: S608
+                               (url,)).fetchone()
+            return None if row is None else source_from_row(row)
+
+    def list_sources(self) -> list[Source]:
+        with self._read() as conn:
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM sources ORDER BY id").fetchall()  # noqa: S608
+        return [source_from_row(r) for r in rows]
+
+    def update_source(self, source_id: str, update: SourceUpdate) -> Source:
+        """Write the changed columns only: every run of a round ends here, and the cursor
+        (validators, listing memory) is the one large column."""
+        with self._write() as conn:
+            _change(conn, source_id, update)
+            return get_source(conn, source_id)
+
+    def change_source(self, source_id: str, update: SourceUpdate) -> None:
+        with self._write() as conn:
+            _change(conn, source_id, update)
+
+    def delete_source(self, source_id: str) -> None:
+        with self._write() as conn:
+            if conn.execute("DELETE FROM sources WHERE id = ?", (source_id,)).rowcount == 0:
+                raise NotFoundError(f"source {source_id!r} not found")
+
+    def list_folders(self) -> list[str]:
+        """By name ignoring case (``lower``: ASCII letters on SQLite, as its ``NOCASE``)."""
+        with self._read() as conn:
+            return [r[0] for r in conn.execute(
+                "SELECT name FROM folders ORDER BY lower(name), name").fetchall()]
+
+    def add_folder(self, name: str) -> None:
+        with self._write() as conn:
+            _ensure_folder(conn, _folder_name(name))
+
+    def rename_folder(self, old: str, new: str) -> int:
+        name = _folder_name(new)
+        with self._write() as conn:
+            if conn.execute("SELECT 1 FROM folders WHERE name = ?", (old,)).fetchone() is None:
+                raise NotFoundError(f"folder {old!r} not found")
+            if old != name and conn.execute(
+                    "SELECT 1 FROM folders WHERE name = ?", (name,)).fetchone() is not None:
+                # merging into an existing folder: move the sources, drop the old name
+                conn.execute("UPDATE sources SET folder = ? WHERE folder = ?", (name, old))
+                conn.execute("DELETE FROM folders WHERE name = ?", (old,))
+            else:
+                conn.execute("UPDATE folders SET name = ? WHERE name = ?", (name, old))
+            (moved,) = conn.execute("SELECT count(*) FROM sources WHERE folder = ?",
+                                    (name,)).fetchone()
+            return int(moved)
+
+    def delete_folder(self, name: str) -> int:
+        with self._write() as conn:
+            moved = conn.execute("UPDATE sources SET folder = NULL WHERE folder = ?",
+                                 (name,)).rowcount
+            if conn.execute("DELETE FROM folders WHERE name = ?", (name,)).rowcount == 0:
+                raise NotFoundError(f"folder {name!r} not found")
+            return int(moved)

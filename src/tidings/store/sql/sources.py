@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from tidings.errors import ConfigError, NotFoundError
 from tidings.model import CostClass, Health, IdentityMode, Source, SourceKind, Visibility
@@ -141,7 +141,41 @@ def claimed(picked: list[Source], lease_until: datetime) -> list[Source]:
 
 
 class SourcesCore(Connected):
-    """Sources and folders, the same on both backends; each backend adds its claim."""
+    """Sources and folders, and the scheduler's claim on them; each backend says in
+    what order its pick walks the ``sources_claim`` index and how it records leases."""
+
+    #: the pick's order after priority: longest overdue first, never fetched first of all
+    _CLAIM_ORDER: ClassVar[str]
+
+    def _lease(self, conn: SqlConn, ids: list[str], holder: str, until: int) -> None:
+        """Record ``holder`` as the holder of the sources ``ids`` until ``until``."""
+        raise NotImplementedError
+
+    def claim_due_sources(
+        self, now: datetime, limit: int, lease_until: datetime,
+        only: Sequence[str] | None = None, holder: str = "",
+    ) -> list[Source]:
+        """The pick locks its rows and skips rows another claim holds
+        (``dialect.skip_locked``; SQLite's one writer already excludes): concurrent
+        runners take disjoint sources without waiting for each other, and each lease
+        record is written by the one claim that holds its source's row."""
+        if limit <= 0:
+            return []
+        where, params = claim_filter(now, lease_until, only)
+        with self._write() as conn:
+            picked = [source_from_row(r) for r in conn.execute(
+                f"SELECT {_COLUMNS} FROM sources WHERE muted_reason IS NULL AND {where} "  # noqa: S608
+                f"ORDER BY priority DESC, {self._CLAIM_ORDER}, id LIMIT ?"
+                f"{self.dialect.skip_locked}", (*params, limit)).fetchall()]
+            if not picked:
+                return []
+            ids = [src.id for src in picked]
+            claim, ids_params = self.dialect.any_of("id", ids)
+            conn.execute(f"UPDATE sources SET next_fetch_at = ? WHERE {claim}",  # noqa: S608
+                         (to_us(lease_until), *ids_params))
+            if holder:
+                self._lease(conn, ids, holder, to_us(lease_until))
+        return claimed(picked, lease_until)
 
     def add_source(self, source: Source) -> Source:
         if not source.id:

@@ -6,22 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from tidings.model import FetchRun
 from tidings.store.postgres._db import Access
 from tidings.store.sql.ops import OpsCore
-from tidings.store.sql.runs import RUN_COLUMNS, run_from_row
+from tidings.store.sql.runs import RUN_COLUMNS_R
 
 
 class OpsMixin(OpsCore, Access):
 
-    def last_runs(self) -> dict[str, FetchRun]:
-        columns = ", ".join(f"r.{c.strip()}" for c in RUN_COLUMNS.split(","))
-        with self._read() as conn:
-            rows = conn.execute(
-                f"SELECT DISTINCT ON (r.source_id) {columns} FROM fetch_runs r "  # noqa: S608
-                "JOIN sources s ON s.id = r.source_id "
-                "ORDER BY r.source_id, r.started_at DESC, r.id DESC").fetchall()
-        return {row[1]: run_from_row(row) for row in rows}
+    _LAST_RUNS = (
+        f"SELECT DISTINCT ON (r.source_id) {RUN_COLUMNS_R} FROM fetch_runs r "  # noqa: S608
+        "JOIN sources s ON s.id = r.source_id "
+        "ORDER BY r.source_id, r.started_at DESC, r.id DESC")
 
     def set_intervals(self, intervals: Mapping[str, int]) -> int:
         if not intervals:

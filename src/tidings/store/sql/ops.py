@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import ClassVar
 
-from tidings.model import RunOutcome
+from tidings.model import FetchRun, RunOutcome
 from tidings.store.ops import Diversity, ReprintEdge, RunTotals
 from tidings.store.sql._base import DAY_US, Connected, to_us
+from tidings.store.sql.runs import run_from_row
 
 _REPRINTS = """
 WITH recent AS (
@@ -43,6 +45,14 @@ GROUP BY original, repeater, via ORDER BY count(*) DESC, original, repeater, via
 
 
 class OpsCore(Connected):
+
+    #: the latest run of every source, in ``RUN_COLUMNS`` (each backend's statement)
+    _LAST_RUNS: ClassVar[str]
+
+    def last_runs(self) -> dict[str, FetchRun]:
+        with self._read() as conn:
+            rows = conn.execute(self._LAST_RUNS).fetchall()
+        return {row[1]: run_from_row(row) for row in rows}
 
     def new_item_counts(self, now: datetime, days: int) -> dict[str, tuple[int, ...]]:
         end = to_us(now)

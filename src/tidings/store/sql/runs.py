@@ -17,6 +17,9 @@ RUN_COLUMNS = (
     "rediscovered, filtered, pages, backlog, reused, error, http_status, bytes, warnings"
 )
 
+#: the same columns of a run named ``r`` in a join
+RUN_COLUMNS_R = ", ".join(f"r.{c.strip()}" for c in RUN_COLUMNS.split(","))
+
 
 def run_from_row(row: Sequence[Any]) -> FetchRun:
     return FetchRun(

@@ -5,22 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from tidings.model import FetchRun
 from tidings.store.sql.ops import OpsCore
-from tidings.store.sql.runs import RUN_COLUMNS, run_from_row
+from tidings.store.sql.runs import RUN_COLUMNS_R
 from tidings.store.sqlite._db import Access
 
 
 class OpsMixin(OpsCore, Access):
 
-    def last_runs(self) -> dict[str, FetchRun]:
-        columns = ", ".join(f"r.{c.strip()}" for c in RUN_COLUMNS.split(","))
-        with self._read() as conn:
-            rows = conn.execute(
-                f"SELECT {columns} FROM sources s JOIN fetch_runs r ON r.id = ("  # noqa: S608
-                "SELECT id FROM fetch_runs WHERE source_id = s.id "
-                "ORDER BY started_at DESC, id DESC LIMIT 1)").fetchall()
-        return {row[1]: run_from_row(row) for row in rows}
+    _LAST_RUNS = (
+        f"SELECT {RUN_COLUMNS_R} FROM sources s JOIN fetch_runs r ON r.id = ("  # noqa: S608
+        "SELECT id FROM fetch_runs WHERE source_id = s.id "
+        "ORDER BY started_at DESC, id DESC LIMIT 1)")
 
     def set_intervals(self, intervals: Mapping[str, int]) -> int:
         with self._write() as conn:

@@ -114,7 +114,7 @@ def _change(conn: SqlConn, source_id: str, update: SourceUpdate) -> None:
         raise NotFoundError(f"source {source_id!r} not found")
 
 
-def claim_filter(now: datetime, lease_until: datetime,
+def _claim_filter(now: datetime, lease_until: datetime,
                  only: Sequence[str] | None) -> tuple[str, tuple[Any, ...]]:
     """The condition on ``sources`` (and its values) of the sources a claim may pick:
     the due ones, or the named ones, due or not, that are not running elsewhere."""
@@ -131,7 +131,7 @@ def claim_filter(now: datetime, lease_until: datetime,
     return f"{where} AND kind != '{PUSHED_KIND}'", params  # pushed: nothing to fetch
 
 
-def claimed(picked: list[Source], lease_until: datetime) -> list[Source]:
+def _claimed(picked: list[Source], lease_until: datetime) -> list[Source]:
     """The sources a claim picked, leased until ``lease_until``: longest overdue first
     among those picked (the pick itself favoured priority; never fetched counts as
     the most overdue of all)."""
@@ -161,7 +161,7 @@ class SourcesCore(Connected):
         record is written by the one claim that holds its source's row."""
         if limit <= 0:
             return []
-        where, params = claim_filter(now, lease_until, only)
+        where, params = _claim_filter(now, lease_until, only)
         with self._write() as conn:
             picked = [source_from_row(r) for r in conn.execute(
                 f"SELECT {_COLUMNS} FROM sources WHERE muted_reason IS NULL AND {where} "  # noqa: S608
@@ -175,7 +175,7 @@ class SourcesCore(Connected):
                          (to_us(lease_until), *ids_params))
             if holder:
                 self._lease(conn, ids, holder, to_us(lease_until))
-        return claimed(picked, lease_until)
+        return _claimed(picked, lease_until)
 
     def add_source(self, source: Source) -> Source:
         if not source.id:

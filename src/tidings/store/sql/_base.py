@@ -55,6 +55,13 @@ class Dialect:
             return f"{column} = ANY(?)", [list(values)]
         return f"{column} IN ({marks(len(values))})", list(values)
 
+    def parts(self, values: Sequence[Any]) -> Iterator[list[Any]]:
+        """``values`` in parts that one ``any_of`` each can take: all at once on
+        PostgreSQL (one array), 900 at a time on SQLite (a mark per value)."""
+        size = max(len(values), 1) if self.name == "postgresql" else 900
+        for start in range(0, len(values), size):
+            yield list(values[start:start + size])
+
 
 #: SQLite has one writer: its write lock already does what the locking clauses ask
 SQLITE = Dialect(name="sqlite", byte_order="", skip_locked="", lock_row="")

@@ -30,7 +30,6 @@ from tidings.store.postgres._queue import (
     queue_connector,
     queue_status,
 )
-from tidings.store.postgres._reading import ItemsReadMixin
 from tidings.store.postgres._runs import RunsMixin
 from tidings.store.postgres._schema import migrate
 from tidings.store.postgres._search import SearchIndexMixin
@@ -41,6 +40,7 @@ from tidings.store.sql.crawl import CrawlMixin
 from tidings.store.sql.media import MediaMixin
 from tidings.store.sql.navigation import NavigationMixin
 from tidings.store.sql.raw import RawMixin
+from tidings.store.sql.reading import ItemsReadMixin
 from tidings.store.sql.spend import SpendMixin
 from tidings.store.sql.users import UsersMixin
 

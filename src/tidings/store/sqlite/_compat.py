@@ -20,10 +20,9 @@ from tidings.store.sql.compat import (
     unread_from_rows,
     unread_statement,
 )
-from tidings.store.sql.reading import timeline_filters
+from tidings.store.sql.reading import timeline_filters, timeline_statement
 from tidings.store.sql.users import _token
 from tidings.store.sqlite._db import Access
-from tidings.store.sqlite._reading import select_timeline
 from tidings.store.users import ApiToken
 
 _INSERT_SEARCH = ("INSERT INTO saved_searches (name, query, created_at) VALUES (?, ?, ?) "
@@ -48,8 +47,8 @@ class CompatMixin(Access):
 
     def stream_entries(self, query: ItemQuery) -> list[StreamEntry]:
         with self._read() as conn:
-            return list(map(StreamEntry._make,
-                            select_timeline(conn, _ENTRY_COLUMNS, query, "items i")))
+            return list(map(StreamEntry._make, conn.execute(
+                *timeline_statement(_ENTRY_COLUMNS, query, "items i")).fetchall()))
 
     def unread_counts(self, editorial_only: bool) -> list[UnreadCount]:
         with self._read() as conn:

@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from tidings.errors import NotFoundError
 from tidings.model import ItemState
-from tidings.store.base import Discovery, NewItem, Revision
+from tidings.store.base import NewItem, Revision
 from tidings.store.postgres._db import Access, Conn, insert_values
 from tidings.store.sql._base import SqlConn, to_us
 from tidings.store.sql.items import (
@@ -175,20 +175,10 @@ class ItemsWriteMixin(SharedItemsWrite, Access):
                       [(r.item_id, r.fields.content_hash, to_us(r.revised_at))
                        for r in revisions if r.fields.content_hash], "ON CONFLICT DO NOTHING")
 
-    def _discover(self, conn: SqlConn, discoveries: Sequence[Discovery],
-                  ids: dict[str, int]) -> None:
-        if not discoveries:
-            return
-        unknown = [d.key for d in discoveries if d.item_id is None and d.key not in ids]
-        if unknown:
-            ids = {**ids, **ids_for_keys(conn, self.dialect, [k for k in unknown if k])}
+    def _discover(self, conn: SqlConn, sightings: Sequence[tuple[int, str, int]]) -> None:
         rows: dict[tuple[int, str], list[int]] = {}
-        for d in discoveries:
-            item_id = d.item_id if d.item_id is not None else ids.get(d.key or "")
-            if item_id is None:
-                raise NotFoundError(f"item {d.key!r} not found (discovery)")
-            seen = to_us(d.seen_at)
-            span = rows.setdefault((item_id, d.source_id), [seen, seen])
+        for item_id, source_id, seen in sightings:
+            span = rows.setdefault((item_id, source_id), [seen, seen])
             span[0], span[1] = min(span[0], seen), max(span[1], seen)
         values = [(*key, *span) for key, span in sorted(rows.items())]
         (missing,) = cast(Conn, conn).row(_DISCOVER, [list(c) for c in zip(*values, strict=True)])

@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from tidings.errors import ConfigError
+from tidings.errors import ConfigError, NotFoundError
 from tidings.model import BodyState, ItemState
 from tidings.store.base import Discovery, ItemFields, NewItem, Revision, UpsertBatch
 from tidings.store.sql._base import Connected, Dialect, SqlConn, from_us, opt_dt, opt_us, to_us
@@ -116,7 +116,9 @@ class ItemsWriteMixin(Connected):
             ids = {**existing, **created}
             late = [Discovery(n.source_id, n.discovered_at, key=n.key)
                     for n in batch.creates if n.key in existing]
-            self._discover(conn, [*batch.discoveries, *late], ids)
+            discoveries = [*batch.discoveries, *late]
+            if discoveries:
+                self._discover(conn, _sightings(conn, self.dialect, discoveries, ids))
             return created
 
     def _create(self, conn: SqlConn, creates: Sequence[NewItem]
@@ -127,6 +129,22 @@ class ItemsWriteMixin(Connected):
     def _revise(self, conn: SqlConn, revisions: Sequence[Revision]) -> None:
         raise NotImplementedError
 
-    def _discover(self, conn: SqlConn, discoveries: Sequence[Discovery],
-                  ids: dict[str, int]) -> None:
+    def _discover(self, conn: SqlConn, sightings: Sequence[tuple[int, str, int]]) -> None:
+        """Record (item id, source id, time seen) rows in ``discoveries``."""
         raise NotImplementedError
+
+
+def _sightings(conn: SqlConn, dialect: Dialect, discoveries: Sequence[Discovery],
+               ids: dict[str, int]) -> list[tuple[int, str, int]]:
+    """Each discovery as (item id, source id, time seen): a key not in ``ids`` is
+    looked up, and one that names no item is refused before anything is written."""
+    unknown = [d.key for d in discoveries if d.item_id is None and d.key not in ids]
+    if unknown:
+        ids = {**ids, **ids_for_keys(conn, dialect, [k for k in unknown if k])}
+    out = []
+    for d in discoveries:
+        item_id = d.item_id if d.item_id is not None else ids.get(d.key or "")
+        if item_id is None:
+            raise NotFoundError(f"item {d.key!r} not found (discovery)")
+        out.append((item_id, d.source_id, to_us(d.seen_at)))
+    return out

@@ -9,7 +9,7 @@ from collections.abc import Collection, Sequence
 
 from tidings.errors import NotFoundError
 from tidings.model import ItemState
-from tidings.store.base import Discovery, NewItem, Revision
+from tidings.store.base import NewItem, Revision
 from tidings.store.sql._base import SqlConn, chunks, marks, to_us
 from tidings.store.sql.items import (
     REVISE,
@@ -104,21 +104,8 @@ class ItemsWriteMixin(SharedItemsWrite, Access):
             [(r.item_id, r.fields.content_hash, to_us(r.revised_at))
              for r in revisions if r.fields.content_hash])
 
-    def _discover(self, conn: SqlConn, discoveries: Sequence[Discovery],
-                  ids: dict[str, int]) -> None:
-        if not discoveries:
-            return
-        unknown = [d.key for d in discoveries if d.item_id is None and d.key not in ids]
-        if unknown:
-            ids = {**ids, **ids_for_keys(conn, self.dialect, [k for k in unknown if k])}
-        rows = []
-        for d in discoveries:
-            item_id = d.item_id if d.item_id is not None else ids.get(d.key or "")
-            if item_id is None:
-                raise NotFoundError(f"item {d.key!r} not found (discovery)")
-            seen = to_us(d.seen_at)
-            rows.append((item_id, d.source_id, seen, seen))
+    def _discover(self, conn: SqlConn, sightings: Sequence[tuple[int, str, int]]) -> None:
         try:
-            conn.executemany(_DISCOVER, rows)
+            conn.executemany(_DISCOVER, [(i, s, seen, seen) for i, s, seen in sightings])
         except sqlite3.IntegrityError as exc:
             raise NotFoundError(f"a discovery names a missing item ({exc})") from exc

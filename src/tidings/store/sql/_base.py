@@ -55,12 +55,18 @@ class Dialect:
             return f"{column} = ANY(?)", [list(values)]
         return f"{column} IN ({marks(len(values))})", list(values)
 
-    def parts(self, values: Sequence[Any]) -> Iterator[list[Any]]:
-        """``values`` in parts that one ``any_of`` each can take: all at once on
-        PostgreSQL (one array), 900 at a time on SQLite (a mark per value)."""
-        size = max(len(values), 1) if self.name == "postgresql" else 900
-        for start in range(0, len(values), size):
-            yield list(values[start:start + size])
+    def in_parts(self, column: str, values: Sequence[Any]) -> Iterator[tuple[str, list[Any]]]:
+        """``any_of`` over ``values`` in as few statements as the backend takes: one
+        array on PostgreSQL, parts of 900 marks on SQLite (which bounds the parameters
+        of a statement); none at all for no values."""
+        step = len(values) if self.name == "postgresql" else 900
+        for start in range(0, len(values), max(step, 1)):
+            yield self.any_of(column, values[start:start + step])
+
+    def limit(self, value: int) -> int | None:
+        """A LIMIT parameter: a negative one means none, which SQLite reads from -1
+        and PostgreSQL from NULL (SQLite refuses a NULL LIMIT, PostgreSQL a negative)."""
+        return None if value < 0 and self.name == "postgresql" else value
 
 
 #: SQLite has one writer: its write lock already does what the locking clauses ask

@@ -125,14 +125,13 @@ class OpsCore(Connected):
     ) -> int:
         abandoned = 0
         with self._write() as conn:
-            for part in self.dialect.parts(list(source_ids)):
-                runs, params = self.dialect.any_of("source_id", part)
+            for runs, params in self.dialect.in_parts("source_id", list(source_ids)):
                 abandoned += conn.execute(
                     f"UPDATE fetch_runs SET outcome = ?, finished_at = ? "  # noqa: S608
                     f"WHERE outcome = ? AND {runs}",
                     (RunOutcome.ABANDONED.value, to_us(now), RunOutcome.RUNNING.value,
                      *params)).rowcount
-                sources, params = self.dialect.any_of("id", part)
+            for sources, params in self.dialect.in_parts("id", list(source_ids)):
                 conn.execute(f"UPDATE sources SET next_fetch_at = ? WHERE {sources}",  # noqa: S608
                              (to_us(due_at or now), *params))
         return abandoned
@@ -163,8 +162,7 @@ class OpsCore(Connected):
                 "UPDATE sources AS s SET next_fetch_at = ? FROM source_leases l "
                 "WHERE l.source_id = s.id AND l.holder = ? AND s.next_fetch_at = l.until "
                 "RETURNING id", (to_us(now), holder)).fetchall()]
-            for part in self.dialect.parts(freed):
-                runs, params = self.dialect.any_of("source_id", part)
+            for runs, params in self.dialect.in_parts("source_id", freed):
                 conn.execute(
                     f"UPDATE fetch_runs SET outcome = ?, finished_at = ?, error = ? "  # noqa: S608
                     f"WHERE outcome = ? AND {runs}",

@@ -45,8 +45,7 @@ class RunsCore(Connected):
         with self._write() as conn:
             wanted = list(dict.fromkeys(source_id for source_id, _ in runs))
             known: set[str] = set()
-            for part in self.dialect.parts(wanted):
-                where, params = self.dialect.any_of("id", part)
+            for where, params in self.dialect.in_parts("id", wanted):
                 known.update(r[0] for r in conn.execute(
                     f"SELECT id FROM sources WHERE {where}", params).fetchall())  # noqa: S608
             missing = [source_id for source_id in wanted if source_id not in known]

@@ -1,4 +1,8 @@
-"""Commands of cluster mode: worker, status, migrate (R-SCHED-7, R-STORE-2)."""
+"""Commands of cluster mode: worker, status, migrate (R-SCHED-7, R-STORE-2).
+
+Each command imports the cluster's use cases itself: they bring psycopg and
+procrastinate, which every other command (a SQLite archive's) would pay for at start.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,6 @@ from datetime import UTC, datetime
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from tidings.app.cluster import cluster_status, migrate, serve_worker
 from tidings.cli import Context, cli, handle_errors, print_json, run_async
 
 
@@ -24,6 +27,8 @@ def worker(ctx: Context, concurrency: int) -> None:
     Run as many as you like, on as many machines: the job queue in the database
     hands each due source to one worker at a time. Stop with SIGTERM or Ctrl-C.
     """
+    from tidings.app.cluster import serve_worker
+
     tidings = ctx.open()
     logging.getLogger("tidings").setLevel(logging.INFO)  # its lines, as `serve` shows them
     run_async(tidings, serve_worker(tidings, concurrency))
@@ -35,6 +40,8 @@ def worker(ctx: Context, concurrency: int) -> None:
 @handle_errors
 def status(ctx: Context, as_json: bool) -> None:
     """The cluster at a glance: workers, queue depth, oldest due source, recent failures."""
+    from tidings.app.cluster import cluster_status
+
     now = datetime.now(UTC)
     figures = cluster_status(ctx.settings, now)
     if as_json:
@@ -58,6 +65,8 @@ def status(ctx: Context, as_json: bool) -> None:
 @handle_errors
 def migrate_command(ctx: Context, target: str) -> None:
     """Copy the whole archive to another backend (resumable: run it again after a stop)."""
+    from tidings.app.cluster import migrate
+
     columns = (TextColumn("{task.description:14}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
     with Progress(*columns, transient=True, disable=not sys.stderr.isatty()) as bar:

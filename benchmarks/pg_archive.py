@@ -101,7 +101,7 @@ def _secondary_indexes(conn: psycopg.Connection[Any]) -> list[tuple[str, str]]:
 #: item ``i mod base``
 _REPLICA = """
 INSERT INTO items ({columns})
-SELECT i.id + %(shift)s, key, 's' || src, key,
+SELECT i.id + %(shift)s, c.key, 's' || b.src, c.key,
        title, summary, body, body_state, published_at + %(us)s, discovered_at + %(us)s,
        updated_at + %(us)s, sort_time + %(us)s, author, categories, images, raw, content_hash,
        title_fp, lossy, backfill, search_dirty

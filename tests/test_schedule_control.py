@@ -23,6 +23,7 @@ from netservers import serve
 from schedfeeds import SchedFeeds
 from tidings.app import SourceUpdate, Tidings
 from tidings.model import RunOutcome, SourceKind
+from tidings.pipeline import timing
 from tidings.schedule import jobs
 from tidings.schedule.clock import AcceleratedClock
 from tidings.schedule.runner import Runner, RunnerOptions, StopReason
@@ -188,11 +189,13 @@ def _runner_thread(settings: Settings, start: datetime, seconds: float) -> dict[
 
 @pytest.mark.slow
 async def test_two_runners_on_one_database_never_fetch_a_source_twice_at_once(
-    settings: Settings, tidings: Tidings,
+    settings: Settings, tidings: Tidings, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Both tick at the same instants over the same due sources; only the atomic claim
-    keeps them apart. (Few sources: in accelerated time a queue at one host could
-    outlast the 10-minute lease, which real runs cannot: their timeout is far shorter.)"""
+    keeps them apart. (Few sources, and a lease of an hour: at 600x the 10-minute
+    lease is one real second, which a fetch on a loaded machine can outlast; real runs
+    cannot: their timeout is far shorter than the lease.)"""
+    monkeypatch.setattr(timing, "LEASE_MIN", 60)
     clock = AcceleratedClock(NOW, 600.0)
     f = SchedFeeds(clock.now, delay=0.02)
     settings = replace(settings, per_host_concurrency=4)

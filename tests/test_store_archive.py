@@ -20,8 +20,8 @@ from tidings.settings import Settings
 from tidings.store import open_storage
 from tidings.store.backup import make_backup, rotate_backups
 from tidings.store.base import Discovery, SearchQuery, SourceUpdate, Storage, UpsertBatch
+from tidings.store.sql.reading import FINGERPRINTS
 from tidings.store.sqlite import SqliteStorage
-from tidings.store.sqlite._reading import _FINGERPRINTS
 from tidings.store.sqlite._schema import MIGRATIONS, _statements
 
 
@@ -246,7 +246,7 @@ def test_migrations_end_with_fingerprints_on_items_and_a_rebuilt_search_index(
             conn.execute("DELETE FROM sqlite_stat1")
     with sqlite3.connect(path) as conn:
         plan = " ".join(r[3] for r in conn.execute(
-            "EXPLAIN QUERY PLAN " + _FINGERPRINTS.format("?, ?"), ("aa11", "bb22")))
+            "EXPLAIN QUERY PLAN " + FINGERPRINTS.format("title_fp IN (?, ?)"), ("aa11", "bb22")))
         assert "USING INDEX items_title_fp" in plan, plan
 
 

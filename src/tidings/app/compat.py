@@ -12,8 +12,8 @@ from collections.abc import Callable
 from datetime import datetime
 
 from tidings.errors import ConfigError
-from tidings.store.base import ItemQuery, Reads
-from tidings.store.compat import SavedSearch, StreamEntry, UnreadCount
+from tidings.store.base import ItemQuery
+from tidings.store.compat import CompatReads, SavedSearch, StreamEntry, UnreadCount
 from tidings.store.query_syntax import parse_search
 from tidings.store.users import ApiToken
 from tidings.store.writer import Writer
@@ -33,7 +33,7 @@ def fever_key(token_value: str, user: str = CLIENT_USER) -> str:
 class Compat:
     """See the module docstring."""
 
-    def __init__(self, store: Reads, writer: Writer, clock: Callable[[], datetime]) -> None:
+    def __init__(self, store: CompatReads, writer: Writer, clock: Callable[[], datetime]) -> None:
         self._store = store
         self._writer = writer
         self.clock = clock

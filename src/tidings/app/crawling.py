@@ -16,8 +16,15 @@ from tidings.errors import ConfigError, TidingsError
 from tidings.model import Source
 from tidings.opml import OpmlFeed, render_opml
 from tidings.pipeline.crawl import CrawlLimits, CrawlProgress, run_crawl, start_crawl
-from tidings.store.base import Unit
-from tidings.store.crawl import Crawl, CrawlCounts, CrawlFinding, CrawlSite, SiteState
+from tidings.store.crawl import (
+    Crawl,
+    CrawlCounts,
+    CrawlFinding,
+    CrawlReads,
+    CrawlSite,
+    CrawlWrites,
+    SiteState,
+)
 
 __all__ = ["CrawlLimits", "CrawlProgress", "Crawls"]
 
@@ -27,7 +34,7 @@ class Crawls:
 
     def __init__(self, core: Core, sources: Sources) -> None:
         self._core = core
-        self._store = core.store
+        self._store: CrawlReads = core.store
         self._sources = sources
 
     # ---------------------------------------------------------------- running
@@ -103,5 +110,5 @@ class Crawls:
         return added, problems
 
 
-def _mark(unit: Unit, finding_id: int, source_id: str) -> None:
+def _mark(unit: CrawlWrites, finding_id: int, source_id: str) -> None:
     unit.mark_crawl_sources([finding_id], [source_id])

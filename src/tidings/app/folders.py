@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from tidings.app.core import Core
-from tidings.store.base import Unit
+from tidings.store.sources import SourceReads, SourceWrites
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +23,7 @@ class Folders:
     """See the module docstring."""
 
     def __init__(self, core: Core) -> None:
-        self._store = core.store
+        self._store: SourceReads = core.store
         self._writer = core.writer
 
     def names(self) -> list[str]:
@@ -45,9 +45,9 @@ class Folders:
         return moved
 
 
-def _rename(unit: Unit, old: str, new: str) -> int:
+def _rename(unit: SourceWrites, old: str, new: str) -> int:
     return unit.rename_folder(old, new)
 
 
-def _delete(unit: Unit, name: str) -> int:
+def _delete(unit: SourceWrites, name: str) -> int:
     return unit.delete_folder(name)

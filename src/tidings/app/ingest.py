@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
 from tidings.app import naming
 from tidings.app.core import Core
@@ -21,14 +22,18 @@ from tidings.errors import ConfigError, NotFoundError
 from tidings.identity import batch_keys, is_http_url, normalize_url
 from tidings.identity.decide import Action
 from tidings.model import BodyState, ItemData, Source, Visibility
-from tidings.pipeline.upsert import apply_prepared, prepare
+from tidings.pipeline.upsert import UpsertUnit, apply_prepared, prepare
 from tidings.readers import kind_of, pushed_kind
-from tidings.store.base import Unit
+from tidings.store.sources import SourceReads, SourceWrites
 
 #: the most items one request may carry (R-INGEST-2)
 MAX_ITEMS = 50
 _STORED = {Action.CREATE, Action.REVISE}
 _UNCHANGED = {Action.UNCHANGED, Action.BASELINE, Action.REDISCOVER}
+
+
+class IngestUnit(UpsertUnit, SourceReads, SourceWrites, Protocol):
+    """What a push of items stores: its source found or made, then its items."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +140,7 @@ def external_source(source_id: str, now: datetime, interval_min: int) -> Source:
                   created_at=now)
 
 
-def ingest_step(unit: Unit, template: Source, keep: list[tuple[int, ItemData]],
+def ingest_step(unit: IngestUnit, template: Source, keep: list[tuple[int, ItemData]],
                 skipped: list[ItemResult], now: datetime) -> IngestReport:
     """The write step: find or create the source, then upsert every kept item at once."""
     created = False

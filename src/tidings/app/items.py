@@ -9,10 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Protocol
 
 from tidings.app.core import Core
 from tidings.model import Item, ItemBrief
-from tidings.store.base import ItemQuery, Unit
+from tidings.store.archive import MediaReads
+from tidings.store.items import ItemQuery, ItemReads, ItemWrites
+
+
+class _Store(ItemReads, MediaReads, Protocol):
+    """What the reader's items come from: the items, and their localized images."""
 
 
 class Items:
@@ -20,7 +26,7 @@ class Items:
 
     def __init__(self, core: Core) -> None:
         self._core = core
-        self._store = core.store
+        self._store: _Store = core.store
         self._writer = core.writer
 
     def query(self, query: ItemQuery | None = None) -> list[Item]:
@@ -60,13 +66,13 @@ class Items:
         return self._store.fingerprint_groups(fps) if fps else {}
 
 
-def _delete(unit: Unit, item_id: int, now: datetime) -> None:
+def _delete(unit: ItemWrites, item_id: int, now: datetime) -> None:
     unit.delete_item(item_id, now)
 
 
-def _set_read(unit: Unit, item_ids: list[int], read: bool) -> int:
+def _set_read(unit: ItemWrites, item_ids: list[int], read: bool) -> int:
     return unit.set_read(item_ids, read)
 
 
-def _set_starred(unit: Unit, item_ids: list[int], starred: bool) -> int:
+def _set_starred(unit: ItemWrites, item_ids: list[int], starred: bool) -> int:
     return unit.set_starred(item_ids, starred)

@@ -20,8 +20,8 @@ from datetime import datetime, timedelta
 
 from tidings.errors import NotFoundError
 from tidings.model import Source, Visibility
-from tidings.store.base import Reads, Unit
-from tidings.store.navigation import SourceCounts
+from tidings.store.items import ItemWrites
+from tidings.store.navigation import NavigationReads, SourceCounts
 from tidings.store.writer import Writer
 
 #: how long, and how many, marks can be undone
@@ -106,7 +106,8 @@ def _entry(source: Source, counts: SourceCounts | None) -> SourceEntry:
 class Navigation:
     """See the module docstring; one per open archive."""
 
-    def __init__(self, store: Reads, writer: Writer, clock: Callable[[], datetime]) -> None:
+    def __init__(self, store: NavigationReads, writer: Writer,
+                 clock: Callable[[], datetime]) -> None:
         self._store = store
         self._writer = writer
         self._clock = clock
@@ -155,5 +156,5 @@ class Navigation:
             self._marks.popitem(last=False)
 
 
-def _unread(unit: Unit, ids: list[int]) -> int:
+def _unread(unit: ItemWrites, ids: list[int]) -> int:
     return unit.set_read(ids, False)

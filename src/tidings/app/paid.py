@@ -10,13 +10,14 @@ from collections.abc import Mapping
 from tidings.app.core import Core
 from tidings.model import PaidCall, Spend
 from tidings.pipeline.spend import Trouble
+from tidings.store.spend import SpendReads
 
 
 class Paid:
     """See the module docstring."""
 
     def __init__(self, core: Core) -> None:
-        self._store = core.store
+        self._store: SpendReads = core.store
         self._ledger = core.ledger
 
     def today(self) -> Mapping[str, Spend]:

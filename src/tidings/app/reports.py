@@ -5,10 +5,16 @@ Each is computed from storage when asked (a few bulk queries), never kept.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from tidings.app.core import Core
 from tidings.schedule import ops
-from tidings.schedule.ops import DiversityReport, HealthReport
-from tidings.store.base import ArchiveStats
+from tidings.schedule.ops import DiversityReport, HealthReport, ReportReads
+from tidings.store.stats import ArchiveStats, StatsReads
+
+
+class _Store(ReportReads, StatsReads, Protocol):
+    """What the reports read: the operations figures and the archive's."""
 
 
 class Reports:
@@ -16,7 +22,7 @@ class Reports:
 
     def __init__(self, core: Core) -> None:
         self._core = core
-        self._store = core.store
+        self._store: _Store = core.store
 
     def stats(self) -> ArchiveStats:
         """Whole-archive counts (sources, items, unread, raw responses, size)."""

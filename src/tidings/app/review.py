@@ -5,15 +5,22 @@ and a retry (the review page, R-EXTRACT-6).
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Protocol
 
 from tidings.app.core import Core
 from tidings.app.paging import sort_time
 from tidings.errors import NotFoundError
 from tidings.model import BodyState, Item, RawResponse, Source
 from tidings.pipeline.extraction import extract_item
-from tidings.store.base import ItemQuery
+from tidings.store.archive import RawReads
+from tidings.store.items import ItemQuery, ItemReads
+from tidings.store.sources import SourceReads
 
 _PAGE = 200  # items read per query while leaving out the summary-only ones
+
+
+class _Store(ItemReads, RawReads, SourceReads, Protocol):
+    """What reviewing an extraction reads: the item, the pages fetched for it, its source."""
 
 
 class Review:
@@ -21,7 +28,7 @@ class Review:
 
     def __init__(self, core: Core) -> None:
         self._core = core
-        self._store = core.store
+        self._store: _Store = core.store
 
     def items(self, limit: int = 50, before: tuple[datetime, int] | None = None) -> list[Item]:
         """Items whose extraction failed, newest first; keyset paging as everywhere.

@@ -10,19 +10,26 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
+from typing import Protocol
 
 from tidings.app.core import Core
 from tidings.errors import ReadOnlyError
 from tidings.model import SearchHit
 from tidings.schedule import jobs
+from tidings.store.items import ItemReads
 from tidings.store.query_syntax import parse_search
+from tidings.store.searchindex import SearchIndexReads
+
+
+class _Store(ItemReads, SearchIndexReads, Protocol):
+    """What searching reads: the matches, and the index it first brings up to date."""
 
 
 class Search:
     """See the module docstring."""
 
     def __init__(self, core: Core) -> None:
-        self._store = core.store
+        self._store: _Store = core.store
         self._writer = core.writer
 
     def find(self, text: str, *, ranked: bool = False, limit: int = 50,

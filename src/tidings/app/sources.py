@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 from tidings.app import naming
 from tidings.app.accounts import AccountRef, account_ref, first_interval
@@ -21,10 +21,17 @@ from tidings.pipeline.config import cost_class_of, identity_mode_of, validate_co
 from tidings.pipeline.timing import COST_CLAMPS
 from tidings.readers import feed_kind, kind_of
 from tidings.schedule import ops
-from tidings.schedule.ops import SourceOverview
-from tidings.store.base import UNSET, SourceStats, SourceUpdate, Unit
+from tidings.schedule.ops import ReportReads, SourceOverview
+from tidings.store.base import UNSET, SourceStats, SourceUpdate
+from tidings.store.runs import RunReads
+from tidings.store.sources import SourceWrites
+from tidings.store.stats import StatsReads
 
 Progress = Callable[[int, int], None]
+
+
+class _Store(ReportReads, RunReads, StatsReads, Protocol):
+    """What the sources' pages read: the sources, their runs, figures and overview."""
 
 
 class Sources:
@@ -32,7 +39,7 @@ class Sources:
 
     def __init__(self, core: Core) -> None:
         self._core = core
-        self._store = core.store
+        self._store: _Store = core.store
         self._writer = core.writer
 
     def all(self) -> list[Source]:
@@ -165,13 +172,13 @@ class Sources:
         return ops.overview(self._store, self._core.clock())
 
 
-def _add(unit: Unit, source: Source) -> Source:
+def _add(unit: SourceWrites, source: Source) -> Source:
     return unit.add_source(source)
 
 
-def _update(unit: Unit, source_id: str, update: SourceUpdate) -> Source:
+def _update(unit: SourceWrites, source_id: str, update: SourceUpdate) -> Source:
     return unit.update_source(source_id, update)
 
 
-def _delete(unit: Unit, source_id: str) -> None:
+def _delete(unit: SourceWrites, source_id: str) -> None:
     unit.delete_source(source_id)

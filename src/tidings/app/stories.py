@@ -6,13 +6,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import Protocol
 
 from tidings.errors import NotFoundError
 from tidings.model import ItemBrief
 from tidings.pipeline.stories import (
     Clusterer,
+    ClusterReads,
     Explanation,
     Story,
+    StoryTexts,
     explain,
     finish_rebuild,
     merge,
@@ -20,17 +23,21 @@ from tidings.pipeline.stories import (
     story_heat,
     trending,
 )
-from tidings.store.base import Reads, Unit
-from tidings.store.stories import StoryMember
+from tidings.store.stats import StatsReads
+from tidings.store.stories import StoriesWrites, StoryMember
 from tidings.store.writer import Writer
 
 __all__ = ["Explanation", "Stories", "Story"]
 
 
+class _Store(ClusterReads, StoryTexts, StatsReads, Protocol):
+    """What the stories read: placement's and explanations' reads, and the archive's size."""
+
+
 class Stories:
     """``Tidings.stories``: one clusterer (and its 72 h index) per process."""
 
-    def __init__(self, store: Reads, writer: Writer, clock: Callable[[], datetime]) -> None:
+    def __init__(self, store: _Store, writer: Writer, clock: Callable[[], datetime]) -> None:
         self._store = store
         self._writer = writer
         self._clock = clock
@@ -116,9 +123,9 @@ class Stories:
         return trending(self._store, self._clock(), limit)
 
 
-def _clear(unit: Unit) -> int:
+def _clear(unit: StoriesWrites) -> int:
     return unit.clear_story_members()
 
 
-def _put(unit: Unit, members: Sequence[StoryMember]) -> None:
+def _put(unit: StoriesWrites, members: Sequence[StoryMember]) -> None:
     unit.put_story_members(members)

@@ -9,16 +9,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tidings.app.core import Core
-from tidings.app.users import ADMIN, user_for
-from tidings.store.base import Unit
-from tidings.store.users import ApiToken
+from tidings.app.users import ADMIN, UserUnit, user_for
+from tidings.store.users import ApiToken, UserReads
 
 
 class Tokens:
     """See the module docstring."""
 
     def __init__(self, core: Core) -> None:
-        self._store = core.store
+        self._store: UserReads = core.store
         self._writer = core.writer
         self.clock = core.clock
 
@@ -46,12 +45,12 @@ class Tokens:
         return await self._writer(lambda unit: unit.touch_api_token(token_id, now))
 
 
-def _add(unit: Unit, name: str, token: ApiToken) -> ApiToken:
+def _add(unit: UserUnit, name: str, token: ApiToken) -> ApiToken:
     added = replace(token, user_id=user_for(unit, name, token.created_at).id)
     unit.add_api_token(added)
     return added
 
 
-def _revoke(unit: Unit, name: str, token_id: str) -> bool:
+def _revoke(unit: UserUnit, name: str, token_id: str) -> bool:
     user = unit.find_user(name)
     return user is not None and unit.delete_api_token(user.id, token_id)

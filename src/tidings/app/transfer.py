@@ -13,7 +13,7 @@ from dataclasses import replace
 from datetime import datetime
 from importlib import resources
 from itertools import islice
-from typing import Any
+from typing import Any, Protocol
 
 from tidings.app import kinds
 from tidings.app.accounts import account_ref
@@ -26,11 +26,17 @@ from tidings.opml import OpmlFeed, is_http, parse_opml, render_opml
 from tidings.pipeline import history
 from tidings.pipeline.history import HistoryReport
 from tidings.pipeline.upsert import UpsertOutcome, upsert_items
-from tidings.store.base import ItemQuery
+from tidings.store.items import ItemQuery, ItemReads
+from tidings.store.sources import SourceReads
+from tidings.store.stats import StatsReads
 
 Progress = Callable[[int, int], None]
 #: items read per query while exporting (keyset pages: memory stays flat)
 EXPORT_PAGE = 500
+
+
+class _Store(SourceReads, ItemReads, StatsReads, Protocol):
+    """What exports read: the sources, their items, and how many there are."""
 
 
 class Transfer:
@@ -38,7 +44,7 @@ class Transfer:
 
     def __init__(self, core: Core, sources: Sources) -> None:
         self._core = core
-        self._store = core.store
+        self._store: _Store = core.store
         self._sources = sources
 
     async def add_defaults(self) -> list[Source]:

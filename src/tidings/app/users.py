@@ -13,16 +13,20 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from tidings.app.core import Core
 from tidings.app.legacy import LEGACY_FILE, LegacyTokens, read_legacy, rename_legacy
 from tidings.app.passwords import hash_password
 from tidings.errors import NotFoundError
-from tidings.store.base import Unit
-from tidings.store.users import ApiToken, User, WebSession
+from tidings.store.users import ApiToken, User, UserReads, UserWrites, WebSession
 
 #: the one user of today's web reader
 ADMIN = "admin"
+
+
+class UserUnit(UserReads, UserWrites, Protocol):
+    """A step on users: the user looked up (or the admin made) in the unit that writes."""
 
 
 class Users:
@@ -30,7 +34,7 @@ class Users:
 
     def __init__(self, core: Core) -> None:
         self._core = core
-        self._store = core.store
+        self._store: UserReads = core.store
         self._writer = core.writer
         self.clock = core.clock
 
@@ -109,7 +113,7 @@ class Users:
 
 # The admin user is made by the first step that needs it.
 
-def user_for(unit: Unit, name: str, now: datetime) -> User:
+def user_for(unit: UserUnit, name: str, now: datetime) -> User:
     """The user ``name``; the admin is added when missing, anyone else NotFoundError."""
     user = unit.find_user(name)
     if user is not None:
@@ -119,14 +123,14 @@ def user_for(unit: Unit, name: str, now: datetime) -> User:
     return unit.add_user(name, "", True, now)
 
 
-def _set_password_hash(unit: Unit, name: str, password_hash: str, keep: str | None,
+def _set_password_hash(unit: UserUnit, name: str, password_hash: str, keep: str | None,
                        now: datetime) -> User:
     user = unit.set_password_hash(user_for(unit, name, now).id, password_hash, now)
     unit.delete_sessions(user.id, keep=keep)
     return user
 
 
-def _start_session(unit: Unit, name: str, session: WebSession) -> WebSession:
+def _start_session(unit: UserUnit, name: str, session: WebSession) -> WebSession:
     user = user_for(unit, name, session.created_at)
     unit.prune_sessions(session.created_at)
     started = replace(session, user_id=user.id, admin=user.is_admin)
@@ -134,12 +138,12 @@ def _start_session(unit: Unit, name: str, session: WebSession) -> WebSession:
     return started
 
 
-def _end_sessions(unit: Unit, name: str, keep: str | None) -> int:
+def _end_sessions(unit: UserUnit, name: str, keep: str | None) -> int:
     user = unit.find_user(name)
     return 0 if user is None else unit.delete_sessions(user.id, keep=keep)
 
 
-def _import_legacy(unit: Unit, name: str, password_hash: str, tokens: LegacyTokens,
+def _import_legacy(unit: UserUnit, name: str, password_hash: str, tokens: LegacyTokens,
                    now: datetime) -> int:
     user = user_for(unit, name, now)
     if password_hash and not user.password_hash:

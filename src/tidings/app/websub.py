@@ -23,17 +23,19 @@ import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import Protocol
 from urllib.parse import quote
 
 from tidings.errors import ConfigError, NotFoundError, TidingsError
 from tidings.model import Source
 from tidings.pipeline.env import PipelineEnv
-from tidings.pipeline.push import Pushed, plan_push, store_push
+from tidings.pipeline.push import Pushed, PushUnit, plan_push, store_push
 from tidings.pipeline.reading import Listing
 from tidings.readers import hub_of
 from tidings.settings import Settings
-from tidings.store.base import Reads, SourceUpdate, Unit
-from tidings.store.compat import WebSubLease
+from tidings.store.base import SourceUpdate
+from tidings.store.compat import CompatReads, CompatWrites, WebSubLease
+from tidings.store.sources import SourceReads, SourceWrites
 from tidings.store.writer import Writer
 
 log = logging.getLogger(__name__)
@@ -46,10 +48,22 @@ _DIGESTS = {"sha1": hashlib.sha1, "sha256": hashlib.sha256, "sha384": hashlib.sh
             "sha512": hashlib.sha512}
 
 
+class _Store(CompatReads, SourceReads, Protocol):
+    """What subscribing reads: the leases, and the sources they are for."""
+
+
+class _Failed(CompatWrites, SourceWrites, Protocol):
+    """A failed subscription: its lease, and the source's next poll."""
+
+
+class _Pushing(PushUnit, CompatReads, CompatWrites, Protocol):
+    """A push stored, with its lease's last push time."""
+
+
 class WebSub:
     """See the module docstring."""
 
-    def __init__(self, store: Reads, writer: Writer, env: Callable[[], PipelineEnv],
+    def __init__(self, store: _Store, writer: Writer, env: Callable[[], PipelineEnv],
                  settings: Settings, clock: Callable[[], datetime]) -> None:
         self._store = store
         self._writer = writer
@@ -205,16 +219,16 @@ def _due(lease: WebSubLease | None, hub: str, topic: str, now: datetime) -> bool
     return lease.lease_until is None or lease.lease_until - now <= RENEW_BEFORE
 
 
-def _drop_step(unit: Unit, source_id: str) -> bool:
+def _drop_step(unit: CompatWrites, source_id: str) -> bool:
     return unit.delete_websub(source_id)
 
 
-def _failed_step(unit: Unit, lease: WebSubLease, now: datetime) -> None:
+def _failed_step(unit: _Failed, lease: WebSubLease, now: datetime) -> None:
     unit.put_websub(lease)
     unit.update_source(lease.source_id, SourceUpdate(next_fetch_at=now))
 
 
-def _push_step(unit: Unit, source: Source, listing: Listing, now: datetime) -> Pushed:
+def _push_step(unit: _Pushing, source: Source, listing: Listing, now: datetime) -> Pushed:
     pushed = store_push(unit, source, listing, now)
     lease = unit.get_websub(source.id)
     if lease is not None:

@@ -1,8 +1,7 @@
 """Commands of cluster mode: worker, status, migrate (R-SCHED-7, R-STORE-2).
 
-``tidings.app.cluster`` (procrastinate, and psycopg with it) is imported by the
-commands that use it: at the top of this module it was a fifth of the start-up of
-every command, on SQLite archives that never need it.
+Each command imports the cluster's use cases itself: they bring psycopg and
+procrastinate, which every other command (a SQLite archive's) would pay for at start.
 """
 
 from __future__ import annotations

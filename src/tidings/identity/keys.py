@@ -64,6 +64,7 @@ Reading of the rules, as implemented:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -88,7 +89,10 @@ def source_hash_key(source_id: str, url: str, title: str) -> str:
     return f"src:{source_id}:{digest}"
 
 
-def _http_norm(value: str | None, extra_tracking: Iterable[str]) -> str | None:
+# Asked three times for each entry of a batch (the mode check, the batch's links, the
+# stored URL), each time parsing the URL twice: remembering recent answers saves two.
+@functools.lru_cache(maxsize=8192)
+def _http_norm(value: str | None, extra_tracking: tuple[str, ...]) -> str | None:
     if not value or not value.strip() or not is_http_url(value):
         return None
     normalized = normalize_url(value, extra_tracking)

@@ -68,7 +68,7 @@ def _norm_component(text: str, safe: frozenset[str]) -> str:
 
 def _fast_component(text: str, safe: frozenset[str]) -> str:
     """Skip the per-character walk for the common already-clean component."""
-    if "%" not in text and all(ch in safe for ch in text):
+    if "%" not in text and safe.issuperset(text):
         return text
     return _norm_component(text, safe)
 
@@ -133,7 +133,9 @@ def _split_netloc(netloc: str) -> tuple[str, str, str] | None:
 
 
 def _is_tracking(name: str, extra: frozenset[str], extra_prefixes: tuple[str, ...]) -> bool:
-    key = _ESCAPE_RE.sub(lambda m: chr(int(m.group(1), 16)), name).lower()
+    if "%" in name:
+        name = _ESCAPE_RE.sub(lambda m: chr(int(m.group(1), 16)), name)
+    key = name.lower()
     return (
         key in DEFAULT_TRACKING
         or key in extra
@@ -142,9 +144,16 @@ def _is_tracking(name: str, extra: frozenset[str], extra_prefixes: tuple[str, ..
     )
 
 
-def _norm_query(query: str, extra_tracking: Iterable[str]) -> str:
+@functools.lru_cache(maxsize=64)
+def _tracking_rules(extra_tracking: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """A source's extra tracking names as a set and the prefixes among them
+    (``utm_*``), made once per source setting instead of once per URL."""
     extra = frozenset(t.strip().lower() for t in extra_tracking if t.strip())
-    prefixes = tuple(t[:-1] for t in extra if t.endswith("*"))
+    return extra, tuple(t[:-1] for t in extra if t.endswith("*"))
+
+
+def _norm_query(query: str, extra_tracking: tuple[str, ...]) -> str:
+    extra, prefixes = _tracking_rules(extra_tracking)
     kept: list[str] = []
     for part in query.split("&"):
         if not part:

@@ -19,7 +19,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from tidings.errors import BudgetExhaustedError, HTTPStatusError, TidingsError
 from tidings.model import (
@@ -36,9 +36,12 @@ from tidings.pipeline.detail import carried, carried_of, detail_step, with_carri
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.listing import LISTING_KEY, remembered
 from tidings.pipeline.reading import Listing, SourceRules, read_source
-from tidings.pipeline.upsert import apply_prepared, listing_memory
+from tidings.pipeline.upsert import UpsertUnit, apply_prepared, listing_memory
 from tidings.readers.base import ReadResult
-from tidings.store.base import UNSET, SourceUpdate, Unit
+from tidings.store.archive import RawWrites
+from tidings.store.base import UNSET, SourceUpdate
+from tidings.store.runs import RunWrites
+from tidings.store.sources import SourceWrites
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +49,11 @@ log = logging.getLogger(__name__)
 RUN_TIMEOUT_S = 180.0
 FILTERED_WARN_SHARE = 0.5
 MISSING_WARN_SHARE = 0.3
+
+
+class RunUnit(UpsertUnit, RawWrites, SourceWrites, RunWrites, Protocol):
+    """What storing a run asks of storage: its raw copies, its items, the source's new
+    state and the run row, in one unit."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +108,7 @@ def _update(source: Source, listing: Listing, now: datetime) -> SourceUpdate:
     return _success_update(source, result, cursor, now, listing.source.identity_mode)
 
 
-def _store(unit: Unit, source: Source, listing: Listing, now: datetime) -> Collected:
+def _store(unit: RunUnit, source: Source, listing: Listing, now: datetime) -> Collected:
     """The storage half, in the caller's unit: raw archive, batch, counts."""
     result = listing.result
     for raw in result.raw:
@@ -136,7 +144,7 @@ def _first_interval(source: Source, update: SourceUpdate, created: int, now: dat
                    next_fetch_at=timing.next_after_success(now, interval, not_before))
 
 
-def _finish(unit: Unit, source: Source, run_id: int, listing: Listing, now: datetime,
+def _finish(unit: RunUnit, source: Source, run_id: int, listing: Listing, now: datetime,
             finished_at: datetime) -> Collected:
     """Store a successful run whole: raw, items, source and run row in one unit.
 
@@ -146,7 +154,7 @@ def _finish(unit: Unit, source: Source, run_id: int, listing: Listing, now: date
     return _close_run(unit, source, run_id, _store(unit, source, listing, now), finished_at)
 
 
-def _record_failure(unit: Unit, source: Source, run_id: int, done: Collected,
+def _record_failure(unit: RunUnit, source: Source, run_id: int, done: Collected,
                     raws: Sequence[RawResponse], finished_at: datetime) -> Collected:
     """A failed run: keep what was fetched (for replay), back the source off."""
     for raw in raws:
@@ -154,7 +162,7 @@ def _record_failure(unit: Unit, source: Source, run_id: int, done: Collected,
     return _close_run(unit, source, run_id, done, finished_at)
 
 
-def _close_run(unit: Unit, source: Source, run_id: int, done: Collected,
+def _close_run(unit: RunUnit, source: Source, run_id: int, done: Collected,
                finished_at: datetime) -> Collected:
     unit.change_source(source.id, done.update)
     unit.finish_run(run_id, finished_at, done.counts)
@@ -177,11 +185,11 @@ def _failure(source: Source, exc: TidingsError, now: datetime) -> Collected:
     return Collected(RunCounts(RunOutcome.FAILED, error=str(exc), http_status=status), update)
 
 
-def begin_run(unit: Unit, source_id: str, now: datetime) -> int:
+def begin_run(unit: RunWrites, source_id: str, now: datetime) -> int:
     return unit.start_run(source_id, now)
 
 
-def begin_runs(unit: Unit, source_ids: Sequence[str], now: datetime) -> list[int]:
+def begin_runs(unit: RunWrites, source_ids: Sequence[str], now: datetime) -> list[int]:
     """The runs of a batch's sources, started in one write (one commit, not one each)."""
     return [unit.start_run(sid, now) for sid in source_ids]
 

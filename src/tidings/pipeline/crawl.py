@@ -39,11 +39,11 @@ from tidings.discovery.robots import RobotsCache, crawler_user_agent, fetch_robo
 from tidings.discovery.sites import site_key
 from tidings.errors import BadValueError, ConfigError
 from tidings.pipeline.env import PipelineEnv
-from tidings.store.base import Unit
 from tidings.store.crawl import (
     CrawlCounts,
     CrawlFeed,
     CrawlSite,
+    CrawlWrites,
     NextSite,
     PageAsk,
     SiteOutcome,
@@ -103,12 +103,12 @@ async def start_crawl(env: PipelineEnv, seeds: Sequence[str], limits: CrawlLimit
 Answers = list[tuple[str, dict[str, Any]]]  # pages answered, their answers not stored yet
 
 
-def _store_answers(unit: Unit, crawl_id: int, answers: Answers) -> None:
+def _store_answers(unit: CrawlWrites, crawl_id: int, answers: Answers) -> None:
     for url, data in answers:
         unit.finish_crawl_page(crawl_id, url, data)
 
 
-def _store_and_ask(unit: Unit, crawl_id: int, site_id: int, url: str, answers: Answers
+def _store_and_ask(unit: CrawlWrites, crawl_id: int, site_id: int, url: str, answers: Answers
                    ) -> tuple[PageAsk, dict[str, Any] | None]:
     _store_answers(unit, crawl_id, answers)
     return unit.ask_crawl_page(crawl_id, site_id, url)
@@ -120,7 +120,7 @@ Asked = tuple[PageAsk, dict[str, Any] | None]  # what ask_crawl_page answered
 Claimed = tuple[CrawlSite, str, Asked]  # a site, its robots.txt and what its ask answered
 
 
-def _finish_and_claim(unit: Unit, crawl_id: int, done: tuple[int, SiteOutcome] | None,
+def _finish_and_claim(unit: CrawlWrites, crawl_id: int, done: tuple[int, SiteOutcome] | None,
                       answers: Answers) -> tuple[int, Claimed | None]:
     """Store the last visit's answers, end it, claim the worker's next site and ask for
     that site's robots.txt (its visit's first request): one step. How many sites the
@@ -179,7 +179,7 @@ class _Frontier:
             self.open[site.depth] += 1
 
 
-def _create(unit: Unit, pairs: list[tuple[str, str]], limits: CrawlLimits, now: Any) -> int:
+def _create(unit: CrawlWrites, pairs: list[tuple[str, str]], limits: CrawlLimits, now: Any) -> int:
     return unit.create_crawl(pairs, limits.max_depth, limits.max_sites, limits.max_pages, now)
 
 

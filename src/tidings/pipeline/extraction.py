@@ -45,10 +45,11 @@ from tidings.pipeline.config import CommonConfig, Extract, parse_config
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.media import image_keeper
 from tidings.pipeline.render import render_page
-from tidings.pipeline.upsert import upsert_items
+from tidings.pipeline.upsert import UpsertUnit, upsert_items
 from tidings.readers import kind_of, own_hosts
 from tidings.settings import Settings
-from tidings.store.base import ItemQuery, Reads, Unit
+from tidings.store.archive import RawWrites
+from tidings.store.items import ItemQuery, ItemReads
 
 if TYPE_CHECKING:
     from tidings.extract import Extraction
@@ -132,7 +133,7 @@ def page_item(item: Item, ext: Extraction | None, body: str | None,
     )
 
 
-def store_page_item(unit: Unit, settings: Settings, source: Source, data: ItemData,
+def store_page_item(unit: UpsertUnit, settings: Settings, source: Source, data: ItemData,
                     now: datetime) -> Action:
     """One item through the single entry; bodies keep their local /media/ links."""
     outcome = upsert_items(unit, source, [data], now,
@@ -246,11 +247,11 @@ def _config(source: Source) -> tuple[CommonConfig, ConfigError | None]:
         return CommonConfig(), exc
 
 
-def _archive(unit: Unit, page: RawResponse) -> int:
+def _archive(unit: RawWrites, page: RawResponse) -> int:
     return unit.put_raw(page)
 
 
-def _fresh(store: Reads, key: str) -> Item | None:
+def _fresh(store: ItemReads, key: str) -> Item | None:
     """The item as stored now: a feed may have revised it while its page was fetched."""
     try:
         return store.get_item_by_key(key)
@@ -292,7 +293,7 @@ async def extract_item(env: PipelineEnv, item: Item, source: Source | None) -> E
 # --------------------------------------------------------------- the job
 
 
-def pending_items(store: Reads, limit: int, source_id: str | None = None,
+def pending_items(store: ItemReads, limit: int, source_id: str | None = None,
                   sources: Mapping[str, Source] | None = None) -> tuple[list[Item], int]:
     """Up to ``limit`` pending items worth a fetch, newest first; and how many were
     passed over (no-fetch hosts stay pending, so the scan is bounded)."""
@@ -336,7 +337,7 @@ async def extract_pending(env: PipelineEnv, *, limit: int | None = None,
     return report
 
 
-def prune_archive(unit: Unit, settings: Settings, now: datetime) -> int:
+def prune_archive(unit: RawWrites, settings: Settings, now: datetime) -> int:
     """Drop raw responses older than ``raw_retention_days`` (0: keep all), except each
     item's newest page - the one its current body came from (R-EXTRACT-5)."""
     if settings.raw_retention_days <= 0:

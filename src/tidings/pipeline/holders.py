@@ -18,14 +18,21 @@ import platform
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
+from typing import Protocol
 
 import psutil
 
 from tidings.pipeline import timing
-from tidings.store.base import Unit
+from tidings.store.ops import OpsUnit
+from tidings.store.runs import RunWrites
 
 #: start times are compared to the second: psutil reports them as floats
 _START_SLACK = 1.0
+
+
+class Claiming(OpsUnit, RunWrites, Protocol):
+    """What claiming sources in this process's name asks of storage: the dead holders'
+    leases taken over, then the claim."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +87,7 @@ STALE_REASON = (f"abandoned: no word from its process for {2 * timing.LEASE_MIN}
                 "(it was stopped or died)")
 
 
-def recover(unit: Unit, now: datetime) -> int:
+def recover(unit: OpsUnit, now: datetime) -> int:
     """Take over the leases of dead holders and close runs left ``running``; one write
     step, run before claiming. Returns how many sources were freed."""
     freed = 0

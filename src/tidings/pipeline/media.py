@@ -16,10 +16,10 @@ from datetime import datetime
 
 from tidings.extract.images import Keep, media_name, on_disk
 from tidings.pipeline.env import PipelineEnv
-from tidings.store.base import Unit
+from tidings.store.archive import MediaWrites
 
 
-def _put(unit: Unit, name: str, body: bytes, at: datetime) -> None:
+def _put(unit: MediaWrites, name: str, body: bytes, at: datetime) -> None:
     unit.put_media(name, body, at)
 
 

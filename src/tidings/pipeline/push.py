@@ -12,15 +12,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from tidings.model import RawResponse, Source
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.reading import Listing, SourceRules, plan_listing
-from tidings.pipeline.upsert import apply_prepared
-from tidings.store.base import SourceUpdate, Unit
+from tidings.pipeline.upsert import UpsertUnit, apply_prepared
+from tidings.store.archive import RawWrites
+from tidings.store.base import SourceUpdate
+from tidings.store.sources import SourceWrites
 
 #: how long a source whose hub pushes waits between polls (a safety net)
 SAFETY_INTERVAL = timedelta(hours=6)
+
+
+class PushUnit(UpsertUnit, RawWrites, SourceWrites, Protocol):
+    """What storing a push asks of storage: its raw copy, its items, the source's next fetch."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +48,7 @@ def plan_push(env: PipelineEnv, source: Source, body: bytes, content_type: str,
     return plan_listing(env.settings, source, rules, result, now)
 
 
-def store_push(unit: Unit, source: Source, listing: Listing, now: datetime) -> Pushed:
+def store_push(unit: PushUnit, source: Source, listing: Listing, now: datetime) -> Pushed:
     """One write step: the raw copy, the batch, and polling relaxed to the safety net."""
     for raw in listing.result.raw:
         unit.put_raw(raw)

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Protocol
 
 import lxml.html
 from lxml import etree
@@ -37,11 +38,17 @@ from tidings.pipeline.extraction import page_item, run_extraction, store_page_it
 from tidings.pipeline.reading import SourceRules, plan_listing
 from tidings.pipeline.upsert import upsert_items
 from tidings.settings import Settings
-from tidings.store.base import Reads
+from tidings.store.archive import RawReads
+from tidings.store.items import ItemReads, UpsertReads
+from tidings.store.sources import SourceReads
 from tidings.store.writer import Writer
 
 BATCH = 500
 MAX_ERRORS = 20
+
+
+class ArchiveReads(RawReads, UpsertReads, ItemReads, SourceReads, Protocol):
+    """What re-parsing reads: the raw archive, the items it may revise, their sources."""
 
 
 @dataclass(slots=True)
@@ -76,7 +83,7 @@ def _content_type(headers: Mapping[str, str]) -> str:
 # ------------------------------------------------------------------- feeds
 
 
-def _feed_entries(store: Reads, settings: Settings, rules: SourceRules, source: Source,
+def _feed_entries(store: RawReads, settings: Settings, rules: SourceRules, source: Source,
                   since: datetime | None, report: ReparseReport
                   ) -> tuple[dict[str, ItemData], dict[str, datetime]]:
     """Newest listing of each entry, by identity key; and the newest good page per item."""
@@ -104,7 +111,7 @@ def _feed_entries(store: Reads, settings: Settings, rules: SourceRules, source: 
     return entries, pages
 
 
-def _upsert_owned(store: Reads, writer: Writer, settings: Settings, source: Source,
+def _upsert_owned(store: UpsertReads, writer: Writer, settings: Settings, source: Source,
                   entries: dict[str, ItemData], now: datetime, report: ReparseReport) -> None:
     keys = list(entries)
     for start in range(0, len(keys), BATCH):
@@ -147,7 +154,7 @@ def relink_images(html: str, current: str | None) -> str:
     return "".join(parts)
 
 
-def _page_item(store: Reads, source: Source, options: Extract, raw: RawResponse,
+def _page_item(store: ItemReads, source: Source, options: Extract, raw: RawResponse,
                report: ReparseReport) -> ItemData | None:
     assert raw.item_key is not None
     try:
@@ -171,7 +178,7 @@ def _page_item(store: Reads, source: Source, options: Extract, raw: RawResponse,
     return page_item(item, ext, None, {"extract_error": reason, "extract": info})
 
 
-def _newest_pages(store: Reads, source: Source, since: datetime | None,
+def _newest_pages(store: RawReads, source: Source, since: datetime | None,
                   newest: dict[str, datetime]) -> Iterator[RawResponse]:
     for raw in store.iter_raw(source_id=source.id, since=since):
         if raw.item_key is not None and newest.get(raw.item_key) == raw.fetched_at \
@@ -183,7 +190,7 @@ def _newest_pages(store: Reads, source: Source, since: datetime | None,
 # -------------------------------------------------------------------- entry
 
 
-def reparse_source(store: Reads, writer: Writer, settings: Settings, source: Source,
+def reparse_source(store: ArchiveReads, writer: Writer, settings: Settings, source: Source,
                    now: datetime, *, since: datetime | None = None,
                    filters: Filters | None = None) -> ReparseReport:
     report = ReparseReport()
@@ -201,7 +208,7 @@ def reparse_source(store: Reads, writer: Writer, settings: Settings, source: Sou
     return report
 
 
-def reparse(store: Reads, writer: Writer, settings: Settings, now: datetime, *,
+def reparse(store: ArchiveReads, writer: Writer, settings: Settings, now: datetime, *,
             source_id: str | None = None, since: datetime | None = None,
             filters: Filters | None = None) -> ReparseReport:
     """Parse and extract again everything archived (of ``source_id``, since ``since``)."""

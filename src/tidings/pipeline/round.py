@@ -21,7 +21,6 @@ from tidings.pipeline.batch import Group, collect_group, groups
 from tidings.pipeline.env import PipelineEnv
 from tidings.pipeline.extraction import ExtractReport, extract_pending
 from tidings.pipeline.fair import taking_turns
-from tidings.store.base import Unit
 
 
 class RoundProgress(Protocol):
@@ -90,7 +89,8 @@ def interleave_hosts(sources: Sequence[Source]) -> list[Source]:
     return out
 
 
-def _claim(unit: Unit, now: datetime, limit: int, only: Sequence[str] | None) -> list[Source]:
+def _claim(unit: holders.Claiming, now: datetime, limit: int, only: Sequence[str] | None
+           ) -> list[Source]:
     holders.recover(unit, now)  # a killed earlier round must not hold its sources
     return unit.claim_due_sources(now, limit, timing.lease_until(now), only=only or None,
                                   holder=holders.lease_name())

@@ -43,7 +43,7 @@ from tidings.errors import BudgetExhaustedError, ConfigError, ProviderError
 from tidings.model import PaidCall, ProviderTrouble, Spend
 from tidings.readers.base import CallNote
 from tidings.readers.options import Provider
-from tidings.store.base import Reads, Unit
+from tidings.store.spend import SpendReads, SpendWrites
 from tidings.store.writer import Writer
 
 log = logging.getLogger(__name__)
@@ -104,7 +104,7 @@ def _added(a: Mapping[str, Spend], b: Mapping[str, Spend]) -> dict[str, Spend]:
     return out
 
 
-def _record(unit: Unit, call: PaidCall, trouble: ProviderTrouble | None) -> None:
+def _record(unit: SpendWrites, call: PaidCall, trouble: ProviderTrouble | None) -> None:
     """The call, and what it says of its provider: a trouble kept, or one ended."""
     unit.record_paid_call(call)
     if trouble is not None:
@@ -116,7 +116,7 @@ def _record(unit: Unit, call: PaidCall, trouble: ProviderTrouble | None) -> None
 class Ledger:
     """:class:`~tidings.readers.base.PaidCalls` on top of storage and the writer."""
 
-    def __init__(self, providers: Mapping[str, Provider], store: Reads, writer: Writer,
+    def __init__(self, providers: Mapping[str, Provider], store: SpendReads, writer: Writer,
                  clock: Callable[[], datetime], tz: tzinfo) -> None:
         self._providers = dict(providers)
         self._store = store

@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from tidings.errors import ConfigError, NotFoundError
 from tidings.identity.heat import HEAT_WINDOW, HeatMember, heat
@@ -44,18 +44,30 @@ from tidings.identity.storyindex import (
     link_hash,
     similarity,
 )
-from tidings.store.base import Reads, Unit
-from tidings.store.stories import StoredMeaning, StoryInput, StoryLink, StoryMember, StoryRow
+from tidings.store.items import ItemReads
+from tidings.store.ops import OpsReads, OpsWrites
+from tidings.store.stories import (
+    StoredMeaning,
+    StoriesReads,
+    StoriesWrites,
+    StoryInput,
+    StoryLink,
+    StoryMember,
+    StoryRow,
+)
 
 if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
     "STORY_MARK",
+    "ClusterReads",
+    "ClusterUnit",
     "Clusterer",
     "Explanation",
     "Story",
     "StoryBatch",
+    "StoryTexts",
     "explain",
     "finish_rebuild",
     "merge",
@@ -151,6 +163,20 @@ def _place(index: StoryIndex, inputs: Sequence[StoryInput], links: _Links,
     return out
 
 
+class ClusterReads(StoriesReads, OpsReads, Protocol):
+    """What placing items reads: the story tables, and the job's bookmarks in ``meta``."""
+
+
+class ClusterUnit(ClusterReads, StoriesWrites, OpsWrites, Protocol):
+    """What storing placements and hand edits needs: the bookmarks are swapped, not set,
+    so that two processes placing from one bookmark store it once."""
+
+
+class StoryTexts(StoriesReads, ItemReads, Protocol):
+    """What an explanation reads: the stories, and the items' texts their shingles are
+    recomputed from."""
+
+
 @dataclass(frozen=True, slots=True)
 class StoryBatch:
     """Placements made away from the writer (``Clusterer.prepare``), to be stored."""
@@ -176,7 +202,7 @@ class Clusterer:
     def _new_index(self) -> StoryIndex:
         return StoryIndex() if self.encoder is not None else StoryIndex(meaning=None)
 
-    def _warm(self, store: Reads, now: datetime) -> StoryIndex:
+    def _warm(self, store: StoriesReads, now: datetime) -> StoryIndex:
         index = self._new_index()
         model = self.encoder.model if self.encoder is not None else MODEL
         for m in store.story_window(now - WINDOW):
@@ -188,12 +214,12 @@ class Clusterer:
             index.add(item, m.cluster_id)
         return index
 
-    def step(self, unit: Unit, now: datetime, limit: int = BATCH) -> int:
+    def step(self, unit: ClusterUnit, now: datetime, limit: int = BATCH) -> int:
         """Place the next items created since the bookmark, in one unit; returns how many."""
         batch = self.prepare(unit, now, limit)
         return self.commit(unit, batch) if batch is not None else 0
 
-    def prepare(self, store: Reads, now: datetime, limit: int = BATCH) -> StoryBatch | None:
+    def prepare(self, store: ClusterReads, now: datetime, limit: int = BATCH) -> StoryBatch | None:
         """Read the next items since the bookmark and place them in the index: the CPU
         of placement, done away from the writer (None: nothing waits). The index is
         lent to the batch until :meth:`commit` stores it."""
@@ -208,7 +234,7 @@ class Clusterer:
         members = _place(index, inputs, _Links.of(store.story_links()), self.encoder)
         return StoryBatch(mark, edits, str(inputs[-1].item_id), members, index)
 
-    def commit(self, unit: Unit, batch: StoryBatch) -> int:
+    def commit(self, unit: ClusterUnit, batch: StoryBatch) -> int:
         """One write step: store a prepared batch, unless another process placed from
         the same bookmark first or a hand edit moved the stories meanwhile (0: the
         index, placed against what is no longer there, warms again next time)."""
@@ -231,20 +257,20 @@ class Clusterer:
         return _place(self.index, inputs, _Links.of(links), self.encoder)
 
 
-def finish_rebuild(unit: Unit) -> None:
+def finish_rebuild(unit: ClusterUnit) -> None:
     """After a rebuild: merges made by hand applied, the job's bookmark at the top."""
     _apply_merges(unit, unit.story_links())
     unit.swap_mark(STORY_MARK, unit.get_mark(STORY_MARK), str(unit.max_item_id()))
     _edited(unit)
 
 
-def _edited(unit: Unit) -> None:
+def _edited(unit: ClusterUnit) -> None:
     """Clusters changed under every process's index: each warms again before placing."""
     old = unit.get_mark(EDITS_MARK)
     unit.swap_mark(EDITS_MARK, old, str(int(old or 0) + 1))
 
 
-def _apply_merges(unit: Unit, links: Sequence[StoryLink]) -> None:
+def _apply_merges(unit: ClusterUnit, links: Sequence[StoryLink]) -> None:
     """Merges made by hand hold even for items further apart than the window."""
     for link in links:
         if link.apart:
@@ -257,14 +283,14 @@ def _apply_merges(unit: Unit, links: Sequence[StoryLink]) -> None:
 
 
 # ------------------------------------------------------------------ hand edits
-def _cluster_of(store: Reads, item_id: int) -> int:
+def _cluster_of(store: StoriesReads, item_id: int) -> int:
     cluster = store.story_clusters([item_id]).get(item_id)
     if cluster is None:
         raise NotFoundError(f"item {item_id} is not clustered yet (run: tidings cluster rebuild)")
     return cluster
 
 
-def split(unit: Unit, item_id: int, now: datetime) -> int:
+def split(unit: ClusterUnit, item_id: int, now: datetime) -> int:
     """Take ``item_id`` out of its cluster, for good: it stands alone and is remembered
     apart from every item it was with. Returns how many it was split from."""
     cluster = _cluster_of(unit, item_id)
@@ -280,7 +306,7 @@ def split(unit: Unit, item_id: int, now: datetime) -> int:
     return len(others)
 
 
-def merge(unit: Unit, item_id: int, other_id: int, now: datetime) -> int:
+def merge(unit: ClusterUnit, item_id: int, other_id: int, now: datetime) -> int:
     """Put ``other_id``'s whole story into ``item_id``'s, for good. Returns how many moved."""
     if item_id == other_id:
         raise ConfigError("an item cannot be merged with itself")
@@ -310,7 +336,7 @@ def _heat_members(rows: Sequence[StoryRow]) -> list[HeatMember]:
                        r.backfill) for r in rows]
 
 
-def story_heat(store: Reads, cluster_ids: Sequence[int], now: datetime) -> dict[int, Story]:
+def story_heat(store: StoriesReads, cluster_ids: Sequence[int], now: datetime) -> dict[int, Story]:
     """The stories of these clusters, with their heat at ``now``."""
     rows = store.story_rows(cluster_ids)
     reprints = store.reprint_pairs([r.source_id for r in rows])
@@ -321,7 +347,7 @@ def story_heat(store: Reads, cluster_ids: Sequence[int], now: datetime) -> dict[
             for c, rs in by_cluster.items()}
 
 
-def trending(store: Reads, now: datetime, limit: int = 30) -> list[Story]:
+def trending(store: StoriesReads, now: datetime, limit: int = 30) -> list[Story]:
     """Stories told by two or more sources in the last 48 h, hottest first."""
     ids = store.hot_stories(now - HEAT_WINDOW, limit * 3)
     stories = [s for s in story_heat(store, ids, now).values() if s.heat > 0]
@@ -360,7 +386,7 @@ def _language(meaning: StoredMeaning | None) -> str:
     return "" if meaning is None else Marks.unpack(meaning.marks).language
 
 
-def explain(store: Reads, item_id: int) -> Explanation:
+def explain(store: StoryTexts, item_id: int) -> Explanation:
     """Why ``item_id`` is where it is: each other member's similarity, the shingles
     they share (recomputed from the stored texts) and how close their meanings are
     (from the stored vectors)."""
@@ -386,6 +412,6 @@ def explain(store: Reads, item_id: int) -> Explanation:
     return Explanation(item_id, me.cluster_id, me.similarity, me.matched, peers, languages)
 
 
-def _shingles(store: Reads, item_id: int) -> frozenset[str]:
+def _shingles(store: ItemReads, item_id: int) -> frozenset[str]:
     item = store.get_item(item_id)
     return story_shingles(story_text(item.title, item.summary, item.body)).all

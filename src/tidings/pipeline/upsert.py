@@ -2,10 +2,11 @@
 
 Collection, push ingest, history import, extraction and re-parse all come
 through here, so the identity, version-memory and timeline rules hold whatever
-the path. Writing functions take a unit of work (``tidings.store.base.Unit``,
-a step on the writer thread) and write through one ``apply_upserts`` call, which
-is atomic within the unit, so one upsert call is atomic wherever it is called: a
-crash before it leaves nothing, a crash after it everything (R-DEDUP-9).
+the path. Writing functions take a unit of work (an :class:`UpsertUnit`, which
+any ``tidings.store.base.Unit`` is: a step on the writer thread) and write
+through one ``apply_upserts`` call, which is atomic within the unit, so one
+upsert call is atomic wherever it is called: a crash before it leaves nothing,
+a crash after it everything (R-DEDUP-9).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from tidings.extract import sanitize_html
 from tidings.identity import (
@@ -29,11 +30,17 @@ from tidings.identity import (
 from tidings.identity.decide import Action, Listed, decide
 from tidings.model import BodyState, ItemData, ItemState, Source
 from tidings.pipeline import limits, listing
-from tidings.store.base import Discovery, ItemFields, NewItem, Reads, Revision, Unit, UpsertBatch
+from tidings.store.base import Discovery, ItemFields, NewItem, Revision, UpsertBatch
+from tidings.store.items import UpsertReads, UpsertWrites
 
 #: the raw key under which the detail rule marks what an entry's own page gave, and
 #: which of those fields a later listing may not change back (pipeline/detail.py)
 DETAIL_KEY = "detail"
+
+
+class UpsertUnit(UpsertReads, UpsertWrites, Protocol):
+    """What storing a listing asks of storage: the lookups it decides on, and the one
+    ``apply_upserts`` that writes the decisions."""
 
 
 @dataclass(slots=True)
@@ -199,7 +206,7 @@ def _lossy_texts(fields: ItemFields, existing: ItemState | None) -> tuple[str, s
 
 
 def upsert_items(
-    unit: Unit, source: Source, items: Iterable[ItemData], now: datetime, *,
+    unit: UpsertUnit, source: Source, items: Iterable[ItemData], now: datetime, *,
     extra_tracking: Sequence[str] = (), imported: bool = False, local_media: bool = False,
 ) -> UpsertOutcome:
     """Store what ``source`` listed at ``now``; returns what happened to each entry.
@@ -214,7 +221,7 @@ def upsert_items(
 
 
 def apply_prepared(
-    unit: Unit, source: Source, prepared: Sequence[Prepared], now: datetime, *,
+    unit: UpsertUnit, source: Source, prepared: Sequence[Prepared], now: datetime, *,
     imported: bool = False,
 ) -> UpsertOutcome:
     """The storage half of :func:`upsert_items`, for entries already ``prepare``-d.
@@ -234,7 +241,7 @@ def apply_prepared(
 
 
 def plan_prepared(
-    store: Reads, source: Source, prepared: Sequence[Prepared], now: datetime, *,
+    store: UpsertReads, source: Source, prepared: Sequence[Prepared], now: datetime, *,
     imported: bool = False,
 ) -> tuple[UpsertBatch, UpsertOutcome]:
     """Decide every entry against what is stored, writing nothing.
@@ -268,7 +275,7 @@ class _Writes:
     discoveries: list[Discovery] = field(default_factory=list)
 
 
-def _lookup(store: Reads, prepared: Sequence[Prepared]
+def _lookup(store: UpsertReads, prepared: Sequence[Prepared]
             ) -> tuple[dict[str, ItemState], set[str]]:
     """The stored state of every entry and which are tombstoned; bodies only where
     deciding may read them: teasers inherit the stored body, and lossy text is
@@ -278,7 +285,7 @@ def _lookup(store: Reads, prepared: Sequence[Prepared]
     return store.lookup_listing(keys, bodies_for={p.key for p in prepared if _needs_body(p)})
 
 
-def _cleaned_entry(store: Reads, entry: Prepared, old: ItemState | None, now: datetime
+def _cleaned_entry(store: UpsertReads, entry: Prepared, old: ItemState | None, now: datetime
                    ) -> tuple[Prepared, ItemState | None]:
     """``entry`` prepared in full (if it was deferred), with the stored item again if
     cleaning made its body needed (a U+FFFD from an entity, say)."""
@@ -373,7 +380,7 @@ def _count(out: UpsertOutcome, action: Action, old: ItemState | None) -> None:
 
 
 def upsert_item(
-    unit: Unit, source: Source, item: ItemData, now: datetime, *,
+    unit: UpsertUnit, source: Source, item: ItemData, now: datetime, *,
     extra_tracking: Sequence[str] = (), imported: bool = False, local_media: bool = False,
 ) -> UpsertOutcome:
     """One entry through exactly the same rules as a batch."""
@@ -381,5 +388,5 @@ def upsert_item(
                         imported=imported, local_media=local_media)
 
 
-__all__ = ["Deferred", "Prepared", "UpsertOutcome", "apply_prepared", "listing_memory",
-           "plan_prepared", "prepare", "upsert_item", "upsert_items"]
+__all__ = ["Deferred", "Prepared", "UpsertOutcome", "UpsertUnit", "apply_prepared",
+           "listing_memory", "plan_prepared", "prepare", "upsert_item", "upsert_items"]

@@ -43,7 +43,7 @@ from tidings.pipeline.holders import Holder, is_gone, this_process
 from tidings.pipeline.stories import Clusterer
 from tidings.schedule import jobs
 from tidings.schedule.webhooks import WebhookSender
-from tidings.store.base import Unit
+from tidings.store.ops import OpsUnit
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ def _hold_key(name: str) -> str:
     return f"hold:{name}"
 
 
-def _keep(unit: Unit, name: str, me: str, now: datetime, hold: float) -> bool:
+def _keep(unit: OpsUnit, name: str, me: str, now: datetime, hold: float) -> bool:
     """Take or renew the hold of job ``name``; False while another live process has it."""
     key = _hold_key(name)
     current = unit.get_mark(key)
@@ -102,7 +102,7 @@ def _gone(holder: str) -> bool:
     return parsed is None or is_gone(parsed)
 
 
-def _give_back(unit: Unit, name: str, me: str) -> None:
+def _give_back(unit: OpsUnit, name: str, me: str) -> None:
     current = unit.get_mark(_hold_key(name))
     if current and current.rpartition("@")[0] == me:
         unit.swap_mark(_hold_key(name), current, "")

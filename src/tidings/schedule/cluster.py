@@ -45,7 +45,6 @@ from tidings.schedule.catalog import CATALOG, Job, JobContext, Scope, run_job
 from tidings.schedule.rounds import RoundLog
 from tidings.schedule.stalled import LogOnce, Stalled, retry_stalled, why
 from tidings.settings import Settings
-from tidings.store.base import Unit
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +127,7 @@ def source_lock(source_id: str) -> str:
 
 
 # ------------------------------------------------------------------ steps
-def _claim(unit: Unit, now: datetime, limit: int) -> list[Source]:
+def _claim(unit: holders.Claiming, now: datetime, limit: int) -> list[Source]:
     """The due sources, leased in this worker's name. A worker killed between this
     step and queueing the jobs leaves sources leased with no job: the next pass on
     its host frees them at once (the lease holders' own check); a dead worker on
@@ -141,7 +140,7 @@ def _claim(unit: Unit, now: datetime, limit: int) -> list[Source]:
                                   holder=holders.lease_name())
 
 
-def _take(unit: Unit, source_id: str, now: datetime) -> list[Source]:
+def _take(unit: holders.Claiming, source_id: str, now: datetime) -> list[Source]:
     """The job holds the source's run lock: a run still marked running is a dead
     worker's. Abandon it, then lease the source for this run (muted: nothing)."""
     unit.release_sources([source_id], now)

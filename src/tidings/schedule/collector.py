@@ -26,7 +26,7 @@ from tidings.pipeline import holders, timing
 from tidings.pipeline.batch import Group, collect_group, groups
 from tidings.pipeline.env import PipelineEnv
 from tidings.schedule import plan
-from tidings.store.base import Unit
+from tidings.store.ops import OpsWrites
 from tidings.textutil import plural
 
 log = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ class CollectorStats:
     outcomes: dict[str, int] = field(default_factory=dict)
 
 
-def _claim(unit: Unit, now: datetime, manual: list[str], busy: int, concurrency: int,
+def _claim(unit: holders.Claiming, now: datetime, manual: list[str], busy: int, concurrency: int,
            per_tick: int) -> list[Source]:
     """Manual requests first (due or not), then what is due, as far as slots are free."""
     holders.recover(unit, now)
@@ -52,7 +52,7 @@ def _claim(unit: Unit, now: datetime, manual: list[str], busy: int, concurrency:
     return picked + unit.claim_due_sources(now, room, lease, holder=holder)
 
 
-def _release(unit: Unit, source_ids: list[str], now: datetime,
+def _release(unit: OpsWrites, source_ids: list[str], now: datetime,
              due_at: datetime | None = None) -> int:
     return unit.release_sources(source_ids, now, due_at=due_at)
 

@@ -12,17 +12,21 @@ import asyncio
 import logging
 from dataclasses import dataclass
 from datetime import datetime, time, tzinfo
+from typing import Protocol
 
 from tidings.errors import NotFoundError
 from tidings.model import Visibility
 from tidings.pipeline import holders, timing
 from tidings.pipeline.extraction import prune_archive
 from tidings.schedule import plan
-from tidings.schedule.ops import health_report
+from tidings.schedule.ops import ReportReads, health_report
 from tidings.schedule.webhooks import WebhookEvent, WebhookSender, item_json
 from tidings.settings import Settings
-from tidings.store.base import Reads, Unit
-from tidings.store.searchindex import IndexDoc
+from tidings.store.archive import RawWrites
+from tidings.store.items import ItemReads
+from tidings.store.ops import OpsUnit
+from tidings.store.searchindex import IndexDoc, SearchIndexReads, SearchIndexWrites
+from tidings.store.sources import SourceReads
 from tidings.store.writer import Writer
 
 log = logging.getLogger(__name__)
@@ -36,7 +40,19 @@ ITEMS_PER_EVENT = 200
 INDEX_BATCH = 500
 
 
-def adapt_intervals(unit: Unit, now: datetime) -> dict[str, int]:
+class Adapting(OpsUnit, SourceReads, Protocol):
+    """What adapting intervals asks of storage: the sources, their figures, the swap."""
+
+
+class Maintenance(Adapting, RawWrites, Protocol):
+    """The daily job's unit: intervals, dead holders' leases, the raw archive pruned."""
+
+
+class _NewItems(ItemReads, SourceReads, Protocol):
+    """What a webhook's items are read from: the items, and their sources' visibility."""
+
+
+def adapt_intervals(unit: Adapting, now: datetime) -> dict[str, int]:
     """Recompute every source's interval from its last 7 days (R-SCHED-5); returns changes."""
     counts = unit.new_item_counts(now, timing.ADAPT_WINDOW_DAYS)
     changes = plan.plan_intervals(unit.list_sources(), counts)
@@ -46,7 +62,7 @@ def adapt_intervals(unit: Unit, now: datetime) -> dict[str, int]:
     return changes
 
 
-def daily_maintenance(unit: Unit, settings: Settings, now: datetime, tz: tzinfo) -> bool:
+def daily_maintenance(unit: Maintenance, settings: Settings, now: datetime, tz: tzinfo) -> bool:
     """The 04:20 job, one unit of work; False when another runner already did today's."""
     today = now.astimezone(tz).date().isoformat()
     previous = unit.get_mark(ADAPT_MARK)
@@ -58,11 +74,11 @@ def daily_maintenance(unit: Unit, settings: Settings, now: datetime, tz: tzinfo)
     return True
 
 
-def _write_index(unit: Unit, docs: list[IndexDoc]) -> int:
+def _write_index(unit: SearchIndexWrites, docs: list[IndexDoc]) -> int:
     return unit.write_index(docs)
 
 
-async def index_batch(store: Reads, writer: Writer) -> int:
+async def index_batch(store: SearchIndexReads, writer: Writer) -> int:
     """Index one batch: read it and build its documents on a thread (the CPU of
     indexing, ~90% of it), then hand the writer only the write; returns how many
     were stored (0 when nothing waits, or every item changed in between)."""
@@ -73,7 +89,7 @@ async def index_batch(store: Reads, writer: Writer) -> int:
     return await writer(_write_index, docs)
 
 
-async def index_pending(store: Reads, writer: Writer) -> int:
+async def index_pending(store: SearchIndexReads, writer: Writer) -> int:
     """Bring the search index up to date a batch at a time (the runners' job and the
     commands'); returns how many items were indexed. A batch that stored nothing
     ends the run: what changed meanwhile waits for the next one."""
@@ -83,13 +99,13 @@ async def index_pending(store: Reads, writer: Writer) -> int:
     return total
 
 
-def start_item_watermark(unit: Unit) -> None:
+def start_item_watermark(unit: OpsUnit) -> None:
     """On first start, webhooks begin with items created from now on, not the archive."""
     if unit.get_mark(ITEMS_MARK) is None:
         unit.swap_mark(ITEMS_MARK, None, str(unit.max_item_id()))
 
 
-def _take_new_items(unit: Unit) -> list[int]:
+def _take_new_items(unit: OpsUnit) -> list[int]:
     """The next batch of new non-backfill item ids, claimed for this runner."""
     mark = unit.get_mark(ITEMS_MARK)
     if mark is None:
@@ -101,7 +117,7 @@ def _take_new_items(unit: Unit) -> list[int]:
     return ids
 
 
-async def push_new_items(store: Reads, writer: Writer, webhooks: WebhookSender) -> int:
+async def push_new_items(store: _NewItems, writer: Writer, webhooks: WebhookSender) -> int:
     """Queue the new non-backfill items of editorial sources; returns how many."""
     ids = await writer(_take_new_items)
     visible: dict[str, tuple[bool, str]] = {}
@@ -121,7 +137,7 @@ async def push_new_items(store: Reads, writer: Writer, webhooks: WebhookSender) 
     return len(payload)
 
 
-def _visibility(store: Reads, source_id: str) -> tuple[bool, str]:
+def _visibility(store: SourceReads, source_id: str) -> tuple[bool, str]:
     try:
         source = store.get_source(source_id)
     except NotFoundError:
@@ -129,12 +145,12 @@ def _visibility(store: Reads, source_id: str) -> tuple[bool, str]:
     return source.visibility is Visibility.EDITORIAL, source.title
 
 
-def _claim_week(unit: Unit, this_week: str) -> bool:
+def _claim_week(unit: OpsUnit, this_week: str) -> bool:
     previous = unit.get_mark(REPORT_MARK)
     return previous != this_week and unit.swap_mark(REPORT_MARK, previous, this_week)
 
 
-async def weekly_report(store: Reads, writer: Writer, now: datetime,
+async def weekly_report(store: ReportReads, writer: Writer, now: datetime,
                         webhooks: WebhookSender | None) -> bool:
     """Build the health report once per ISO week across runners; log it and post it."""
     year, week, _ = now.isocalendar()

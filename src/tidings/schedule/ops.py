@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from tidings.model import FetchRun, Health
-from tidings.store.base import Reads
-from tidings.store.ops import RunTotals
+from tidings.store.ops import OpsReads, RunTotals
+from tidings.store.sources import SourceReads
 
 WEEK = timedelta(days=7)
 #: R-OPS-1: a day with less than a fifth of the previous day's new items
@@ -26,6 +26,10 @@ DROP_SHARE = 0.8
 DROP_MIN_BASE = 5
 FILTERED_WEEK_SHARE = 0.5
 FILTERED_MIN_FOUND = 10
+
+
+class ReportReads(OpsReads, SourceReads, Protocol):
+    """What the reports read: the bulk figures, and the sources they are about."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +96,7 @@ def _reason(run: FetchRun | None) -> str | None:
     return None
 
 
-def overview(store: Reads, now: datetime,
+def overview(store: ReportReads, now: datetime,
              totals: Mapping[str, RunTotals] | None = None) -> list[SourceOverview]:
     """Every source with its figures, from four bulk queries (``totals``: the week's
     run totals when the caller has them already)."""
@@ -161,7 +165,7 @@ class DiversityReport:
         }
 
 
-def diversity_report(store: Reads, now: datetime, days: int = 30) -> DiversityReport:
+def diversity_report(store: OpsReads, now: datetime, days: int = 30) -> DiversityReport:
     since = now - timedelta(days=days)
     owned = store.diversity(since)
     repeated: dict[str, int] = {}
@@ -218,7 +222,7 @@ class HealthReport:
         return "\n".join(_report_lines(self)) + "\n"
 
 
-def health_report(store: Reads, now: datetime) -> HealthReport:
+def health_report(store: ReportReads, now: datetime) -> HealthReport:
     week = store.run_totals(now - WEEK)
     rows = overview(store, now, week)
     totals = week.values()

@@ -42,7 +42,7 @@ from tidings.schedule.collector import Collector, CollectorStats
 from tidings.schedule.watchdog import MemoryWatchdog
 from tidings.schedule.webhooks import WebhookSender
 from tidings.settings import Settings
-from tidings.store.base import Unit
+from tidings.store.ops import OpsUnit
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class RunnerOptions:
         )
 
 
-def _abandon_stale(unit: Unit, now: datetime) -> int:
+def _abandon_stale(unit: OpsUnit, now: datetime) -> int:
     return holders.recover(unit, now)
 
 

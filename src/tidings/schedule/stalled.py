@@ -22,7 +22,7 @@ import procrastinate
 from procrastinate import exceptions as pexc
 from procrastinate.jobs import Job, Status
 
-from tidings.store.base import Unit
+from tidings.store.ops import OpsWrites
 from tidings.store.writer import Writer
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ def why(exc: BaseException) -> str:
     return " ".join(str(cause).split())[:300] or type(cause).__name__
 
 
-def _abandon(unit: Unit, source_id: str, now: datetime) -> int:
+def _abandon(unit: OpsWrites, source_id: str, now: datetime) -> int:
     return unit.release_sources([source_id], now)
 
 

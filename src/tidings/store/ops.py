@@ -101,7 +101,6 @@ class OpsReads(Protocol):
         ...
 
 
-
 class OpsWrites(Protocol):
     def swap_mark(self, name: str, expected: str | None, value: str) -> bool:
         """Set the bookmark only if it still holds ``expected``; True if this call won.
@@ -135,3 +134,8 @@ class OpsWrites(Protocol):
         at ``now``, their ``running`` runs become ``abandoned`` with ``reason`` as the
         error, and its lease records go. Returns how many sources were freed."""
         ...
+
+
+class OpsUnit(OpsReads, OpsWrites, Protocol):
+    """Both halves, for a step that reads a bookmark or the lease holders and swaps or
+    takes them over in the same unit."""

@@ -13,54 +13,69 @@ article but rendered once per item.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from draftjs_exporter.constants import BLOCK_TYPES, ENTITY_TYPES, INLINE_STYLES
-from draftjs_exporter.defaults import render_children
-from draftjs_exporter.dom import DOM
-from draftjs_exporter.html import HTML
-from draftjs_exporter.types import (
-    Block,
-    Element,
-    EntityMap,
-    EntityRange,
-    InlineStyleRange,
-    Props,
-)
+if TYPE_CHECKING:  # the exporter itself is imported on the first article (_exporter)
+    from draftjs_exporter.html import HTML
+    from draftjs_exporter.types import (
+        Block,
+        Element,
+        EntityMap,
+        EntityRange,
+        InlineStyleRange,
+        Props,
+    )
 
 _HEADINGS = {"header-one": "h2", "header-two": "h3", "header-three": "h4",
              "header-four": "h5", "header-five": "h6", "header-six": "h6"}
 _LISTS = {"unordered-list-item", "ordered-list-item"}
 _STYLES = {"BOLD": "strong", "Bold": "strong", "ITALIC": "em", "Italic": "em", "CODE": "code"}
-_LINK, _IMAGE = ENTITY_TYPES.LINK, ENTITY_TYPES.IMAGE
+#: Draft.js's entity types (draftjs_exporter.constants.ENTITY_TYPES)
+_LINK, _IMAGE = "LINK", "IMAGE"
 
 
 def _link(props: Props) -> Element:
+    from draftjs_exporter.dom import DOM
+
     return DOM.create_element("a", {"href": props["url"]}, props["children"])
 
 
 def _image(props: Props) -> Element:
+    from draftjs_exporter.dom import DOM
+
     return DOM.create_element("img", {"src": props["src"], "alt": ""})
 
 
 def _figure(props: Props) -> Element:
+    from draftjs_exporter.dom import DOM
+
     return DOM.create_element("p", {}, props["children"])
 
 
-_EXPORTER = HTML({
-    "block_map": {
-        BLOCK_TYPES.UNSTYLED: "p", "paragraph": "p", **_HEADINGS,
-        BLOCK_TYPES.UNORDERED_LIST_ITEM: {"element": "li", "wrapper": "ul"},
-        BLOCK_TYPES.ORDERED_LIST_ITEM: {"element": "li", "wrapper": "ol"},
-        BLOCK_TYPES.BLOCKQUOTE: "blockquote", BLOCK_TYPES.CODE: "pre",
-        BLOCK_TYPES.ATOMIC: _figure, BLOCK_TYPES.FALLBACK: "p",
-    },
-    "style_map": {**_STYLES, INLINE_STYLES.FALLBACK: render_children},
-    "entity_decorators": {_LINK: _link, _IMAGE: _image,
-                          ENTITY_TYPES.FALLBACK: render_children},
-    "engine": DOM.STRING,
-})
+@functools.cache
+def _exporter() -> HTML:
+    """The exporter, made on the first article: importing the library costs every
+    process start (each CLI command) more than rendering an article does."""
+    from draftjs_exporter.constants import BLOCK_TYPES, ENTITY_TYPES, INLINE_STYLES
+    from draftjs_exporter.defaults import render_children
+    from draftjs_exporter.dom import DOM
+    from draftjs_exporter.html import HTML
+
+    return HTML({
+        "block_map": {
+            BLOCK_TYPES.UNSTYLED: "p", "paragraph": "p", **_HEADINGS,
+            BLOCK_TYPES.UNORDERED_LIST_ITEM: {"element": "li", "wrapper": "ul"},
+            BLOCK_TYPES.ORDERED_LIST_ITEM: {"element": "li", "wrapper": "ol"},
+            BLOCK_TYPES.BLOCKQUOTE: "blockquote", BLOCK_TYPES.CODE: "pre",
+            BLOCK_TYPES.ATOMIC: _figure, BLOCK_TYPES.FALLBACK: "p",
+        },
+        "style_map": {**_STYLES, INLINE_STYLES.FALLBACK: render_children},
+        "entity_decorators": {ENTITY_TYPES.LINK: _link, ENTITY_TYPES.IMAGE: _image,
+                              ENTITY_TYPES.FALLBACK: render_children},
+        "engine": DOM.STRING,
+    })
 
 
 def _seq(value: Any) -> list[Any]:
@@ -154,4 +169,4 @@ def draft_to_html(content: Mapping[str, Any]) -> str:
         clean.add(block)
     if not clean.blocks:
         return ""
-    return _EXPORTER.render({"blocks": clean.blocks, "entityMap": clean.entities})
+    return _exporter().render({"blocks": clean.blocks, "entityMap": clean.entities})

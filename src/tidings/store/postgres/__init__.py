@@ -2,10 +2,10 @@
 
 Assembled from per-domain mixins as ``tidings.store.sqlite`` is: the methods whose
 SQL is the same on both backends come from ``tidings.store.sql`` (users, raw
-archive, crawler), the rest from this package's modules, named like SQLite's
-(``_sources``, ``_runs``, ``_items``, ``_reading``, ``_search``, ``_find``,
-``_stats``, ``_ops``, ``_spend``, ``_stories``, ``_compat``), which take their
-column lists and row converters from the core too. The same mixins make
+archive, crawler, reading items...), the rest from this package's modules, named
+like SQLite's (``_sources``, ``_runs``, ``_items``, ``_search``, ``_find``,
+``_stats``, ``_ops``, ``_stories``, ``_compat``), which take their column lists,
+row converters and shared methods from the core too. The same mixins make
 :class:`PostgresStorage`, where every call is a transaction on a pooled
 connection, and :class:`PostgresUnit`, one explicit unit of work on one
 connection, where every call is a savepoint.
@@ -30,7 +30,6 @@ from tidings.store.postgres._queue import (
     queue_connector,
     queue_status,
 )
-from tidings.store.postgres._reading import ItemsReadMixin
 from tidings.store.postgres._runs import RunsMixin
 from tidings.store.postgres._schema import migrate
 from tidings.store.postgres._search import SearchIndexMixin
@@ -41,6 +40,7 @@ from tidings.store.sql.crawl import CrawlMixin
 from tidings.store.sql.media import MediaMixin
 from tidings.store.sql.navigation import NavigationMixin
 from tidings.store.sql.raw import RawMixin
+from tidings.store.sql.reading import ItemsReadMixin
 from tidings.store.sql.spend import SpendMixin
 from tidings.store.sql.users import UsersMixin
 

@@ -1,19 +1,19 @@
-"""Search: newest first (an index walk by sort time) or ranked (ts_rank), with snippets."""
+"""Search in PostgreSQL's tsvector index: newest first (an index walk by sort time) or
+ranked (ts_rank); the hits and their snippets: ``tidings.store.sql.find``."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
-from tidings.model import SearchHit
-from tidings.store.base import ItemQuery, SearchQuery
+from tidings.store.base import SearchQuery
 from tidings.store.postgres._db import Access, Conn
 from tidings.store.postgres._search import RANK_WEIGHTS, exclusion_query, time_windows, tsquery
-from tidings.store.sql._base import to_us
-from tidings.store.sql.find import _HIT_COLUMNS, RANK_WINDOW
-from tidings.store.sql.reading import brief_from_row, timeline_filters
-from tidings.store.textindex import highlighter, html_snippet, snippet
+from tidings.store.sql._base import SqlConn, to_us
+from tidings.store.sql.find import _HIT_COLUMNS, RANK_WINDOW, search_filters
+from tidings.store.sql.find import SearchMixin as SharedSearch
 
 _JOIN = "JOIN items i ON i.id = m.item_id LEFT JOIN sources s ON s.id = i.source_id"
 
@@ -40,26 +40,19 @@ class _Match:
         return (self.spanned, self.after, self.plain)
 
 
-def _filters(q: SearchQuery) -> tuple[list[str], list[Any]]:
-    return timeline_filters(ItemQuery(source_id=q.source_id, author=q.author, since=q.since,
-                                      until=q.until))
+class SearchMixin(SharedSearch, Access):
 
+    def _matching(self, conn: SqlConn, q: SearchQuery) -> Sequence[Any]:
+        expr = tsquery(q.terms, q.title_terms, q.excluded)
+        weighted = tsquery(q.terms, q.title_terms, q.excluded, weighted=True)
+        return (self._filtered(conn, q) if expr is None or weighted is None
+                else self._windows(cast(Conn, conn), q, expr, weighted))
 
-class SearchMixin(Access):
-
-    def search(self, query: SearchQuery) -> list[SearchHit]:
-        expr = tsquery(query.terms, query.title_terms, query.excluded)
-        weighted = tsquery(query.terms, query.title_terms, query.excluded, weighted=True)
-        with self._read() as conn:
-            rows = (self._filtered(conn, query) if expr is None or weighted is None
-                    else self._windows(conn, query, expr, weighted))
-        pattern = highlighter((*query.terms, *query.title_terms))
-        hits = []
-        for row in rows:
-            item = brief_from_row(row)
-            cut = html_snippet(row[-3], pattern) or snippet(item.title, pattern)
-            hits.append(SearchHit(item=item, snippet=cut, rank=float(row[-2])))
-        return hits
+    def _excluding(self, excluded: Sequence[str]) -> tuple[str, str] | None:
+        query = exclusion_query(excluded)
+        return None if query is None else (
+            "NOT EXISTS (SELECT 1 FROM item_search x WHERE x.item_id = i.id "
+            "AND x.doc @@ ?::tsquery)", query)
 
     def _windows(self, conn: Conn, q: SearchQuery, expr: str, weighted: str) -> list[Any]:
         """The search in growing spans of time back from the newest indexed item (or
@@ -103,7 +96,7 @@ class SearchMixin(Access):
         ``sort_time + 0`` so that the planner never walks the sort index for it
         (reading every document when the words are rarer than it guessed): the
         span's GIN bitmap is what bounds the work."""
-        where, params = _filters(q)
+        where, params = search_filters(q)
         if q.before is not None:
             where.append("(m.sort_time, m.item_id) < (?, ?)")
             params.extend((to_us(q.before[0]), q.before[1]))
@@ -119,7 +112,7 @@ class SearchMixin(Access):
         """The newest RANK_WINDOW matches ordered by relevance (as SQLite does); found
         by ``match``, scored by ``scored`` (the same query with weights); the last
         column is how many matches the window holds."""
-        where, params = _filters(q)
+        where, params = search_filters(q)
         window = match.sql + (" AND m.sort_time >= ?" if q.since else "")
         wparams: list[Any] = [*match.params, *([to_us(q.since)] if q.since else [])]
         clause = f" WHERE {' AND '.join(where)}" if where else ""
@@ -131,20 +124,3 @@ class SearchMixin(Access):
             f"JOIN items i ON i.id = r.item_id LEFT JOIN sources s ON s.id = i.source_id"
             f"{clause} ORDER BY r.score DESC, r.sort_time DESC, r.item_id DESC LIMIT ?",
             (*wparams, RANK_WEIGHTS, scored, *params, max(0, q.limit))).fetchall()
-
-    @staticmethod
-    def _filtered(conn: Conn, q: SearchQuery) -> list[Any]:
-        """A query without words: the filters alone, newest first (negations apply)."""
-        where, params = timeline_filters(ItemQuery(
-            source_id=q.source_id, author=q.author, since=q.since, until=q.until,
-            before=q.before))
-        excluded = exclusion_query(q.excluded)
-        if excluded is not None:
-            where.append("NOT EXISTS (SELECT 1 FROM item_search x WHERE x.item_id = i.id "
-                         "AND x.doc @@ ?::tsquery)")
-            params.append(excluded)
-        clause = f"WHERE {' AND '.join(where)}" if where else ""
-        return conn.execute(
-            f"SELECT {_HIT_COLUMNS}, 0.0, 0 FROM items i LEFT JOIN sources s "  # noqa: S608
-            f"ON s.id = i.source_id {clause} ORDER BY i.sort_time DESC, i.id DESC LIMIT ?",
-            (*params, max(0, q.limit))).fetchall()

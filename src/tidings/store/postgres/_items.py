@@ -1,4 +1,5 @@
-"""Items, the write side: the primitives ``upsert_item`` is built on.
+"""Items, the write side, as PostgreSQL does it (the shared part:
+``tidings.store.sql.items``).
 
 Many workers write at once here, so identity rests on the database: the unique
 key of ``items`` and ``INSERT … ON CONFLICT (key) DO NOTHING``. A create that
@@ -12,14 +13,21 @@ the storage runs the call again (docs/storage.md, "PostgreSQL").
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Any
+from typing import Any, cast
 
 from tidings.errors import NotFoundError
 from tidings.model import ItemState
-from tidings.store.base import Discovery, NewItem, Revision, UpsertBatch
+from tidings.store.base import NewItem, Revision
 from tidings.store.postgres._db import Access, Conn, insert_values
-from tidings.store.sql._base import to_us
-from tidings.store.sql.items import _check_batch, _create_row, _revision_row, _state
+from tidings.store.sql._base import SqlConn, to_us
+from tidings.store.sql.items import (
+    REVISE,
+    _create_row,
+    _revision_row,
+    _state,
+    ids_for_keys,
+)
+from tidings.store.sql.items import ItemsWriteMixin as SharedItemsWrite
 
 _INSERT = (
     "INSERT INTO items (id, key, source_id, url, title, summary, body, body_state, "
@@ -59,12 +67,6 @@ SELECT key, id, 'new' FROM ins
 UNION ALL SELECT key, id, 'old' FROM old
 UNION ALL SELECT key, NULL, 'dead' FROM dead
 """
-_REVISE = (
-    "UPDATE items SET url = ?, title = ?, summary = ?, body = ?, body_state = ?, "
-    "published_at = ?, updated_at = ?, sort_time = coalesce(?, discovered_at), author = ?, "
-    "categories = ?, images = ?, raw = ?, content_hash = ?, title_fp = ?, lossy = ?, "
-    "revisions = revisions + ?, search_dirty = 1 WHERE id = ?"
-)
 #: the discoveries as column arrays in (item, source) order: those of stored items
 #: written, and the smallest id not stored returned (None when every one is)
 _DISCOVER = """
@@ -108,17 +110,7 @@ def _lookup(keys: Sequence[str], bodies_for: Collection[str] | None) -> tuple[st
             "WHERE key = ANY(?)"), params
 
 
-def ids_for_keys(conn: Conn, keys: Sequence[str]) -> dict[str, int]:
-    return dict(conn.execute("SELECT key, id FROM items WHERE key = ANY(?)",
-                             (list(keys),)).fetchall())
-
-
-def tombstoned(conn: Conn, keys: Sequence[str]) -> set[str]:
-    return {r[0] for r in conn.execute("SELECT key FROM tombstones WHERE key = ANY(?)",
-                                       (list(dict.fromkeys(keys)),)).fetchall()}
-
-
-class ItemsWriteMixin(Access):
+class ItemsWriteMixin(SharedItemsWrite, Access):
 
     def lookup_items(self, keys: Sequence[str],
                      bodies_for: Collection[str] | None = None) -> dict[str, ItemState]:
@@ -126,10 +118,6 @@ class ItemsWriteMixin(Access):
         with self._read() as conn:
             rows = conn.execute(sql, params).fetchall()
         return {r[1]: _state(r) for r in rows}
-
-    def tombstoned(self, keys: Sequence[str]) -> set[str]:
-        with self._read() as conn:
-            return tombstoned(conn, keys)
 
     def lookup_listing(self, keys: Sequence[str], bodies_for: Collection[str] | None = None
                        ) -> tuple[dict[str, ItemState], set[str]]:
@@ -144,82 +132,55 @@ class ItemsWriteMixin(Access):
                 [list(dict.fromkeys(keys)), *params]).fetchall()
         return {r[2]: _state(r[1:]) for r in rows if r[1] is not None}, set(rows[0][0])
 
-    def known_urls(self, urls: Sequence[str]) -> set[str]:
-        with self._read() as conn:
-            return {r[0] for r in conn.execute("SELECT url FROM items WHERE url = ANY(?)",
-                                               (list(dict.fromkeys(urls)),)).fetchall()}
+    def _create(self, conn: SqlConn, creates: Sequence[NewItem]
+                ) -> tuple[dict[str, int], dict[str, int]]:
+        """Insert the new items; returns (created key -> id, already stored key -> id).
 
-    def apply_upserts(self, batch: UpsertBatch) -> dict[str, int]:
-        _check_batch(batch)
-        with self._write() as conn:
-            created, existing = _create(conn, batch.creates)
-            _revise(conn, batch.revisions)
-            ids = {**existing, **created}
-            late = [Discovery(n.source_id, n.discovered_at, key=n.key)
-                    for n in batch.creates if n.key in existing]
-            _discover(conn, [*batch.discoveries, *late], ids)
-            return created
+        One statement (``_CREATE``) skips stored and tombstoned keys, inserts the rest
+        with their versions and returns both kinds of id; a key that a concurrent
+        transaction stored first (``ON CONFLICT DO NOTHING`` skipped it, and the
+        statement's snapshot is older than that commit) is looked up after it.
+        """
+        if not creates:
+            return {}, {}
+        ordered = sorted(creates, key=lambda n: n.key)
+        rows = [_create_row(0, n)[1:] for n in ordered]
+        created: dict[str, int] = {}
+        existing: dict[str, int] = {}
+        settled: set[str] = set()
+        for key, item_id, state in cast(Conn, conn).execute_binary(
+                _CREATE, [list(c) for c in zip(*rows, strict=True)]):
+            settled.add(key)
+            if state == "new":
+                created[key] = item_id
+            elif state == "old":
+                existing[key] = item_id
+        lost = [n.key for n in ordered if n.key not in settled]
+        if lost:
+            existing.update(ids_for_keys(conn, self.dialect, lost))
+        return created, existing
 
+    def _revise(self, conn: SqlConn, revisions: Sequence[Revision]) -> None:
+        if not revisions:
+            return
+        ids = sorted({r.item_id for r in revisions})
+        found = {r[0] for r in conn.execute("SELECT id FROM items WHERE id = ANY(?) ORDER BY id "
+                                            "FOR NO KEY UPDATE", (ids,)).fetchall()}
+        missing = [i for i in ids if i not in found]
+        if missing:
+            raise NotFoundError(f"item {missing[0]} not found (revision)")
+        conn.execute("DELETE FROM item_search WHERE item_id = ANY(?)", (ids,))
+        conn.executemany(REVISE, [_revision_row(r) for r in revisions])
+        insert_values(cast(Conn, conn), "INSERT INTO versions (item_id, hash, seen_at)",
+                      [(r.item_id, r.fields.content_hash, to_us(r.revised_at))
+                       for r in revisions if r.fields.content_hash], "ON CONFLICT DO NOTHING")
 
-def _create(conn: Conn, creates: Sequence[NewItem]) -> tuple[dict[str, int], dict[str, int]]:
-    """Insert the new items; returns (created key -> id, already stored key -> id).
-
-    One statement (``_CREATE``) skips stored and tombstoned keys, inserts the rest
-    with their versions and returns both kinds of id; a key that a concurrent
-    transaction stored first (``ON CONFLICT DO NOTHING`` skipped it, and the
-    statement's snapshot is older than that commit) is looked up after it.
-    """
-    if not creates:
-        return {}, {}
-    ordered = sorted(creates, key=lambda n: n.key)
-    rows = [_create_row(0, n)[1:] for n in ordered]
-    created: dict[str, int] = {}
-    existing: dict[str, int] = {}
-    settled: set[str] = set()
-    for key, item_id, state in conn.execute_binary(
-            _CREATE, [list(c) for c in zip(*rows, strict=True)]):
-        settled.add(key)
-        if state == "new":
-            created[key] = item_id
-        elif state == "old":
-            existing[key] = item_id
-    lost = [n.key for n in ordered if n.key not in settled]
-    if lost:
-        existing.update(ids_for_keys(conn, lost))
-    return created, existing
-
-
-def _revise(conn: Conn, revisions: Sequence[Revision]) -> None:
-    if not revisions:
-        return
-    ids = sorted({r.item_id for r in revisions})
-    found = {r[0] for r in conn.execute("SELECT id FROM items WHERE id = ANY(?) ORDER BY id "
-                                        "FOR NO KEY UPDATE", (ids,)).fetchall()}
-    missing = [i for i in ids if i not in found]
-    if missing:
-        raise NotFoundError(f"item {missing[0]} not found (revision)")
-    conn.execute("DELETE FROM item_search WHERE item_id = ANY(?)", (ids,))
-    conn.executemany(_REVISE, [_revision_row(r) for r in revisions])
-    insert_values(conn, "INSERT INTO versions (item_id, hash, seen_at)",
-                  [(r.item_id, r.fields.content_hash, to_us(r.revised_at))
-                   for r in revisions if r.fields.content_hash], "ON CONFLICT DO NOTHING")
-
-
-def _discover(conn: Conn, discoveries: Sequence[Discovery], ids: dict[str, int]) -> None:
-    if not discoveries:
-        return
-    unknown = [d.key for d in discoveries if d.item_id is None and d.key not in ids]
-    if unknown:
-        ids = {**ids, **ids_for_keys(conn, [k for k in unknown if k])}
-    rows: dict[tuple[int, str], list[int]] = {}
-    for d in discoveries:
-        item_id = d.item_id if d.item_id is not None else ids.get(d.key or "")
-        if item_id is None:
-            raise NotFoundError(f"item {d.key!r} not found (discovery)")
-        seen = to_us(d.seen_at)
-        span = rows.setdefault((item_id, d.source_id), [seen, seen])
-        span[0], span[1] = min(span[0], seen), max(span[1], seen)
-    values = [(*key, *span) for key, span in sorted(rows.items())]
-    (missing,) = conn.row(_DISCOVER, [list(c) for c in zip(*values, strict=True)])
-    if missing is not None:  # the savepoint or transaction undoes what was written
-        raise NotFoundError(f"item {missing} not found (discovery)")
+    def _discover(self, conn: SqlConn, sightings: Sequence[tuple[int, str, int]]) -> None:
+        rows: dict[tuple[int, str], list[int]] = {}
+        for item_id, source_id, seen in sightings:
+            span = rows.setdefault((item_id, source_id), [seen, seen])
+            span[0], span[1] = min(span[0], seen), max(span[1], seen)
+        values = [(*key, *span) for key, span in sorted(rows.items())]
+        (missing,) = cast(Conn, conn).row(_DISCOVER, [list(c) for c in zip(*values, strict=True)])
+        if missing is not None:  # the savepoint or transaction undoes what was written
+            raise NotFoundError(f"item {missing} not found (discovery)")

@@ -1,178 +1,21 @@
-"""Sources, and the scheduler's claim on them (``FOR UPDATE SKIP LOCKED``).
-
-Rows are converted by the SQLite backend's functions: both store a source alike.
-"""
+"""Sources: PostgreSQL's order of the scheduler's pick (the ``sources_claim`` index's
+``NULLS FIRST``) and its lease records in one statement (the rest is the core's
+``SourcesCore``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
-from datetime import datetime
-from typing import Any
-
-from tidings.errors import ConfigError, NotFoundError
-from tidings.model import Source
-from tidings.store.base import PUSHED_KIND, SourceUpdate
-from tidings.store.postgres._db import Access, Conn
-from tidings.store.sql._base import marks, to_us
-from tidings.store.sql.sources import (
-    _COLUMNS,
-    _FOLDER,
-    _PROBE,
-    _changed_params,
-    _folder_name,
-    _source_params,
-    source_from_row,
-)
+from tidings.store.postgres._db import Access
+from tidings.store.sql._base import SqlConn
+from tidings.store.sql.sources import SourcesCore
 
 
-def _ensure_folder(conn: Conn, name: str | None) -> None:
-    if name:
-        conn.execute("INSERT INTO folders (name) VALUES (?) ON CONFLICT DO NOTHING", (name,))
+class SourcesMixin(SourcesCore, Access):
 
+    _CLAIM_ORDER = "next_fetch_at ASC NULLS FIRST"
 
-def _check_free(conn: Conn, source: Source, own_id: str | None) -> None:
-    if own_id is None and conn.execute(
-            "SELECT 1 FROM sources WHERE id = ?", (source.id,)).fetchone():
-        raise ConfigError(f"source id {source.id!r} is already taken")
-    row = conn.execute("SELECT id FROM sources WHERE url = ?", (source.url,)).fetchone()
-    if row and row[0] != own_id:
-        raise ConfigError(f"source URL {source.url} is already used by source {row[0]!r}")
-
-
-def get_source(conn: Conn, source_id: str) -> Source:
-    row = conn.execute(f"SELECT {_COLUMNS} FROM sources WHERE id = ?",  # noqa: S608
-                       (source_id,)).fetchone()
-    if row is None:
-        raise NotFoundError(f"source {source_id!r} not found")
-    return source_from_row(row)
-
-
-def _change(conn: Conn, source_id: str, update: SourceUpdate) -> None:
-    try:
-        params = _changed_params(update.changes())
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"source {source_id!r}: bad change ({exc})") from exc
-    if "folder" in params:
-        _ensure_folder(conn, params["folder"])
-    if "url" in params:
-        _check_free(conn, replace(_PROBE, id=source_id, url=params["url"]), source_id)
-    assignments = ", ".join(f"{name} = ?" for name in params) or "id = id"
-    if conn.execute(f"UPDATE sources SET {assignments} WHERE id = ?",  # noqa: S608
-                    (*params.values(), source_id)).rowcount == 0:
-        raise NotFoundError(f"source {source_id!r} not found")
-
-
-class SourcesMixin(Access):
-
-    def add_source(self, source: Source) -> Source:
-        if not source.id:
-            raise ConfigError("a source needs a non-empty id")
-        with self._write() as conn:
-            _check_free(conn, source, None)
-            params = _source_params(source)
-            _ensure_folder(conn, params[_FOLDER])
-            conn.execute(f"INSERT INTO sources ({_COLUMNS}) VALUES ({marks(len(params))})",  # noqa: S608
-                         params)
-            return get_source(conn, source.id)
-
-    def get_source(self, source_id: str) -> Source:
-        with self._read() as conn:
-            return get_source(conn, source_id)
-
-    def find_source_by_url(self, url: str) -> Source | None:
-        with self._read() as conn:
-            row = conn.execute(f"SELECT {_COLUMNS} FROM sources WHERE url = ?",  # noqa: S608
-                               (url,)).fetchone()
-            return None if row is None else source_from_row(row)
-
-    def list_sources(self) -> list[Source]:
-        with self._read() as conn:
-            rows = conn.execute(f"SELECT {_COLUMNS} FROM sources ORDER BY id").fetchall()  # noqa: S608
-        return [source_from_row(r) for r in rows]
-
-    def update_source(self, source_id: str, update: SourceUpdate) -> Source:
-        with self._write() as conn:
-            _change(conn, source_id, update)
-            return get_source(conn, source_id)
-
-    def change_source(self, source_id: str, update: SourceUpdate) -> None:
-        with self._write() as conn:
-            _change(conn, source_id, update)
-
-    def delete_source(self, source_id: str) -> None:
-        with self._write() as conn:
-            if conn.execute("DELETE FROM sources WHERE id = ?", (source_id,)).rowcount == 0:
-                raise NotFoundError(f"source {source_id!r} not found")
-
-    def list_folders(self) -> list[str]:
-        with self._read() as conn:
-            return [r[0] for r in conn.execute(
-                "SELECT name FROM folders ORDER BY lower(name), name").fetchall()]
-
-    def add_folder(self, name: str) -> None:
-        with self._write() as conn:
-            _ensure_folder(conn, _folder_name(name))
-
-    def rename_folder(self, old: str, new: str) -> int:
-        name = _folder_name(new)
-        with self._write() as conn:
-            if conn.execute("SELECT 1 FROM folders WHERE name = ?", (old,)).fetchone() is None:
-                raise NotFoundError(f"folder {old!r} not found")
-            if old != name and conn.execute(
-                    "SELECT 1 FROM folders WHERE name = ?", (name,)).fetchone() is not None:
-                conn.execute("UPDATE sources SET folder = ? WHERE folder = ?", (name, old))
-                conn.execute("DELETE FROM folders WHERE name = ?", (old,))
-            else:
-                conn.execute("UPDATE folders SET name = ? WHERE name = ?", (name, old))
-            (moved,) = conn.row("SELECT count(*) FROM sources WHERE folder = ?",
-                                    (name,))
-            return int(moved)
-
-    def delete_folder(self, name: str) -> int:
-        with self._write() as conn:
-            moved = conn.execute("UPDATE sources SET folder = NULL WHERE folder = ?",
-                                 (name,)).rowcount
-            if conn.execute("DELETE FROM folders WHERE name = ?", (name,)).rowcount == 0:
-                raise NotFoundError(f"folder {name!r} not found")
-            return moved
-
-    def claim_due_sources(
-        self, now: datetime, limit: int, lease_until: datetime,
-        only: Sequence[str] | None = None, holder: str = "",
-    ) -> list[Source]:
-        """As in SQLite, but the pick locks its rows and skips rows another claim holds
-        (``FOR UPDATE SKIP LOCKED``): concurrent runners take disjoint sources
-        without waiting for each other, and each lease record is written by the one
-        claim that holds its source's row."""
-        if limit <= 0:
-            return []
-        if only is not None:
-            running = ("SELECT source_id FROM fetch_runs "
-                       "WHERE outcome = 'running' AND started_at > ?")
-            where = f"id IN ({marks(len(only))}) AND id NOT IN ({running})" if only else "false"
-            params: tuple[Any, ...] = (*only, to_us(now - (lease_until - now))) if only else ()
-        else:
-            where = "(next_fetch_at IS NULL OR next_fetch_at <= ?)"
-            params = (to_us(now),)
-        where += f" AND kind != '{PUSHED_KIND}'"
-        with self._write() as conn:
-            picked = [source_from_row(r) for r in conn.execute(
-                f"SELECT {_COLUMNS} FROM sources WHERE muted_reason IS NULL AND {where} "  # noqa: S608
-                "ORDER BY priority DESC, next_fetch_at ASC NULLS FIRST, id LIMIT ? "
-                "FOR UPDATE SKIP LOCKED", (*params, limit)).fetchall()]
-            if not picked:
-                return []
-            ids = [src.id for src in picked]
-            conn.execute("UPDATE sources SET next_fetch_at = ? WHERE id = ANY(?)",
-                         (to_us(lease_until), ids))
-            if holder:
-                conn.execute(
-                    "INSERT INTO source_leases (source_id, holder, until) "
-                    "SELECT id, ?, ? FROM unnest(?::text[]) AS ids(id) "
-                    "ON CONFLICT (source_id) DO UPDATE "
-                    "SET holder = excluded.holder, until = excluded.until",
-                    (holder, to_us(lease_until), ids))
-        picked.sort(key=lambda src: (src.next_fetch_at.timestamp() if src.next_fetch_at
-                                     else -1.0, -src.priority, src.id))
-        return [replace(src, next_fetch_at=lease_until) for src in picked]
+    def _lease(self, conn: SqlConn, ids: list[str], holder: str, until: int) -> None:
+        conn.execute(
+            "INSERT INTO source_leases (source_id, holder, until) "
+            "SELECT id, ?, ? FROM unnest(?::text[]) AS ids(id) "
+            "ON CONFLICT (source_id) DO UPDATE "
+            "SET holder = excluded.holder, until = excluded.until", (holder, until, ids))

@@ -55,6 +55,19 @@ class Dialect:
             return f"{column} = ANY(?)", [list(values)]
         return f"{column} IN ({marks(len(values))})", list(values)
 
+    def in_parts(self, column: str, values: Sequence[Any]) -> Iterator[tuple[str, list[Any]]]:
+        """``any_of`` over ``values`` in as few statements as the backend takes: one
+        array on PostgreSQL, parts of 900 marks on SQLite (which bounds the parameters
+        of a statement); none at all for no values."""
+        step = len(values) if self.name == "postgresql" else 900
+        for start in range(0, len(values), max(step, 1)):
+            yield self.any_of(column, values[start:start + step])
+
+    def limit(self, value: int) -> int | None:
+        """A LIMIT parameter: a negative one means none, which SQLite reads from -1
+        and PostgreSQL from NULL (SQLite refuses a NULL LIMIT, PostgreSQL a negative)."""
+        return None if value < 0 and self.name == "postgresql" else value
+
 
 #: SQLite has one writer: its write lock already does what the locking clauses ask
 SQLITE = Dialect(name="sqlite", byte_order="", skip_locked="", lock_row="")

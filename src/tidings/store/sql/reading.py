@@ -1,15 +1,17 @@
-"""Reading items: the columns, row converters and timeline filters both backends share."""
+"""Items, the read side (timelines, single items, user state, deletion): the columns,
+row converters, timeline filters and methods both backends share."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
+from tidings.errors import NotFoundError
 from tidings.model import BodyState, Item, ItemBrief, Visibility
 from tidings.store.base import ItemQuery
-from tidings.store.sql._base import EPOCH, from_us, marks, opt_dt, to_us
+from tidings.store.sql._base import EPOCH, Connected, SqlConn, from_us, marks, opt_dt, to_us
 
 ITEM_COLUMNS = (
     "i.id, i.key, i.source_id, i.title, i.url, i.summary, i.body, i.body_state, "
@@ -120,3 +122,89 @@ def timeline_statement(columns: str, query: ItemQuery,
     return (f"SELECT {columns} FROM {tables} {clause} "  # noqa: S608
             f"ORDER BY {ORDERS.get(query.order, ORDERS['newest'])} LIMIT ?",
             [*params, max(0, query.limit)])
+
+
+# Only fingerprints two or more items share: most titles are nobody's reprint, and
+# their rows are never read. ``title_fp != ''`` repeats the partial index's
+# condition: SQLite cannot infer it from ``IN (...)`` and would scan the table, and
+# PostgreSQL's planner may then use the index too. ``{0}``: ``Dialect.any_of``.
+FINGERPRINTS = (  # column lists and a condition of "?" marks only
+    f"SELECT {BRIEF_COLUMNS} FROM {ITEM_FROM} "  # noqa: S608
+    "WHERE i.title_fp != '' AND i.title_fp IN ("
+    " SELECT title_fp FROM items WHERE {0} AND title_fp != ''"
+    " GROUP BY title_fp HAVING count(*) > 1) "
+    "ORDER BY i.sort_time, i.id"
+)
+
+
+class ItemsReadMixin(Connected):
+
+    def get_item(self, item_id: int) -> Item:
+        return self._one_item("i.id = ?", item_id, f"item {item_id} not found")
+
+    def get_item_by_key(self, key: str) -> Item:
+        return self._one_item("i.key = ?", key, f"item {key!r} not found")
+
+    def _one_item(self, where: str, value: object, missing: str) -> Item:
+        if isinstance(value, int) and not -(2**63) <= value < 2**63:
+            raise NotFoundError(missing)  # beyond a 64-bit integer: no item has that id
+        with self._read() as conn:
+            row = conn.execute(f"SELECT {ITEM_COLUMNS} FROM {ITEM_FROM} WHERE {where}",  # noqa: S608
+                               (value,)).fetchone()
+        if row is None:
+            raise NotFoundError(missing)
+        return item_from_row(row)
+
+    def list_items(self, query: ItemQuery) -> list[Item]:
+        return [item_from_row(r) for r in self._timeline(ITEM_COLUMNS, query)]
+
+    def list_briefs(self, query: ItemQuery) -> list[ItemBrief]:
+        return [brief_from_row(r) for r in self._timeline(BRIEF_COLUMNS, query)]
+
+    def _timeline(self, columns: str, query: ItemQuery) -> Sequence[Any]:
+        with self._read() as conn:
+            rows: Sequence[Any] = conn.execute(*timeline_statement(columns, query)).fetchall()
+        return rows
+
+    def _set_flag(self, column: str, item_ids: Sequence[int], value: bool) -> int:
+        changed = 0
+        with self._write() as conn:
+            for where, params in self.dialect.in_parts("id", sorted(set(item_ids))):
+                changed += conn.execute(
+                    f"UPDATE items SET {column} = ? WHERE {column} != ? AND {where}",  # noqa: S608
+                    (int(value), int(value), *params)).rowcount
+        return changed
+
+    def set_read(self, item_ids: Sequence[int], read: bool) -> int:
+        """Returns how many items changed; unknown ids are ignored."""
+        return self._set_flag("read", item_ids, read)
+
+    def set_starred(self, item_ids: Sequence[int], starred: bool) -> int:
+        """Returns how many items changed; unknown ids are ignored."""
+        return self._set_flag("starred", item_ids, starred)
+
+    def _unindex(self, conn: SqlConn, item_ids: Sequence[int]) -> None:
+        """Take items about to change or go out of the search index. PostgreSQL's
+        index rows go with their item (``ON DELETE CASCADE``): nothing to do;
+        SQLite's full-text index is told what each document held."""
+
+    def delete_item(self, item_id: int, now: datetime) -> None:
+        with self._write() as conn:
+            self._unindex(conn, [item_id])  # nothing for an unknown id
+            # fetchall: on SQLite a RETURNING statement left unfinished holds the transaction
+            rows = conn.execute("DELETE FROM items WHERE id = ? RETURNING key",
+                                (item_id,)).fetchall()
+            if not rows:
+                raise NotFoundError(f"item {item_id} not found")
+            conn.execute("INSERT INTO tombstones (key, deleted_at) VALUES (?, ?) "
+                         "ON CONFLICT (key) DO UPDATE SET deleted_at = excluded.deleted_at",
+                         (rows[0][0], to_us(now)))
+
+    def fingerprint_groups(self, fps: Sequence[str]) -> dict[str, list[ItemBrief]]:
+        out: dict[str, list[ItemBrief]] = {}
+        wanted = [fp for fp in dict.fromkeys(fps) if fp]
+        with self._read() as conn:
+            for where, params in self.dialect.in_parts("title_fp", wanted):
+                for r in conn.execute(FINGERPRINTS.format(where), params).fetchall():
+                    out.setdefault(r[8], []).append(brief_from_row(r))
+        return out

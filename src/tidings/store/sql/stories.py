@@ -1,5 +1,9 @@
-"""Stories: the statements and row converters both backends share, an item's stored
-meaning (``story_meaning``) read beside its placement."""
+"""Story clusters (R-DEDUP-12): placements of items, hand edits, the reprint graph.
+
+The statements, row converters and methods both backends share, an item's stored
+meaning (``story_meaning``) read beside its placement; how a placement is written
+(``put_story_members``: row locks, typed parameters) is each backend's own.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from tidings.store.sql._base import from_us, to_us
+from tidings.model import ItemBrief
+from tidings.store.sql._base import Connected, from_us, to_us
+from tidings.store.sql.reading import BRIEF_COLUMNS, ITEM_FROM, brief_from_row
 from tidings.store.stories import StoredMeaning, StoryInput, StoryLink, StoryMember, StoryRow
 
 #: an item as clustering reads it (the converter: ``input_from_row``)
@@ -105,3 +111,112 @@ def link_params(link: StoryLink) -> tuple[int, int, int, int]:
     """A pair is stored smaller id first, so that (a, b) and (b, a) are one edit."""
     a, b = sorted((link.a, link.b))
     return a, b, int(link.apart), to_us(link.created_at)
+
+
+def _ids(values: Sequence[int]) -> list[int]:
+    return list(dict.fromkeys(int(v) for v in values))
+
+
+class StoriesMixin(Connected):
+    def story_inputs(self, after_id: int, limit: int) -> list[StoryInput]:
+        with self._read() as conn:
+            rows = conn.execute(INPUT_SELECT + "WHERE id > ? ORDER BY id LIMIT ?",
+                                (after_id, self.dialect.limit(limit))).fetchall()
+        return [input_from_row(r) for r in rows]
+
+    def story_inputs_by_time(self, after: tuple[datetime, int] | None, limit: int
+                             ) -> list[StoryInput]:
+        sql, params = inputs_by_time(after, limit)
+        with self._read() as conn:
+            rows = conn.execute(sql, (*params[:-1], self.dialect.limit(limit))).fetchall()
+        return [input_from_row(r) for r in rows]
+
+    def story_window(self, since: datetime) -> list[StoryMember]:
+        with self._read() as conn:
+            rows = conn.execute(WINDOW_SELECT, (to_us(since),)).fetchall()
+        return [member_from_row(r) for r in rows]
+
+    def story_members(self, item_ids: Sequence[int]) -> list[StoryMember]:
+        out: list[StoryMember] = []
+        with self._read() as conn:
+            for where, params in self.dialect.in_parts("m.item_id", _ids(item_ids)):
+                out.extend(member_from_row(r) for r in conn.execute(
+                    MEMBER_SELECT + f"WHERE {where} ORDER BY m.item_id", params).fetchall())
+        out.sort(key=lambda m: m.item_id)  # parts in the order given
+        return out
+
+    def story_clusters(self, item_ids: Sequence[int]) -> dict[int, int]:
+        out: dict[int, int] = {}
+        with self._read() as conn:
+            for where, params in self.dialect.in_parts("item_id", _ids(item_ids)):
+                out.update((int(a), int(b)) for a, b in conn.execute(
+                    f"SELECT item_id, cluster_id FROM story_members WHERE {where}",  # noqa: S608
+                    params).fetchall())
+        return out
+
+    def story_rows(self, cluster_ids: Sequence[int]) -> list[StoryRow]:
+        out: list[StoryRow] = []
+        with self._read() as conn:
+            for where, params in self.dialect.in_parts("m.cluster_id", _ids(cluster_ids)):
+                out.extend(story_row_from_row(r) for r in conn.execute(
+                    ROW_SELECT + f"WHERE {where} ORDER BY i.sort_time, m.item_id",
+                    params).fetchall())
+        out.sort(key=lambda r: (r.at, r.item_id))  # parts in the order given
+        return out
+
+    def story_briefs(self, item_ids: Sequence[int]) -> dict[int, list[ItemBrief]]:
+        out: dict[int, list[ItemBrief]] = {}
+        with self._read() as conn:
+            for where, params in self.dialect.in_parts("item_id", _ids(item_ids)):
+                earlier = set(out)  # a story met in an earlier part is whole already
+                rows = conn.execute(
+                    f"SELECT m.cluster_id, {BRIEF_COLUMNS} FROM {ITEM_FROM} "  # noqa: S608
+                    "JOIN story_members m ON m.item_id = i.id WHERE m.cluster_id IN ("
+                    f"SELECT cluster_id FROM story_members WHERE {where}) "
+                    "ORDER BY i.sort_time, i.id", params).fetchall()
+                for r in rows:
+                    if int(r[0]) not in earlier:
+                        out.setdefault(int(r[0]), []).append(brief_from_row(r[1:]))
+        return {c: briefs for c, briefs in out.items() if len(briefs) > 1}
+
+    def hot_stories(self, since: datetime, limit: int) -> list[int]:
+        with self._read() as conn:
+            rows = conn.execute(HOT_SELECT, (to_us(since), self.dialect.limit(limit))).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def story_links(self) -> list[StoryLink]:
+        with self._read() as conn:
+            rows = conn.execute(LINKS_SELECT).fetchall()
+        return [link_from_row(r) for r in rows]
+
+    def reprint_pairs(self, source_ids: Sequence[str]) -> set[tuple[str, str]]:
+        ids = list(dict.fromkeys(source_ids))
+        if len(ids) < 2:
+            return set()
+        listed, lparams = self.dialect.any_of("d.source_id", ids)
+        owned, oparams = self.dialect.any_of("i.source_id", ids)
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT d.source_id, i.source_id FROM discoveries d "  # noqa: S608
+                f"JOIN items i ON i.id = d.item_id WHERE {listed} AND {owned} "
+                "AND d.source_id != i.source_id", (*lparams, *oparams)).fetchall()
+        return {(r[0], r[1]) for r in rows}
+
+    def move_story_members(self, item_ids: Sequence[int], cluster_id: int) -> int:
+        moved = 0
+        with self._write() as conn:
+            for where, params in self.dialect.in_parts("item_id", _ids(item_ids)):
+                moved += conn.execute(
+                    f"UPDATE story_members SET cluster_id = ? WHERE {where}",  # noqa: S608
+                    (cluster_id, *params)).rowcount
+        return moved
+
+    def clear_story_members(self) -> int:
+        with self._write() as conn:
+            return int(conn.execute("DELETE FROM story_members").rowcount)
+
+    def add_story_link(self, link: StoryLink) -> None:
+        with self._write() as conn:
+            conn.execute("INSERT INTO story_links (a, b, apart, created_at) VALUES (?, ?, ?, ?) "
+                         "ON CONFLICT (a, b) DO UPDATE SET apart = excluded.apart, "
+                         "created_at = excluded.created_at", link_params(link))

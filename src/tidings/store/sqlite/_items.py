@@ -1,9 +1,6 @@
-"""Items, the write side: the primitives ``upsert_item`` is built on.
-
-The pipeline decides (create, revise, rediscover); this module only looks up what
-the decision needs and applies a whole batch in one transaction, with
-``executemany`` so that a listing of sixty items costs one round of statements.
-"""
+"""Items, the write side, as SQLite does it: a batch written with ``executemany`` so
+that a listing of sixty items costs one round of statements (the shared part:
+``tidings.store.sql.items``)."""
 
 from __future__ import annotations
 
@@ -12,14 +9,17 @@ from collections.abc import Collection, Sequence
 
 from tidings.errors import NotFoundError
 from tidings.model import ItemState
-from tidings.store.base import Discovery, NewItem, Revision, UpsertBatch
-from tidings.store.sql._base import chunks, marks, to_us
+from tidings.store.base import NewItem, Revision
+from tidings.store.sql._base import SqlConn, chunks, marks, to_us
 from tidings.store.sql.items import (
-    _check_batch,
+    REVISE,
     _create_row,
     _revision_row,
     _state,
+    ids_for_keys,
+    tombstoned,
 )
+from tidings.store.sql.items import ItemsWriteMixin as SharedItemsWrite
 from tidings.store.sqlite._db import Access
 from tidings.store.sqlite._search import unindex
 
@@ -28,13 +28,6 @@ _INSERT = (
     "published_at, discovered_at, updated_at, sort_time, author, categories, images, raw, "
     "content_hash, title_fp, lossy, backfill) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-_REVISE = (
-    "UPDATE items SET url = ?, title = ?, summary = ?, body = ?, body_state = ?, "
-    "published_at = ?, updated_at = ?, sort_time = coalesce(?, discovered_at), author = ?, "
-    "categories = ?, "
-    "images = ?, raw = ?, content_hash = ?, title_fp = ?, lossy = ?, "
-    "revisions = revisions + ?, search_dirty = 1 WHERE id = ?"
 )
 _DISCOVER = (
     "INSERT INTO discoveries (item_id, source_id, seen_at, last_seen_at) VALUES (?, ?, ?, ?) "
@@ -53,7 +46,7 @@ _STATE_COLUMNS = (
 )
 
 
-class ItemsWriteMixin(Access):
+class ItemsWriteMixin(SharedItemsWrite, Access):
 
     def lookup_items(self, keys: Sequence[str],
                      bodies_for: Collection[str] | None = None) -> dict[str, ItemState]:
@@ -70,103 +63,49 @@ class ItemsWriteMixin(Access):
                     out[r[1]] = _state(r)
         return out
 
-    def tombstoned(self, keys: Sequence[str]) -> set[str]:
-        with self._read() as conn:
-            return _tombstoned(conn, keys)
-
     def lookup_listing(self, keys: Sequence[str], bodies_for: Collection[str] | None = None
                        ) -> tuple[dict[str, ItemState], set[str]]:
         return self.lookup_items(keys, bodies_for), self.tombstoned(keys)
 
-    def known_urls(self, urls: Sequence[str]) -> set[str]:
-        found: set[str] = set()
-        with self._read() as conn:
-            for part in chunks(list(dict.fromkeys(urls))):
-                found.update(r[0] for r in conn.execute(
-                    f"SELECT url FROM items WHERE url IN ({marks(len(part))})", part))  # noqa: S608
-        return found
+    def _create(self, conn: SqlConn, creates: Sequence[NewItem]
+                ) -> tuple[dict[str, int], dict[str, int]]:
+        """Insert the new items; returns (created key -> id, already stored key -> id)."""
+        if not creates:
+            return {}, {}
+        keys = [n.key for n in creates]
+        existing = ids_for_keys(conn, self.dialect, keys)
+        dead = tombstoned(conn, self.dialect, keys)
+        fresh = [n for n in creates if n.key not in existing and n.key not in dead]
+        (next_id,) = conn.execute(
+            "SELECT max(coalesce((SELECT max(id) FROM items), 0), "
+            "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'items'), 0)) + 1"
+        ).fetchone()
+        created = {n.key: next_id + i for i, n in enumerate(fresh)}
+        conn.executemany(_INSERT, [_create_row(created[n.key], n) for n in fresh])
+        conn.executemany(
+            "INSERT OR IGNORE INTO versions (item_id, hash, seen_at) VALUES (?, ?, ?)",
+            [(created[n.key], n.fields.content_hash, to_us(n.discovered_at))
+             for n in fresh if n.fields.content_hash])
+        return created, existing
 
-    def apply_upserts(self, batch: UpsertBatch) -> dict[str, int]:
-        _check_batch(batch)
-        with self._write() as conn:
-            created, existing = _create(conn, batch.creates)
-            _revise(conn, batch.revisions)
-            ids = {**existing, **created}
-            late = [Discovery(n.source_id, n.discovered_at, key=n.key)
-                    for n in batch.creates if n.key in existing]
-            _discover(conn, [*batch.discoveries, *late], ids)
-            return created
+    def _revise(self, conn: SqlConn, revisions: Sequence[Revision]) -> None:
+        if not revisions:
+            return
+        ids = list(dict.fromkeys(r.item_id for r in revisions))
+        found = {r[0] for part in chunks(ids) for r in conn.execute(
+            f"SELECT id FROM items WHERE id IN ({marks(len(part))})", part).fetchall()}  # noqa: S608
+        missing = [i for i in ids if i not in found]
+        if missing:
+            raise NotFoundError(f"item {missing[0]} not found (revision)")
+        unindex(conn, ids)
+        conn.executemany(REVISE, [_revision_row(r) for r in revisions])
+        conn.executemany(
+            "INSERT OR IGNORE INTO versions (item_id, hash, seen_at) VALUES (?, ?, ?)",
+            [(r.item_id, r.fields.content_hash, to_us(r.revised_at))
+             for r in revisions if r.fields.content_hash])
 
-
-def _ids_for_keys(conn: sqlite3.Connection, keys: list[str]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for part in chunks(keys):
-        out.update(conn.execute(
-            f"SELECT key, id FROM items WHERE key IN ({marks(len(part))})", part).fetchall())  # noqa: S608
-    return out
-
-
-def _tombstoned(conn: sqlite3.Connection, keys: Sequence[str]) -> set[str]:
-    found: set[str] = set()
-    for part in chunks(list(dict.fromkeys(keys))):
-        found.update(r[0] for r in conn.execute(
-            f"SELECT key FROM tombstones WHERE key IN ({marks(len(part))})", part))  # noqa: S608
-    return found
-
-
-def _create(conn: sqlite3.Connection, creates: Sequence[NewItem]
-            ) -> tuple[dict[str, int], dict[str, int]]:
-    """Insert the new items; returns (created key -> id, already stored key -> id)."""
-    if not creates:
-        return {}, {}
-    keys = [n.key for n in creates]
-    existing = _ids_for_keys(conn, keys)
-    dead = _tombstoned(conn, keys)
-    fresh = [n for n in creates if n.key not in existing and n.key not in dead]
-    (next_id,) = conn.execute(
-        "SELECT max(coalesce((SELECT max(id) FROM items), 0), "
-        "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'items'), 0)) + 1").fetchone()
-    created = {n.key: next_id + i for i, n in enumerate(fresh)}
-    conn.executemany(_INSERT, [_create_row(created[n.key], n) for n in fresh])
-    conn.executemany(
-        "INSERT OR IGNORE INTO versions (item_id, hash, seen_at) VALUES (?, ?, ?)",
-        [(created[n.key], n.fields.content_hash, to_us(n.discovered_at))
-         for n in fresh if n.fields.content_hash])
-    return created, existing
-
-
-def _revise(conn: sqlite3.Connection, revisions: Sequence[Revision]) -> None:
-    if not revisions:
-        return
-    ids = list(dict.fromkeys(r.item_id for r in revisions))
-    found = {r[0] for part in chunks(ids) for r in conn.execute(
-        f"SELECT id FROM items WHERE id IN ({marks(len(part))})", part)}  # noqa: S608
-    missing = [i for i in ids if i not in found]
-    if missing:
-        raise NotFoundError(f"item {missing[0]} not found (revision)")
-    unindex(conn, ids)
-    conn.executemany(_REVISE, [_revision_row(r) for r in revisions])
-    conn.executemany(
-        "INSERT OR IGNORE INTO versions (item_id, hash, seen_at) VALUES (?, ?, ?)",
-        [(r.item_id, r.fields.content_hash, to_us(r.revised_at))
-         for r in revisions if r.fields.content_hash])
-
-
-def _discover(conn: sqlite3.Connection, discoveries: Sequence[Discovery],
-              ids: dict[str, int]) -> None:
-    if not discoveries:
-        return
-    unknown = [d.key for d in discoveries if d.item_id is None and d.key not in ids]
-    if unknown:
-        ids = {**ids, **_ids_for_keys(conn, [k for k in unknown if k])}
-    rows = []
-    for d in discoveries:
-        item_id = d.item_id if d.item_id is not None else ids.get(d.key or "")
-        if item_id is None:
-            raise NotFoundError(f"item {d.key!r} not found (discovery)")
-        seen = to_us(d.seen_at)
-        rows.append((item_id, d.source_id, seen, seen))
-    try:
-        conn.executemany(_DISCOVER, rows)
-    except sqlite3.IntegrityError as exc:
-        raise NotFoundError(f"a discovery names a missing item ({exc})") from exc
+    def _discover(self, conn: SqlConn, sightings: Sequence[tuple[int, str, int]]) -> None:
+        try:
+            conn.executemany(_DISCOVER, [(i, s, seen, seen) for i, s, seen in sightings])
+        except sqlite3.IntegrityError as exc:
+            raise NotFoundError(f"a discovery names a missing item ({exc})") from exc

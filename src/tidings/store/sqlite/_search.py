@@ -20,7 +20,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from tidings.store.searchindex import IndexDoc, IndexInput
-from tidings.store.sql._base import chunks, marks
+from tidings.store.sql._base import SqlConn, chunks, marks
 from tidings.store.sqlite._db import Access
 from tidings.store.textindex import TOKENIZER_VERSION, document
 
@@ -31,7 +31,7 @@ _DELETE = ("INSERT INTO item_search (item_search, rowid, title, body, title_char
            "body_chars) VALUES ('delete', ?, ?, ?, ?, ?)")
 
 
-def unindex(conn: sqlite3.Connection, item_ids: Sequence[int]) -> None:
+def unindex(conn: SqlConn, item_ids: Sequence[int]) -> None:
     """Take these items out of the index and mark them for re-indexing."""
     for part in chunks(list(item_ids)):
         rows = conn.execute(

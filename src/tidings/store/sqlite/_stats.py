@@ -1,70 +1,19 @@
-"""Figures for the sources page, the health page and the status bar (R-UI-3)."""
+"""Statistics: how SQLite counts the items (the rest is the core's ``StatsCore``)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
-
-from tidings.errors import NotFoundError
-from tidings.model import RunOutcome
-from tidings.store.base import ArchiveStats, SourceStats
-from tidings.store.sql._base import opt_dt, to_us
-from tidings.store.sql.runs import RUN_COLUMNS, run_from_row
-from tidings.store.sql.stats import _DAY, ROUND_WINDOW
+from tidings.store.sql._base import SqlConn
+from tidings.store.sql.stats import StatsCore
 from tidings.store.sqlite._db import Access
 
 
-class StatsMixin(Access):
+class StatsMixin(StatsCore, Access):
 
-    def source_stats(self, source_id: str, now: datetime) -> SourceStats:
-        """``items_per_day[6]`` counts the source's items discovered in the 24 hours up
-        to ``now``, ``[5]`` the 24 hours before, and so on (rolling days, no time zone)."""
-        end = to_us(now)
-        with self._read() as conn:
-            if conn.execute("SELECT 1 FROM sources WHERE id = ?", (source_id,)).fetchone() is None:
-                raise NotFoundError(f"source {source_id!r} not found")
-            (total,) = conn.execute("SELECT count(*) FROM items WHERE source_id = ?",
-                                    (source_id,)).fetchone()
-            per_day = [0] * 7
-            for (age_days, n) in conn.execute(
-                    "SELECT (? - discovered_at) / ?, count(*) FROM items "
-                    "WHERE source_id = ? AND discovered_at > ? AND discovered_at <= ? "
-                    "GROUP BY 1", (end, _DAY, source_id, end - 7 * _DAY, end)):
-                if 0 <= age_days < 7:
-                    per_day[6 - age_days] += n
-            row = conn.execute(
-                f"SELECT {RUN_COLUMNS} FROM fetch_runs WHERE source_id = ? "  # noqa: S608
-                "ORDER BY started_at DESC, id DESC LIMIT 1", (source_id,)).fetchone()
-        return SourceStats(source_id=source_id, items_total=int(total),
-                           items_per_day=tuple(per_day),
-                           last_run=None if row is None else run_from_row(row))
-
-    def archive_stats(self) -> ArchiveStats:
-        """The last round is every run started within ROUND_WINDOW (10 minutes) before
-        the latest run start; its sources count as ok when a run ended ok or not modified.
-        ``oldest_success_at`` is the oldest last success among sources that are not muted."""
-        with self._read() as conn:
-            health = dict(conn.execute("SELECT health, count(*) FROM sources GROUP BY health"))
-            (items,) = conn.execute("SELECT count(*) FROM items").fetchone()
-            (backfill,) = conn.execute("SELECT count(*) FROM items WHERE backfill = 1").fetchone()
-            (unread,) = conn.execute(
-                "SELECT count(*) FROM items INDEXED BY items_unread WHERE read = 0").fetchone()
-            (raw,) = conn.execute("SELECT count(*) FROM raw_responses").fetchone()
-            (latest,) = conn.execute("SELECT max(started_at) FROM fetch_runs").fetchone()
-            started, sources, ok, new = None, 0, 0, 0
-            if latest is not None:
-                window = latest - ROUND_WINDOW // timedelta(microseconds=1)
-                started, sources, ok, new = conn.execute(
-                    "SELECT min(started_at), count(DISTINCT source_id), "
-                    "count(DISTINCT CASE WHEN outcome IN (?, ?) THEN source_id END), "
-                    "coalesce(sum(created), 0) FROM fetch_runs WHERE started_at >= ? "
-                    "AND outcome NOT IN (?, ?)",  # a stopped process's runs are no round's
-                    (RunOutcome.OK.value, RunOutcome.NOT_MODIFIED.value, window,
-                     RunOutcome.ABANDONED.value, RunOutcome.RUNNING.value)).fetchone()
-            (oldest,) = conn.execute(
-                "SELECT min(last_success_at) FROM sources WHERE muted_reason IS NULL").fetchone()
-        return ArchiveStats(
-            sources_by_health=health, items=int(items), items_backfill=int(backfill),
-            items_unread=int(unread), raw_responses=int(raw),
-            last_round_started=opt_dt(started), last_round_sources=int(sources),
-            last_round_ok=int(ok), last_round_new_items=int(new),
-            oldest_success_at=opt_dt(oldest))
+    def _item_counts(self, conn: SqlConn) -> tuple[int, int, int]:
+        """One count each: a bare ``count(*)`` is SQLite's fast count of the smallest
+        index, and the unread one walks the partial index of unread items."""
+        (items,) = conn.execute("SELECT count(*) FROM items").fetchone()
+        (backfill,) = conn.execute("SELECT count(*) FROM items WHERE backfill = 1").fetchone()
+        (unread,) = conn.execute(
+            "SELECT count(*) FROM items INDEXED BY items_unread WHERE read = 0").fetchone()
+        return int(items), int(backfill), int(unread)
